@@ -1,0 +1,2 @@
+//! Placeholder, replaced by its issue.
+fn main() {}

@@ -1,0 +1,120 @@
+//! Work-stealing deques over word-sized items, for parallel marking.
+//!
+//! Every deque here comes as a pair of handles:
+//!
+//! - an **owner** handle ([`Owner`]): `Send` but not `Sync`, it pushes and
+//!   pops at the bottom, like a GC worker's private mark stack;
+//! - a **thief** handle ([`Thief`]): `Clone + Send + Sync`, it steals from
+//!   the top.
+//!
+//! Items are plain `usize` words (an object reference or a tagged word). Every
+//! slot is stored as an atomic word, so there is no data race anywhere, not
+//! even a benign one: the crate passes Miri with default settings.
+//!
+//! The deques:
+//!
+//! - [`abp`]: the bounded Arora-Blumofe-Plaxton deque with a stamped top;
+//! - [`chase_lev`]: the Chase-Lev dynamic circular deque, with the C11
+//!   orderings of Lê et al. (PPoPP 2013);
+//! - [`steal_half`]: the Hendler-Shavit extended deque, whose thieves take
+//!   half of the victim's items with one CAS;
+//! - [`locked`]: a `parking_lot::Mutex<VecDeque>` baseline;
+//! - [`peer`]: crossbeam-deque behind the same traits, the baseline we
+//!   compare against.
+//!
+//! Every handle keeps cheap counters ([`OwnerStats`], [`ThiefStats`]).
+
+#![cfg_attr(not(loom), warn(missing_docs))]
+
+mod stats;
+mod sync;
+
+pub mod abp;
+pub mod chase_lev;
+pub mod locked;
+pub mod peer;
+pub mod steal_half;
+
+pub use stats::{OwnerStats, ThiefStats};
+
+/// The outcome of one steal attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Steal<T> {
+    /// The victim looked empty.
+    Empty,
+    /// The steal succeeded. For a single steal this is the item; for a batch
+    /// steal ([`Thief::steal_half`]) it is the number of items moved.
+    Success(T),
+    /// The steal lost a race (with the owner or another thief) and took
+    /// nothing; trying again may succeed.
+    Abort,
+}
+
+impl<T> Steal<T> {
+    /// Returns the stolen value, if the steal succeeded.
+    pub fn success(self) -> Option<T> {
+        match self {
+            Steal::Success(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// A work-stealing deque kind: a constructor of owner/thief handle pairs.
+///
+/// The marker is generic over this trait and monomorphises one engine per
+/// deque kind, so the calls below inline into the mark loop.
+pub trait WorkDeque: 'static {
+    /// The owner handle.
+    type Owner: Owner<Thief = Self::Thief>;
+    /// The thief handle.
+    type Thief: Thief<Owner = Self::Owner>;
+    /// A short name, as used on the command line (`steal-half`, `chase-lev`, ...).
+    const NAME: &'static str;
+    /// Creates a deque. `capacity` is the fixed capacity of bounded deques and
+    /// the initial capacity of growable ones (rounded up to a power of two).
+    fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief);
+}
+
+/// The owner's end of a deque: push and pop at the bottom.
+pub trait Owner: Send {
+    /// The matching thief handle type.
+    type Thief: Thief<Owner = Self>;
+    /// Pushes an item at the bottom. A bounded deque gives the item back
+    /// when it is full; a growable deque never does.
+    fn push(&mut self, item: usize) -> Result<(), usize>;
+    /// Pops the most recently pushed item still present, if any.
+    fn pop(&mut self) -> Option<usize>;
+    /// The number of items, as the owner sees it (exact when no thief runs).
+    fn len(&self) -> usize;
+    /// Whether the deque is empty, as the owner sees it.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// A new thief handle on this deque.
+    fn thief(&self) -> Self::Thief;
+    /// The owner's counters.
+    fn stats(&self) -> &OwnerStats;
+    /// Resets the owner's counters to zero.
+    fn reset_stats(&mut self);
+    /// Called at a quiescent point (no thief is inside a steal, e.g. at the
+    /// end of a mark phase): deques that retire buffers may free them here.
+    fn quiesce(&mut self) {}
+}
+
+/// The thieves' end of a deque: steal from the top.
+pub trait Thief: Clone + Send + Sync {
+    /// The matching owner handle type.
+    type Owner: Owner<Thief = Self>;
+    /// Tries to steal one item from the top.
+    fn steal(&self, stats: &mut ThiefStats) -> Steal<usize>;
+    /// Tries to move up to half of this deque's items into `dest`, the
+    /// thief's own deque. Returns the number of items moved.
+    fn steal_half(&self, dest: &mut Self::Owner, stats: &mut ThiefStats) -> Steal<usize>;
+    /// An estimate of the number of items, as a thief sees it now.
+    fn len(&self) -> usize;
+    /// Whether the deque looks empty to a thief now.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

@@ -1,0 +1,1 @@
+//! Placeholder: the deques issue (#2) replaces this module.

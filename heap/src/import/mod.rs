@@ -1,0 +1,1 @@
+//! Placeholder: the importers issue (#6) fills this module.

@@ -1,0 +1,1 @@
+//! Placeholder: the marker issue (#4) replaces this crate's contents.

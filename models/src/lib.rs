@@ -1,0 +1,1 @@
+//! Placeholder: the balancing-models issue (#7) replaces this crate's contents.
