@@ -1,1 +1,406 @@
-//! Placeholder: the deques issue (#2) replaces this module.
+//! The Chase-Lev dynamic circular work-stealing deque (SPAA 2005), with the
+//! C11 memory orderings of Lê, Pop, Cohen and Zappa Nardelli (PPoPP 2013).
+//!
+//! `top` and `bottom` are unbounded logical indices into a circular array
+//! ([`crate::buffer`]). The owner pushes and pops at `bottom` without any
+//! read-modify-write except when it takes the last item, which it races for
+//! with a CAS on `top`; thieves CAS `top` to take one item.
+//!
+//! The array grows by doubling when a push finds it full, and shrinks by half
+//! when a pop leaves fewer than `capacity / SHRINK_FACTOR` items (but never
+//! below the initial capacity), so the deque never overflows and never holds
+//! on to a huge array after a burst. Retired arrays are reclaimed with
+//! crossbeam-epoch ([`ChaseLev`]) or at a quiescent point
+//! ([`ChaseLevQuiescent`]); see `docs/design.md`.
+//!
+//! ```
+//! use stealmark_deques::chase_lev::ChaseLev;
+//! use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
+//!
+//! let (mut owner, thief) = ChaseLev::with_capacity(2);
+//! for i in 0..10 {
+//!     owner.push(i).unwrap(); // grows: never full
+//! }
+//! let mut stats = ThiefStats::default();
+//! assert_eq!(thief.steal(&mut stats), Steal::Success(0));
+//! assert_eq!(owner.pop(), Some(9));
+//! assert_eq!(owner.len(), 8);
+//! ```
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use crossbeam_utils::CachePadded;
+
+use crate::buffer::SharedBuffer;
+pub use crate::buffer::{Epoch, Quiescent, Reclaim};
+use crate::sync::{fence, AtomicIsize, Ordering};
+use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
+
+/// A pop shrinks the array when fewer than `capacity / SHRINK_FACTOR` items
+/// remain. Growth happens at `capacity` items, so after a shrink the deque
+/// is at most a quarter full and a single push or pop cannot flip it back.
+pub const SHRINK_FACTOR: usize = 4;
+
+/// The Chase-Lev kind (`chase-lev`), with epoch-based reclamation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChaseLev;
+
+/// The Chase-Lev kind with quiescent-point reclamation (`chase-lev-q`):
+/// steals pin nothing; retired arrays live until the deque is dropped or
+/// until [`ChaseLevOwner::free_retired`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChaseLevQuiescent;
+
+impl WorkDeque for ChaseLev {
+    type Owner = ChaseLevOwner<Epoch>;
+    type Thief = ChaseLevThief<Epoch>;
+    const NAME: &'static str = "chase-lev";
+
+    fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
+        new(capacity)
+    }
+}
+
+impl WorkDeque for ChaseLevQuiescent {
+    type Owner = ChaseLevOwner<Quiescent>;
+    type Thief = ChaseLevThief<Quiescent>;
+    const NAME: &'static str = "chase-lev-q";
+
+    fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
+        new(capacity)
+    }
+}
+
+fn new<R: Reclaim>(capacity: usize) -> (ChaseLevOwner<R>, ChaseLevThief<R>) {
+    let min_capacity = capacity.max(2).next_power_of_two();
+    let inner = Arc::new(Inner {
+        top: CachePadded::new(AtomicIsize::new(0)),
+        bottom: CachePadded::new(AtomicIsize::new(0)),
+        buffer: CachePadded::new(SharedBuffer::new(min_capacity)),
+    });
+    let owner = ChaseLevOwner {
+        inner: Arc::clone(&inner),
+        min_capacity,
+        stats: OwnerStats::default(),
+        _not_sync: PhantomData,
+    };
+    (owner, ChaseLevThief { inner })
+}
+
+struct Inner<R: Reclaim> {
+    /// The index of the oldest item; only ever incremented, by CAS.
+    top: CachePadded<AtomicIsize>,
+    /// One past the index of the youngest item; written by the owner only.
+    bottom: CachePadded<AtomicIsize>,
+    buffer: CachePadded<SharedBuffer<R>>,
+}
+
+/// The owner handle of a Chase-Lev deque.
+pub struct ChaseLevOwner<R: Reclaim> {
+    inner: Arc<Inner<R>>,
+    min_capacity: usize,
+    stats: OwnerStats,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+/// A thief handle of a Chase-Lev deque.
+pub struct ChaseLevThief<R: Reclaim> {
+    inner: Arc<Inner<R>>,
+}
+
+impl<R: Reclaim> Clone for ChaseLevThief<R> {
+    fn clone(&self) -> Self {
+        ChaseLevThief {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<R: Reclaim> std::fmt::Debug for ChaseLevOwner<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChaseLevOwner")
+            .field("len", &crate::Owner::len(self))
+            .field("capacity", &self.capacity())
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+impl<R: Reclaim> std::fmt::Debug for ChaseLevThief<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChaseLevThief")
+            .field("len", &crate::Thief::len(self))
+            .finish()
+    }
+}
+
+impl<R: Reclaim> ChaseLevOwner<R> {
+    /// The current capacity of the circular array.
+    pub fn capacity(&self) -> usize {
+        self.inner.buffer.owner_load().capacity()
+    }
+
+    /// The number of retired arrays not freed yet (always zero with
+    /// epoch-based reclamation).
+    pub fn retired(&self) -> usize {
+        self.inner.buffer.retired_len()
+    }
+}
+
+impl ChaseLevOwner<Quiescent> {
+    /// Frees the arrays retired by resizes so far.
+    ///
+    /// # Safety
+    /// No thief of this deque may be inside [`Thief::steal`](crate::Thief::steal)
+    /// or [`Thief::steal_half`](crate::Thief::steal_half) (for example at the
+    /// end of a mark phase, after the workers have met at a barrier).
+    pub unsafe fn free_retired(&mut self) {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.inner.buffer.free_retired() }
+    }
+}
+
+impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
+    type Thief = ChaseLevThief<R>;
+
+    #[inline]
+    fn push(&mut self, item: usize) -> Result<(), usize> {
+        let inner = &*self.inner;
+        // Relaxed: only the owner writes `bottom`.
+        let b = inner.bottom.load(Ordering::Relaxed);
+        // Acquire: pairs with the successful CAS on `top` of a thief, so the
+        // thief's read of the slot it took happens before we may reuse it.
+        let t = inner.top.load(Ordering::Acquire);
+        let mut buf = inner.buffer.owner_load();
+        if b.wrapping_sub(t) as usize >= buf.capacity() {
+            buf = inner.buffer.replace(buf.capacity() * 2, t, b);
+        }
+        buf.write(b, item);
+        // Release: pairs with the acquire load of `bottom` in `steal`; a thief
+        // that sees the new bottom sees the slot (and the array holding it).
+        fence(Ordering::Release);
+        inner.bottom.store(b.wrapping_add(1), Ordering::Relaxed);
+        self.stats.pushes += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<usize> {
+        let inner = &*self.inner;
+        // Relaxed: only the owner writes `bottom`.
+        let b = inner.bottom.load(Ordering::Relaxed).wrapping_sub(1);
+        let buf = inner.buffer.owner_load();
+        inner.bottom.store(b, Ordering::Relaxed);
+        // SeqCst: pairs with the SeqCst fence in `steal` (Dekker-style): either
+        // a thief sees the decremented bottom, or we see its incremented top.
+        fence(Ordering::SeqCst);
+        let t = inner.top.load(Ordering::Relaxed);
+        let len = b.wrapping_sub(t);
+        if len < 0 {
+            // Empty: restore bottom.
+            inner.bottom.store(b.wrapping_add(1), Ordering::Relaxed);
+            return None;
+        }
+        let item = buf.read(b);
+        if len == 0 {
+            // The last item: race the thieves for it on `top`.
+            self.stats.cas_attempted += 1;
+            // SeqCst: the CAS is totally ordered with the thieves' CASes on
+            // `top` (pairs with them); Relaxed on failure, we read nothing.
+            let won = inner
+                .top
+                .compare_exchange(t, t.wrapping_add(1), Ordering::SeqCst, Ordering::Relaxed)
+                .is_ok();
+            inner.bottom.store(b.wrapping_add(1), Ordering::Relaxed);
+            if !won {
+                return None;
+            }
+            self.stats.cas_succeeded += 1;
+        } else {
+            let cap = buf.capacity();
+            if cap > self.min_capacity && (len as usize) < cap / SHRINK_FACTOR {
+                inner.buffer.replace(cap / 2, t, b);
+            }
+        }
+        self.stats.pops += 1;
+        Some(item)
+    }
+
+    fn len(&self) -> usize {
+        // Relaxed: an estimate; exact for the owner when no thief runs.
+        let b = self.inner.bottom.load(Ordering::Relaxed);
+        let t = self.inner.top.load(Ordering::Relaxed);
+        b.wrapping_sub(t).max(0) as usize
+    }
+
+    fn thief(&self) -> ChaseLevThief<R> {
+        ChaseLevThief {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+
+    fn stats(&self) -> &OwnerStats {
+        &self.stats
+    }
+
+    fn reset_stats(&mut self) {
+        self.stats = OwnerStats::default();
+    }
+}
+
+impl<R: Reclaim> ChaseLevThief<R> {
+    #[inline]
+    fn steal_one(&self, stats: &mut ThiefStats) -> Steal<usize> {
+        let inner = &*self.inner;
+        stats.steal_attempts += 1;
+        let guard = R::pin();
+        // Acquire: pairs with the successful CAS on `top` by the owner or
+        // another thief.
+        let t = inner.top.load(Ordering::Acquire);
+        // SeqCst: pairs with the SeqCst fence in `pop` (see there).
+        fence(Ordering::SeqCst);
+        // Acquire: pairs with the release fence in `push`, so the slots below
+        // `b` and the array holding them are visible.
+        let b = inner.bottom.load(Ordering::Acquire);
+        if b.wrapping_sub(t) <= 0 {
+            return Steal::Empty;
+        }
+        let buf = inner.buffer.thief_load(&guard);
+        let item = buf.read(t);
+        stats.cas_attempted += 1;
+        // SeqCst: totally ordered with the other CASes on `top` (owner's last
+        // item race, other thieves). Relaxed on failure: we discard `item`.
+        match inner
+            .top
+            .compare_exchange(t, t.wrapping_add(1), Ordering::SeqCst, Ordering::Relaxed)
+        {
+            Ok(_) => {
+                stats.cas_succeeded += 1;
+                stats.steal_successes += 1;
+                stats.items_stolen += 1;
+                Steal::Success(item)
+            }
+            Err(_) => {
+                stats.steal_aborts += 1;
+                Steal::Abort
+            }
+        }
+    }
+
+    /// Moves up to `limit` items, one CAS each, from the top of this deque to
+    /// the bottom of `dest`, oldest first, stopping at the first steal that
+    /// finds the deque empty or loses a race. Returns the number moved
+    /// (`Empty` or `Abort` if the first steal failed).
+    ///
+    /// Chase-Lev cannot take several items with one CAS: the owner pops
+    /// without any CAS while more than one item is left, so a thief that
+    /// claimed a range could collide with pops it cannot see. This is the
+    /// batch steal the StealHalf deque improves on.
+    pub fn steal_batch(
+        &self,
+        dest: &mut ChaseLevOwner<R>,
+        limit: usize,
+        stats: &mut ThiefStats,
+    ) -> Steal<usize> {
+        let mut moved = 0;
+        while moved < limit {
+            match self.steal_one(stats) {
+                Steal::Success(item) => {
+                    // A growable deque never refuses an item.
+                    let _ = crate::Owner::push(dest, item);
+                    moved += 1;
+                }
+                other if moved == 0 => return other,
+                _ => break,
+            }
+        }
+        if moved == 0 {
+            Steal::Empty
+        } else {
+            Steal::Success(moved)
+        }
+    }
+}
+
+impl<R: Reclaim> crate::Thief for ChaseLevThief<R> {
+    type Owner = ChaseLevOwner<R>;
+
+    #[inline]
+    fn steal(&self, stats: &mut ThiefStats) -> Steal<usize> {
+        self.steal_one(stats)
+    }
+
+    fn steal_half(&self, dest: &mut ChaseLevOwner<R>, stats: &mut ThiefStats) -> Steal<usize> {
+        if Arc::ptr_eq(&self.inner, &dest.inner) {
+            return Steal::Empty;
+        }
+        let half = crate::Thief::len(self).div_ceil(2).max(1);
+        self.steal_batch(dest, half, stats)
+    }
+
+    fn len(&self) -> usize {
+        // Acquire on both: an estimate that never goes negative.
+        let t = self.inner.top.load(Ordering::Acquire);
+        let b = self.inner.bottom.load(Ordering::Acquire);
+        b.wrapping_sub(t).max(0) as usize
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::{Owner, Thief};
+
+    #[test]
+    fn grows_and_shrinks() {
+        let (mut o, t) = ChaseLev::with_capacity(4);
+        assert_eq!(o.capacity(), 4);
+        for i in 0..100 {
+            o.push(i).unwrap();
+        }
+        assert_eq!(o.capacity(), 128);
+        let mut s = ThiefStats::default();
+        assert_eq!(t.steal(&mut s), Steal::Success(0));
+        for i in (30..100).rev() {
+            assert_eq!(o.pop(), Some(i));
+        }
+        assert!(o.capacity() < 128);
+        for i in (1..30).rev() {
+            assert_eq!(o.pop(), Some(i));
+        }
+        assert_eq!(o.pop(), None);
+        assert_eq!(o.capacity(), 4);
+        assert_eq!(t.steal(&mut s), Steal::Empty);
+    }
+
+    #[test]
+    fn quiescent_keeps_retired_until_freed() {
+        let (mut o, t) = ChaseLevQuiescent::with_capacity(2);
+        for i in 0..64 {
+            o.push(i).unwrap();
+        }
+        assert!(o.retired() > 0);
+        // SAFETY: no thief is stealing.
+        unsafe { o.free_retired() };
+        assert_eq!(o.retired(), 0);
+        assert_eq!(t.len(), 64);
+    }
+
+    #[test]
+    fn batch_steal_moves_half() {
+        let (mut a, ta) = ChaseLev::with_capacity(8);
+        let (mut b, _tb) = ChaseLev::with_capacity(8);
+        for i in 0..9 {
+            a.push(i).unwrap();
+        }
+        let mut s = ThiefStats::default();
+        assert_eq!(ta.steal_half(&mut b, &mut s), Steal::Success(5));
+        assert_eq!((a.len(), b.len()), (4, 5));
+        assert_eq!(s.cas_succeeded, 5);
+        assert_eq!(b.pop(), Some(4));
+        let self_thief = a.thief();
+        assert_eq!(self_thief.steal_half(&mut a, &mut s), Steal::Empty);
+    }
+}

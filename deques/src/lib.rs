@@ -26,6 +26,7 @@
 
 #![cfg_attr(not(loom), warn(missing_docs))]
 
+mod buffer;
 mod stats;
 mod sync;
 

@@ -1,0 +1,134 @@
+//! Exactly-once stress tests: the owner pushes and pops at random while 1 to
+//! 7 thieves steal one item or half, on more threads than this machine has
+//! cores. Every item must come out exactly once: none lost, none duplicated.
+#![cfg(not(loom))]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use stealmark_deques::chase_lev::{ChaseLev, ChaseLevQuiescent};
+use stealmark_deques::locked::Locked;
+use stealmark_deques::peer::Crossbeam;
+use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
+
+/// Items per run and seeds per thief count, reduced under Miri.
+const ITEMS: usize = if cfg!(miri) { 200 } else { 20_000 };
+const SEEDS: u64 = if cfg!(miri) { 1 } else { 6 };
+const MAX_THIEVES: usize = if cfg!(miri) { 2 } else { 7 };
+
+/// One run: returns how many times each item `0..ITEMS` came out.
+fn run<D: WorkDeque>(seed: u64, thieves: usize, half: bool, capacity: usize) -> Vec<u32> {
+    let (mut owner, thief) = D::with_capacity(capacity);
+    let done = AtomicBool::new(false);
+    let start = Barrier::new(thieves + 1);
+    let mut outputs: Vec<Vec<usize>> = Vec::new();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..thieves)
+            .map(|k| {
+                let thief = thief.clone();
+                let (done, start) = (&done, &start);
+                s.spawn(move || {
+                    let (mut mine, _) = D::with_capacity(capacity);
+                    let mut stats = ThiefStats::default();
+                    let mut got = Vec::new();
+                    let mut rng = Pcg64::seed_from_u64(seed ^ (k as u64 + 1) << 32);
+                    start.wait();
+                    loop {
+                        // Read the flag before stealing: once it is set, the
+                        // owner has drained its deque, so an empty steal
+                        // after it means nothing is left.
+                        let finished = done.load(Ordering::Acquire);
+                        let result = if half && rng.random_bool(0.5) {
+                            thief.steal_half(&mut mine, &mut stats)
+                        } else {
+                            thief
+                                .steal(&mut stats)
+                                .success()
+                                .map_or(Steal::Empty, |item| {
+                                    got.push(item);
+                                    Steal::Success(1)
+                                })
+                        };
+                        while let Some(item) = mine.pop() {
+                            got.push(item);
+                        }
+                        match result {
+                            Steal::Empty if finished => break,
+                            Steal::Success(_) => {}
+                            _ => std::thread::yield_now(),
+                        }
+                    }
+                    got
+                })
+            })
+            .collect();
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let mut got = Vec::new();
+        start.wait();
+        let mut next = 0;
+        while next < ITEMS {
+            if rng.random_bool(0.6) {
+                if let Err(item) = owner.push(next) {
+                    got.push(item); // a full bounded deque: consume it here
+                }
+                next += 1;
+            } else if let Some(item) = owner.pop() {
+                got.push(item);
+            }
+        }
+        while owner.len() > 0 {
+            if let Some(item) = owner.pop() {
+                got.push(item);
+            }
+        }
+        // The owner may see an empty deque while a thief has claimed the
+        // last items; those come out through the thief.
+        done.store(true, Ordering::Release);
+        outputs.push(got);
+        outputs.extend(handles.into_iter().map(|h| h.join().unwrap()));
+    });
+    let mut counts = vec![0u32; ITEMS];
+    for item in outputs.into_iter().flatten() {
+        counts[item] += 1;
+    }
+    counts
+}
+
+fn exactly_once<D: WorkDeque>(capacity: usize) {
+    for thieves in 1..=MAX_THIEVES {
+        for seed in 0..SEEDS {
+            for half in [false, true] {
+                let counts = run::<D>(seed * 101 + thieves as u64, thieves, half, capacity);
+                if let Some((item, &n)) = counts.iter().enumerate().find(|(_, &n)| n != 1) {
+                    panic!(
+                        "{}: item {item} came out {n} times (seed {seed}, {thieves} thieves, half {half})",
+                        D::NAME
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn locked_exactly_once() {
+    exactly_once::<Locked>(16);
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "crossbeam-deque reads slots racily")]
+fn crossbeam_exactly_once() {
+    exactly_once::<Crossbeam>(16);
+}
+
+#[test]
+fn chase_lev_exactly_once() {
+    exactly_once::<ChaseLev>(2);
+}
+
+#[test]
+fn chase_lev_quiescent_exactly_once() {
+    exactly_once::<ChaseLevQuiescent>(2);
+}
