@@ -1,1 +1,264 @@
-//! Placeholder: the marker issue (#4) replaces this crate's contents.
+//! The stealmark parallel mark engine.
+//!
+//! A [`Marker`] owns a pool of persistent GC worker threads, parked between
+//! collections, and one work-stealing deque per worker. Each call to
+//! [`Marker::mark`] traces a heap (any [`ObjectModel`]) from a set of roots,
+//! in the style of Flood et al. (2001):
+//!
+//! - each worker marks its share of the roots, then pops grey objects from
+//!   its own deque, through a small prefetch FIFO, and scans them, pushing
+//!   the targets whose mark bit it set;
+//! - a worker whose deque is empty steals (one item or half a deque) from
+//!   random victims; a worker with work may balance early, by the configured
+//!   [`BalancePolicy`];
+//! - large arrays are scanned in chunks claimed through an atomic counter,
+//!   so one big array is marked in parallel;
+//! - a bounded (`abp`) deque overflows into storage shared by all workers;
+//! - termination is detected through one global status word; idle workers
+//!   spin, yield, then park, and busy workers wake them in proportion to the
+//!   work they have to spare.
+//!
+//! The engine is generic over the deque kind and the heap, and monomorphised:
+//! the run-time [`MarkerConfig::deque`] picks the instantiation once, in
+//! [`Marker::new`].
+//!
+//! ```
+//! use stealmark_heap::{ObjRef, ObjectModel, SlotKind};
+//! use stealmark_marker::{Marker, MarkerConfig};
+//!
+//! /// A heap of `n` objects where object `i` points to `2i+1` and `2i+2`.
+//! struct Tree(usize);
+//! impl ObjectModel for Tree {
+//!     fn mark_index_bound(&self) -> usize { self.0 }
+//!     fn mark_index(&self, o: ObjRef) -> usize { o.word() / 8 - 1 }
+//!     fn size_bytes(&self, _: ObjRef) -> usize { 24 }
+//!     fn slot_count(&self, _: ObjRef) -> usize { 2 }
+//!     fn scan_slots<V: FnMut(ObjRef, SlotKind)>(&self, o: ObjRef, s: std::ops::Range<usize>, mut v: V) {
+//!         let i = o.word() / 8 - 1;
+//!         for k in s.start.min(2)..s.end.min(2) {
+//!             let c = 2 * i + 1 + k;
+//!             if c < self.0 { v(ObjRef::from_word((c + 1) * 8).unwrap(), SlotKind::Strong) }
+//!         }
+//!     }
+//!     fn prefetch(&self, _: ObjRef) {}
+//! }
+//!
+//! let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
+//! let heap = Tree(1000);
+//! let root = ObjRef::from_word(8).unwrap();
+//! let marking = marker.mark(&heap, &[root]);
+//! assert_eq!(marking.bitmap.count(), 1000);
+//! assert_eq!(marking.stats.objects_marked(), 1000);
+//! ```
+
+mod arrays;
+pub mod bench;
+mod bitmap;
+mod config;
+mod fifo;
+mod overflow;
+mod pool;
+pub mod sequential;
+mod stats;
+mod termination;
+mod worker;
+
+use std::time::Instant;
+
+use parking_lot::Mutex;
+use stealmark_deques::{locked::Locked, peer::Crossbeam};
+use stealmark_heap::{ObjRef, ObjectModel};
+
+pub use bitmap::{MarkBitmap, MarkStore};
+pub use config::{
+    BalancePolicy, ConfigError, DequeKind, MarkerConfig, StealAmount, VictimSelection,
+};
+pub use stats::{MarkStats, Span, SpanKind, TimelineSample, WeakRef, WorkerRecord, WorkerStats};
+
+use pool::Pool;
+use termination::Termination;
+use worker::{Engine, Phase};
+
+/// One engine instantiation per deque kind.
+enum Engines {
+    Locked(Engine<Locked>),
+    Crossbeam(Engine<Crossbeam>),
+}
+
+/// Runs `$body` with `$e` bound to the engine, whatever its deque kind.
+macro_rules! with_engine {
+    ($engines:expr, $e:ident => $body:expr) => {
+        match $engines {
+            Engines::Locked($e) => $body,
+            Engines::Crossbeam($e) => $body,
+        }
+    };
+}
+
+impl Engines {
+    fn new(config: &MarkerConfig) -> Result<Engines, ConfigError> {
+        Ok(match config.deque {
+            DequeKind::Locked => Engines::Locked(Engine::new(config)),
+            DequeKind::Crossbeam => Engines::Crossbeam(Engine::new(config)),
+            other => {
+                return Err(ConfigError::UnknownName {
+                    option: "deque",
+                    given: other.to_string(),
+                    expected: "locked crossbeam (others not yet available)",
+                })
+            }
+        })
+    }
+}
+
+/// The parallel mark engine: persistent workers, their deques, and the
+/// buffers of the last phase (reused by the next one).
+pub struct Marker {
+    config: MarkerConfig,
+    pool: Pool,
+    term: Termination,
+    engines: Engines,
+    bitmap: MarkBitmap,
+    stats: MarkStats,
+}
+
+/// The result of [`Marker::mark`]: borrowed from the marker until its next
+/// phase.
+#[derive(Debug, Clone, Copy)]
+pub struct Marking<'m> {
+    /// One bit per mark index, set for every reachable object.
+    pub bitmap: &'m MarkBitmap,
+    /// The phase's statistics.
+    pub stats: &'m MarkStats,
+}
+
+impl Marking<'_> {
+    /// Whether `obj` was marked.
+    pub fn is_marked<H: ObjectModel>(&self, heap: &H, obj: ObjRef) -> bool {
+        self.bitmap.get(heap.mark_index(obj))
+    }
+
+    /// Every weak reference found in a reachable object (not traced).
+    pub fn weak_refs(&self) -> impl Iterator<Item = &WeakRef> + '_ {
+        self.stats.workers.iter().flat_map(|r| r.weak_refs.iter())
+    }
+}
+
+impl Marker {
+    /// Validates `config`, starts `config.workers` worker threads (parked
+    /// until the first phase) and allocates their deques.
+    pub fn new(config: MarkerConfig) -> Result<Marker, ConfigError> {
+        config.validate()?;
+        let engines = Engines::new(&config)?;
+        Ok(Marker {
+            pool: Pool::new(config.workers),
+            term: Termination::new(),
+            engines,
+            bitmap: MarkBitmap::default(),
+            stats: MarkStats::default(),
+            config,
+        })
+    }
+
+    /// The current configuration.
+    pub fn config(&self) -> &MarkerConfig {
+        &self.config
+    }
+
+    /// Switches to `config`. Keeps the worker threads when the worker count
+    /// is unchanged and the deques when their kind and capacity are too.
+    pub fn reconfigure(&mut self, config: MarkerConfig) -> Result<(), ConfigError> {
+        config.validate()?;
+        let old = &self.config;
+        if config.workers != old.workers
+            || config.deque != old.deque
+            || config.deque_capacity != old.deque_capacity
+        {
+            self.engines = Engines::new(&config)?;
+        }
+        if config.workers != self.pool.workers() {
+            self.pool = Pool::new(config.workers);
+        }
+        self.config = config;
+        Ok(())
+    }
+
+    /// Marks everything reachable from `roots` in the marker's own side
+    /// bitmap, which is cleared first and returned with the statistics.
+    ///
+    /// Panics if a worker panicked (a heap whose [`ObjectModel`] breaks its
+    /// contract), re-raising the worker's panic.
+    pub fn mark<H: ObjectModel>(&mut self, heap: &H, roots: &[ObjRef]) -> Marking<'_> {
+        let start = Instant::now();
+        let mut bitmap = std::mem::take(&mut self.bitmap);
+        bitmap.reset(heap.mark_index_bound());
+        self.run(heap, roots, &bitmap, start);
+        self.bitmap = bitmap;
+        Marking {
+            bitmap: &self.bitmap,
+            stats: &self.stats,
+        }
+    }
+
+    /// Marks everything reachable from `roots` in `store` (for example mark
+    /// bits in object headers), which the caller has cleared. Returns the
+    /// phase's statistics.
+    pub fn mark_with<H: ObjectModel, S: MarkStore<H>>(
+        &mut self,
+        heap: &H,
+        roots: &[ObjRef],
+        store: &S,
+    ) -> &MarkStats {
+        self.run(heap, roots, store, Instant::now());
+        &self.stats
+    }
+
+    fn run<H: ObjectModel, S: MarkStore<H>>(
+        &mut self,
+        heap: &H,
+        roots: &[ObjRef],
+        store: &S,
+        start: Instant,
+    ) {
+        self.term.reset(self.config.workers);
+        let phase_start = Instant::now();
+        let panic = with_engine!(&mut self.engines, engine => {
+            engine.reset();
+            let phase = Phase {
+                engine: &*engine,
+                heap,
+                store,
+                roots,
+                config: &self.config,
+                term: &self.term,
+                start: phase_start,
+                panic: Mutex::new(None),
+            };
+            self.pool.broadcast(&|i| phase.run_worker(i));
+            let panic = phase.panic.into_inner();
+            // Hand the records to the stats, keeping both sets of buffers.
+            self.stats.workers.resize_with(self.config.workers, WorkerRecord::default);
+            for (i, rec) in self.stats.workers.iter_mut().enumerate() {
+                std::mem::swap(rec, &mut engine.slot_mut(i).record);
+            }
+            panic
+        });
+        let end = Instant::now();
+        if let Some(payload) = panic {
+            std::panic::resume_unwind(payload);
+        }
+        let phase_ns = (end - phase_start).as_nanos() as u64;
+        let last_work = self
+            .stats
+            .workers
+            .iter()
+            .map(|r| r.stats.last_work_ns)
+            .max()
+            .unwrap_or(0);
+        self.stats.config = Some(self.config.clone());
+        self.stats.pause_ns = (end - start).as_nanos() as u64;
+        self.stats.phase_ns = phase_ns;
+        self.stats.termination_latency_ns = phase_ns.saturating_sub(last_work);
+        self.stats.roots = roots.len() as u64;
+    }
+}

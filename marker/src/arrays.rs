@@ -1,0 +1,171 @@
+//! Large arrays, scanned in chunks that any worker can claim.
+//!
+//! An object with more than `2 × array_chunk` slots gets a descriptor here:
+//! the object, its chunk count and an atomic claim counter. The mark stack
+//! then carries *tokens* (the descriptor's index, tagged with
+//! [`ARRAY_TAG`] in the low bits that an [`ObjRef`](stealmark_heap::ObjRef)
+//! always has clear) instead of the object. A worker holding a token claims
+//! the next chunk with `fetch_add`, pushes the token back while chunks
+//! remain (plus one extra copy, up to one copy per worker, so that idle
+//! workers find copies to steal), and scans its chunk. Every live copy holds
+//! one reference; the descriptor returns to the free list when the last copy
+//! is dropped.
+//!
+//! The table has a fixed capacity, allocated once; when it is exhausted a
+//! worker scans the array whole, which is correct but not parallel.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
+
+/// The tag bit of array tokens on the mark stack.
+pub(crate) const ARRAY_TAG: usize = 1;
+
+/// The number of bits a descriptor index is shifted by in a token.
+const TOKEN_SHIFT: u32 = 3;
+
+struct Descriptor {
+    /// The array, as a word (set before the first token is published).
+    obj: AtomicUsize,
+    /// The number of chunks.
+    chunks: AtomicUsize,
+    /// The next chunk to claim.
+    next: AtomicUsize,
+    /// Live token copies.
+    refs: AtomicUsize,
+}
+
+/// What a worker claimed from a token.
+pub(crate) struct Claim {
+    /// The array, as a word.
+    pub(crate) obj: usize,
+    /// The chunk index claimed.
+    pub(crate) chunk: usize,
+    /// Token copies the worker must push back (0, 1 or 2).
+    pub(crate) push_back: usize,
+}
+
+/// The descriptor table of one marker.
+pub(crate) struct ArrayTable {
+    descs: Box<[Descriptor]>,
+    free: Mutex<Vec<usize>>,
+    /// The most token copies of one array (the number of workers).
+    fanout: usize,
+}
+
+impl ArrayTable {
+    pub(crate) fn new(capacity: usize, workers: usize) -> ArrayTable {
+        let descs = (0..capacity)
+            .map(|_| Descriptor {
+                obj: AtomicUsize::new(0),
+                chunks: AtomicUsize::new(0),
+                next: AtomicUsize::new(0),
+                refs: AtomicUsize::new(0),
+            })
+            .collect();
+        ArrayTable {
+            descs,
+            free: Mutex::new((0..capacity).rev().collect()),
+            fanout: workers.max(1),
+        }
+    }
+
+    /// Restores every descriptor to the free list (between phases, when no
+    /// token is live). Allocates nothing.
+    pub(crate) fn reset(&self) {
+        let mut free = self.free.lock();
+        free.clear();
+        free.extend((0..self.descs.len()).rev());
+    }
+
+    /// Whether `w` is a token.
+    #[inline]
+    pub(crate) fn is_token(w: usize) -> bool {
+        w & ARRAY_TAG != 0
+    }
+
+    /// Creates a descriptor for `obj` with `chunks` chunks and returns its
+    /// token (holding one reference), or `None` if the table is full.
+    pub(crate) fn open(&self, obj: usize, chunks: usize) -> Option<usize> {
+        let index = self.free.lock().pop()?;
+        let d = &self.descs[index];
+        // Relaxed: the descriptor is unshared until its token is pushed on a
+        // deque, whose release/acquire publishes these stores; a previous
+        // user's accesses are ordered before ours by the free list's mutex.
+        d.obj.store(obj, Ordering::Relaxed);
+        d.chunks.store(chunks, Ordering::Relaxed);
+        d.next.store(0, Ordering::Relaxed);
+        d.refs.store(1, Ordering::Relaxed);
+        Some((index << TOKEN_SHIFT) | ARRAY_TAG)
+    }
+
+    /// Claims the next chunk for the holder of one copy of `token`. On `None`
+    /// every chunk was already claimed and the copy has been dropped.
+    pub(crate) fn claim(&self, token: usize) -> Option<Claim> {
+        let index = token >> TOKEN_SHIFT;
+        let d = &self.descs[index];
+        let obj = d.obj.load(Ordering::Relaxed);
+        let chunks = d.chunks.load(Ordering::Relaxed);
+        // Relaxed: the counter only hands out distinct chunk indices; the
+        // array itself is immutable during marking.
+        let chunk = d.next.fetch_add(1, Ordering::Relaxed);
+        if chunk >= chunks {
+            self.release(index);
+            return None;
+        }
+        let remaining = chunks - chunk - 1;
+        let push_back = if remaining == 0 {
+            self.release(index);
+            0
+        } else if remaining >= 2 && d.refs.load(Ordering::Relaxed) < self.fanout {
+            // Relaxed: the count only needs to be exact for the free decision,
+            // which `release`'s AcqRel handles; this copy keeps it above zero.
+            d.refs.fetch_add(1, Ordering::Relaxed);
+            2
+        } else {
+            1
+        };
+        Some(Claim {
+            obj,
+            chunk,
+            push_back,
+        })
+    }
+
+    /// Drops one token copy; frees the descriptor with the last one.
+    fn release(&self, index: usize) {
+        // AcqRel: the release half orders this holder's reads of the
+        // descriptor before its reuse; the acquire half, in the last holder,
+        // sees every other holder's release before it frees the slot.
+        if self.descs[index].refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.free.lock().push(index);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_are_claimed_once_and_descriptor_recycled() {
+        let t = ArrayTable::new(1, 4);
+        let tok = t.open(64, 5).unwrap();
+        assert!(t.open(128, 3).is_none(), "capacity 1");
+        let mut stack = vec![tok];
+        let mut seen = Vec::new();
+        while let Some(tok) = stack.pop() {
+            if let Some(c) = t.claim(tok) {
+                assert_eq!(c.obj, 64);
+                seen.push(c.chunk);
+                stack.extend(std::iter::repeat_n(tok, c.push_back));
+            }
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, vec![0, 1, 2, 3, 4]);
+        assert!(
+            t.open(128, 3).is_some(),
+            "descriptor freed by the last copy"
+        );
+    }
+}

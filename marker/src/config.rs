@@ -1,0 +1,311 @@
+//! Run-time configuration of the mark engine.
+//!
+//! Every option has a command-line name ([`std::str::FromStr`] and
+//! [`std::fmt::Display`] agree on it) and serialises under that name.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+use thiserror::Error;
+
+/// A configuration value that could not be parsed or is out of range.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ConfigError {
+    /// A name that is not one of the option's values.
+    #[error("unknown {option} `{given}`; expected one of: {expected}")]
+    UnknownName {
+        /// The option being parsed (`deque`, `policy`, ...).
+        option: &'static str,
+        /// The text given.
+        given: String,
+        /// The accepted names, comma-separated.
+        expected: &'static str,
+    },
+    /// A numeric field outside its accepted range.
+    #[error("{field} = {value} is out of range: {reason}")]
+    OutOfRange {
+        /// The configuration field.
+        field: &'static str,
+        /// The value given.
+        value: String,
+        /// What the field accepts.
+        reason: &'static str,
+    },
+}
+
+/// Declares a fieldless enum whose variants have fixed command-line names.
+macro_rules! named_enum {
+    ($(#[$meta:meta])* $name:ident, $option:literal, { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The command-line name.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = ConfigError;
+            fn from_str(s: &str) -> Result<Self, ConfigError> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    _ => Err(ConfigError::UnknownName {
+                        option: $option,
+                        given: s.to_owned(),
+                        expected: concat!($($text, " "),+),
+                    }),
+                }
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+    };
+}
+
+named_enum!(
+    /// Which work-stealing deque the workers share grey objects through.
+    DequeKind, "deque", {
+        /// Hendler-Shavit StealHalf extended deque.
+        StealHalf => "steal-half",
+        /// Chase-Lev dynamic circular deque.
+        ChaseLev => "chase-lev",
+        /// Bounded Arora-Blumofe-Plaxton deque, overflowing into shared storage.
+        Abp => "abp",
+        /// A mutex around a `VecDeque`: the baseline.
+        Locked => "locked",
+        /// crossbeam-deque: the peer engine.
+        Crossbeam => "crossbeam",
+    }
+);
+
+named_enum!(
+    /// When a worker that still has work tries to balance with another.
+    BalancePolicy, "policy", {
+        /// Steal only when the local deque is empty (Arora et al.).
+        OnEmpty => "on-empty",
+        /// Try to balance with probability µ/len (Rudolph et al.; Hendler-Shavit §2.2.1).
+        Probabilistic => "probabilistic",
+        /// Balance when the local load has changed by a constant factor since the
+        /// last balance (Lüling-Monien; Berenbrink et al.).
+        Threshold => "threshold",
+    }
+);
+
+named_enum!(
+    /// How many items a steal takes.
+    StealAmount, "steal amount", {
+        /// One item per steal.
+        One => "one",
+        /// Half of the victim's items per steal.
+        Half => "half",
+    }
+);
+
+named_enum!(
+    /// How a thief picks its victim.
+    VictimSelection, "victim selection", {
+        /// A uniformly random other worker.
+        Uniform => "uniform",
+        /// Two random other workers; the one with the longer deque.
+        BestOf2 => "best-of-2",
+    }
+);
+
+/// The full engine configuration.
+///
+/// ```
+/// use stealmark_marker::{MarkerConfig, DequeKind, BalancePolicy};
+/// let mut c = MarkerConfig::with_workers(4);
+/// c.deque = "chase-lev".parse().unwrap();
+/// c.policy = BalancePolicy::Threshold;
+/// assert_eq!(c.deque, DequeKind::ChaseLev);
+/// c.validate().unwrap();
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MarkerConfig {
+    /// Number of GC worker threads (at least 1).
+    pub workers: usize,
+    /// The deque kind.
+    pub deque: DequeKind,
+    /// The balancing policy for workers that still have work.
+    pub policy: BalancePolicy,
+    /// Items taken per steal.
+    pub steal: StealAmount,
+    /// Victim selection.
+    pub victim: VictimSelection,
+    /// µ of the probabilistic policy: balance with probability min(1, µ/len).
+    pub mu: f64,
+    /// The constant factor of the threshold policy (> 1).
+    pub threshold_factor: f64,
+    /// Objects scanned between two evaluations of the balancing policy.
+    pub balance_interval: u32,
+    /// Depth of the prefetch FIFO between the mark stack and the scan
+    /// (0 turns prefetching off; at most [`MarkerConfig::MAX_PREFETCH`]).
+    pub prefetch: usize,
+    /// Capacity of each worker's deque: fixed for `abp`, initial for the others.
+    pub deque_capacity: usize,
+    /// Arrays with more than twice this many slots are scanned in chunks of
+    /// this many slots, claimed by any worker.
+    pub array_chunk: usize,
+    /// Objects scanned between two samples of the deque-length timeline
+    /// (0 turns the timeline off).
+    pub timeline_interval: u32,
+    /// Record timestamped spans (marking, stealing, idle, termination) for
+    /// trace files.
+    pub spans: bool,
+    /// Base seed of the workers' random number generators; worker `i` uses a
+    /// stream derived from this and `i`.
+    pub seed: u64,
+}
+
+impl MarkerConfig {
+    /// The largest prefetch FIFO depth.
+    pub const MAX_PREFETCH: usize = 16;
+
+    /// The default configuration with `workers` workers.
+    pub fn with_workers(workers: usize) -> MarkerConfig {
+        MarkerConfig {
+            workers,
+            ..MarkerConfig::default()
+        }
+    }
+
+    /// Checks every numeric field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let range = |ok: bool, field, value: String, reason| {
+            if ok {
+                Ok(())
+            } else {
+                Err(ConfigError::OutOfRange {
+                    field,
+                    value,
+                    reason,
+                })
+            }
+        };
+        range(
+            (1..=1024).contains(&self.workers),
+            "workers",
+            self.workers.to_string(),
+            "1 to 1024",
+        )?;
+        range(
+            self.prefetch <= Self::MAX_PREFETCH,
+            "prefetch",
+            self.prefetch.to_string(),
+            "0 (off) to 16",
+        )?;
+        range(
+            (16..=1 << 26).contains(&self.deque_capacity),
+            "deque_capacity",
+            self.deque_capacity.to_string(),
+            "16 to 2^26",
+        )?;
+        range(
+            self.array_chunk >= 16,
+            "array_chunk",
+            self.array_chunk.to_string(),
+            "at least 16",
+        )?;
+        range(
+            self.mu.is_finite() && self.mu > 0.0,
+            "mu",
+            self.mu.to_string(),
+            "a positive number",
+        )?;
+        range(
+            self.threshold_factor.is_finite() && self.threshold_factor > 1.0,
+            "threshold_factor",
+            self.threshold_factor.to_string(),
+            "a number above 1",
+        )?;
+        range(
+            self.balance_interval >= 1,
+            "balance_interval",
+            self.balance_interval.to_string(),
+            "at least 1",
+        )
+    }
+}
+
+impl Default for MarkerConfig {
+    fn default() -> MarkerConfig {
+        MarkerConfig {
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            deque: DequeKind::StealHalf,
+            policy: BalancePolicy::OnEmpty,
+            steal: StealAmount::Half,
+            victim: VictimSelection::Uniform,
+            mu: 1.0,
+            threshold_factor: 2.0,
+            balance_interval: 16,
+            prefetch: 8,
+            deque_capacity: 4096,
+            array_chunk: 512,
+            timeline_interval: 4096,
+            spans: false,
+            seed: 0x5EED_57EA_1A4C,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for d in DequeKind::ALL {
+            assert_eq!(d.name().parse::<DequeKind>().unwrap(), *d);
+        }
+        for p in BalancePolicy::ALL {
+            assert_eq!(p.to_string().parse::<BalancePolicy>().unwrap(), *p);
+        }
+        for s in StealAmount::ALL {
+            assert_eq!(s.to_string().parse::<StealAmount>().unwrap(), *s);
+        }
+        for v in VictimSelection::ALL {
+            assert_eq!(v.to_string().parse::<VictimSelection>().unwrap(), *v);
+        }
+    }
+
+    #[test]
+    fn unknown_name_is_a_typed_error() {
+        let e = "stealhalf".parse::<DequeKind>().unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("stealhalf") && msg.contains("steal-half"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let mut c = MarkerConfig::with_workers(0);
+        assert!(c.validate().unwrap_err().to_string().contains("workers"));
+        c.workers = 2;
+        c.prefetch = 17;
+        assert!(c.validate().unwrap_err().to_string().contains("prefetch"));
+    }
+}

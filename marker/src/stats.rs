@@ -1,0 +1,295 @@
+//! Statistics of a mark phase: per-worker counters (always on), a sampled
+//! timeline of deque lengths, optional timestamped spans, and a writer for
+//! Chrome trace-event JSON.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::config::MarkerConfig;
+
+/// Counters kept by one worker during one mark phase. Times are in
+/// nanoseconds since the start of the phase or as durations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct WorkerStats {
+    /// Mark bits this worker set (objects it turned grey), roots included.
+    pub objects_marked: u64,
+    /// Objects this worker scanned (turned black). An array scanned in chunks
+    /// counts once, for the worker that first claimed it.
+    pub objects_scanned: u64,
+    /// Reference slots visited, null ones excluded.
+    pub slots_scanned: u64,
+    /// Weak references found (reported, not traced).
+    pub weak_refs: u64,
+    /// Chunks of large arrays scanned.
+    pub array_chunks: u64,
+    /// Pushes onto the worker's own deque.
+    pub pushes: u64,
+    /// Pops from the worker's own deque.
+    pub pops: u64,
+    /// Steal attempts (single or half).
+    pub steal_attempts: u64,
+    /// Steal attempts that took something.
+    pub steal_successes: u64,
+    /// Steal attempts that lost a race.
+    pub steal_aborts: u64,
+    /// Items moved by successful steals.
+    pub items_stolen: u64,
+    /// Compare-and-swap operations by the owner and the thief (attempted).
+    pub cas: u64,
+    /// Items moved into the shared overflow storage.
+    pub overflow_pushes: u64,
+    /// Items taken back from the shared overflow storage.
+    pub overflow_takes: u64,
+    /// Balancing attempts made while the worker still had work.
+    pub balance_attempts: u64,
+    /// Parked workers this worker woke because it had surplus work.
+    pub wakeups_sent: u64,
+    /// Times this worker parked.
+    pub parks: u64,
+    /// Time spent with work in hand (marking and scanning).
+    pub busy_ns: u64,
+    /// Time spent looking for work (stealing) while still counted active.
+    pub steal_ns: u64,
+    /// Time spent in the termination protocol (counted idle).
+    pub idle_ns: u64,
+    /// Times this worker entered the termination protocol.
+    pub termination_attempts: u64,
+    /// Time from this worker's last termination entry to the end of its mark phase.
+    pub termination_ns: u64,
+    /// When this worker finished scanning its last object.
+    pub last_work_ns: u64,
+}
+
+/// One sample of a worker's deque length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TimelineSample {
+    /// Nanoseconds since the start of the mark phase.
+    pub t_ns: u64,
+    /// Items in the worker's deque (as the owner sees it) plus its prefetch FIFO.
+    pub len: u32,
+}
+
+/// What a worker was doing during a [`Span`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpanKind {
+    /// Scanning objects with work in hand.
+    Marking,
+    /// Looking for work while counted active.
+    Stealing,
+    /// Counted idle, spinning, yielding or parked, waiting for work.
+    Idle,
+    /// From the worker's last idle entry to the end of the phase.
+    Termination,
+}
+
+impl SpanKind {
+    /// The name used in trace files.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SpanKind::Marking => "marking",
+            SpanKind::Stealing => "stealing",
+            SpanKind::Idle => "idle",
+            SpanKind::Termination => "termination",
+        }
+    }
+}
+
+/// A timestamped interval of one worker's activity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Span {
+    /// The activity.
+    pub kind: SpanKind,
+    /// Start, nanoseconds since the start of the mark phase.
+    pub start_ns: u64,
+    /// End, nanoseconds since the start of the mark phase.
+    pub end_ns: u64,
+}
+
+/// A weak reference found while marking: `holder`'s slot refers to `target`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct WeakRef {
+    /// The object holding the weak slot (as a word).
+    pub holder: usize,
+    /// The referent (as a word).
+    pub target: usize,
+}
+
+/// The records one worker keeps besides its counters. Their buffers are
+/// reused from one mark phase to the next.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WorkerRecord {
+    /// The counters.
+    pub stats: WorkerStats,
+    /// Sampled deque lengths (decimated to at most [`WorkerRecord::MAX_SAMPLES`]).
+    pub timeline: Vec<TimelineSample>,
+    /// Activity spans, when the configuration asks for them (at most
+    /// [`WorkerRecord::MAX_SPANS`]; later ones are counted in `spans_dropped`).
+    pub spans: Vec<Span>,
+    /// Spans not recorded because the buffer was full.
+    pub spans_dropped: u64,
+    /// Weak references this worker found.
+    pub weak_refs: Vec<WeakRef>,
+}
+
+impl WorkerRecord {
+    /// Timeline samples kept per worker; when full, every other sample is
+    /// dropped and the sampling interval doubles.
+    pub const MAX_SAMPLES: usize = 2048;
+    /// Spans kept per worker.
+    pub const MAX_SPANS: usize = 1 << 16;
+
+    pub(crate) fn clear(&mut self) {
+        self.stats = WorkerStats::default();
+        self.timeline.clear();
+        self.spans.clear();
+        self.spans_dropped = 0;
+        self.weak_refs.clear();
+    }
+}
+
+/// Statistics of one mark phase.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MarkStats {
+    /// The configuration that produced them.
+    pub config: Option<MarkerConfig>,
+    /// Per-worker records, indexed by worker.
+    pub workers: Vec<WorkerRecord>,
+    /// Wall time of the whole `mark` call: bitmap reset, hand-off, marking,
+    /// termination and hand-back.
+    pub pause_ns: u64,
+    /// Wall time from the hand-off to the workers to the end of the phase.
+    pub phase_ns: u64,
+    /// From the last object scanned (by any worker) to the end of the pause:
+    /// the termination latency.
+    pub termination_latency_ns: u64,
+    /// Roots given.
+    pub roots: u64,
+}
+
+impl MarkStats {
+    /// The sum of all workers' counters (time fields summed too, except
+    /// `last_work_ns`, which is the maximum).
+    pub fn total(&self) -> WorkerStats {
+        let mut t = WorkerStats::default();
+        for r in &self.workers {
+            let s = &r.stats;
+            t.objects_marked += s.objects_marked;
+            t.objects_scanned += s.objects_scanned;
+            t.slots_scanned += s.slots_scanned;
+            t.weak_refs += s.weak_refs;
+            t.array_chunks += s.array_chunks;
+            t.pushes += s.pushes;
+            t.pops += s.pops;
+            t.steal_attempts += s.steal_attempts;
+            t.steal_successes += s.steal_successes;
+            t.steal_aborts += s.steal_aborts;
+            t.items_stolen += s.items_stolen;
+            t.cas += s.cas;
+            t.overflow_pushes += s.overflow_pushes;
+            t.overflow_takes += s.overflow_takes;
+            t.balance_attempts += s.balance_attempts;
+            t.wakeups_sent += s.wakeups_sent;
+            t.parks += s.parks;
+            t.busy_ns += s.busy_ns;
+            t.steal_ns += s.steal_ns;
+            t.idle_ns += s.idle_ns;
+            t.termination_attempts += s.termination_attempts;
+            t.termination_ns += s.termination_ns;
+            t.last_work_ns = t.last_work_ns.max(s.last_work_ns);
+        }
+        t
+    }
+
+    /// Objects marked in total.
+    pub fn objects_marked(&self) -> u64 {
+        self.workers.iter().map(|r| r.stats.objects_marked).sum()
+    }
+
+    /// Load balance: the maximum over the mean of objects scanned per worker
+    /// (1.0 is perfect; 0.0 when nothing was scanned).
+    pub fn balance(&self) -> f64 {
+        let n = self.workers.len() as f64;
+        let total: u64 = self.workers.iter().map(|r| r.stats.objects_scanned).sum();
+        let max = self
+            .workers
+            .iter()
+            .map(|r| r.stats.objects_scanned)
+            .max()
+            .unwrap_or(0);
+        if total == 0 {
+            0.0
+        } else {
+            max as f64 / (total as f64 / n)
+        }
+    }
+
+    /// Writes the spans and timelines as Chrome trace-event JSON (load it in
+    /// `chrome://tracing` or Perfetto). `pid` names the process lane, so
+    /// several phases can share a file when written with different pids.
+    pub fn write_chrome_trace<W: Write>(&self, out: &mut W, pid: u32) -> io::Result<()> {
+        writeln!(out, "{{\"traceEvents\":[")?;
+        let mut first = true;
+        let mut sep = |out: &mut W| -> io::Result<()> {
+            if !std::mem::take(&mut first) {
+                writeln!(out, ",")?;
+            }
+            Ok(())
+        };
+        for (tid, r) in self.workers.iter().enumerate() {
+            sep(out)?;
+            write!(
+                out,
+                "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":\"gc worker {tid}\"}}}}"
+            )?;
+            for s in &r.spans {
+                sep(out)?;
+                write!(
+                    out,
+                    "{{\"ph\":\"X\",\"name\":\"{}\",\"pid\":{pid},\"tid\":{tid},\"ts\":{:.3},\"dur\":{:.3}}}",
+                    s.kind.name(),
+                    s.start_ns as f64 / 1e3,
+                    s.end_ns.saturating_sub(s.start_ns) as f64 / 1e3
+                )?;
+            }
+            for s in &r.timeline {
+                sep(out)?;
+                write!(
+                    out,
+                    "{{\"ph\":\"C\",\"name\":\"deque length {tid}\",\"pid\":{pid},\"tid\":{tid},\"ts\":{:.3},\"args\":{{\"len\":{}}}}}",
+                    s.t_ns as f64 / 1e3,
+                    s.len
+                )?;
+            }
+        }
+        writeln!(out, "\n]}}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn balance_and_trace() {
+        let mut st = MarkStats::default();
+        for n in [10, 30] {
+            let mut r = WorkerRecord::default();
+            r.stats.objects_scanned = n;
+            r.spans.push(Span {
+                kind: SpanKind::Marking,
+                start_ns: 0,
+                end_ns: 1500,
+            });
+            r.timeline.push(TimelineSample { t_ns: 10, len: 3 });
+            st.workers.push(r);
+        }
+        assert!((st.balance() - 1.5).abs() < 1e-9);
+        let mut out = Vec::new();
+        st.write_chrome_trace(&mut out, 1).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\"name\":\"marking\"") && text.contains("\"dur\":1.500"));
+        assert!(text.trim_end().ends_with("]}"));
+    }
+}

@@ -1,0 +1,166 @@
+//! Termination detection and idle-worker parking.
+//!
+//! The protocol keeps one global status word, `active`: the number of
+//! workers that may hold or create work. See the "Marker" section of
+//! `docs/design.md` for the proof sketch. In short:
+//!
+//! - a worker decrements `active` only after it has found its deque, its
+//!   prefetch FIFO and the shared overflow storage empty and failed to steal;
+//! - an idle worker re-increments `active` (never from zero) *before* it
+//!   steals, so every item is always held by an active worker;
+//! - the worker whose decrement takes `active` to zero therefore knows that no
+//!   work exists anywhere: it sets `done` and wakes the parked workers.
+//!
+//! No step scans all workers: an idle worker probes one random victim per
+//! round, and the last worker out detects termination from the word alone.
+//! Idle workers spin briefly, then yield, then park on a condition variable;
+//! busy workers wake parked ones in proportion to their surplus.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use crossbeam_utils::CachePadded;
+use parking_lot::{Condvar, Mutex};
+
+/// The shared termination state of one mark phase (reset between phases).
+pub(crate) struct Termination {
+    /// Workers counted active (the global status word).
+    active: CachePadded<AtomicUsize>,
+    /// Set once, by the worker that takes `active` to zero.
+    done: CachePadded<AtomicBool>,
+    /// Workers parked on `wake`; mirrors the count under `sleep` so that busy
+    /// workers can test it without taking the lock.
+    sleepers: CachePadded<AtomicUsize>,
+    sleep: Mutex<usize>,
+    wake: Condvar,
+}
+
+/// What an idle worker's probe found.
+pub(crate) enum Reactivate {
+    /// `active` was re-incremented: the worker may steal.
+    Active,
+    /// The phase has terminated.
+    Done,
+}
+
+impl Termination {
+    pub(crate) fn new() -> Termination {
+        Termination {
+            active: CachePadded::new(AtomicUsize::new(0)),
+            done: CachePadded::new(AtomicBool::new(false)),
+            sleepers: CachePadded::new(AtomicUsize::new(0)),
+            sleep: Mutex::new(0),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// Prepares a phase with `workers` active workers. Called while no
+    /// worker runs (the pool's hand-off orders it before their first access).
+    pub(crate) fn reset(&self, workers: usize) {
+        // Relaxed: published to the workers by the pool's mutex.
+        self.active.store(workers, Ordering::Relaxed);
+        self.done.store(false, Ordering::Relaxed);
+        self.sleepers.store(0, Ordering::Relaxed);
+        *self.sleep.lock() = 0;
+    }
+
+    /// Counts the caller idle. Returns `true` if it was the last active
+    /// worker, in which case the phase is over (and everyone is woken).
+    pub(crate) fn go_idle(&self) -> bool {
+        // SeqCst (pairs with the SeqCst update in `try_reactivate`): all
+        // changes of `active` form one total order, and the decrement comes
+        // after this worker's emptiness checks in program order; the AcqRel
+        // part makes every earlier decrement's worker history visible to the
+        // worker that reaches zero.
+        if self.active.fetch_sub(1, Ordering::SeqCst) == 1 {
+            // Release (pairs with the Acquire loads in `is_done`).
+            self.done.store(true, Ordering::Release);
+            let _guard = self.sleep.lock();
+            self.wake.notify_all();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Ends the phase early (a worker panicked): every worker stops at its
+    /// next idle check, and the caller re-raises the panic.
+    pub(crate) fn abort(&self) {
+        // Release (pairs with the Acquire loads in `is_done`).
+        self.done.store(true, Ordering::Release);
+        let _guard = self.sleep.lock();
+        self.wake.notify_all();
+    }
+
+    /// Counts an idle worker active again so that it may steal, unless the
+    /// phase has already terminated (`active` reached zero).
+    pub(crate) fn try_reactivate(&self) -> Reactivate {
+        // SeqCst: see `go_idle`. Never from zero: zero means terminated.
+        match self
+            .active
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |a| {
+                (a != 0).then_some(a + 1)
+            }) {
+            Ok(_) => Reactivate::Active,
+            Err(_) => Reactivate::Done,
+        }
+    }
+
+    /// Whether the phase has terminated.
+    #[inline]
+    pub(crate) fn is_done(&self) -> bool {
+        // Acquire (pairs with the Release store in `go_idle`).
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// Whether any worker is parked (a cheap, possibly stale hint).
+    #[inline]
+    pub(crate) fn sleepers(&self) -> usize {
+        // Relaxed: a hint; a missed sleeper is woken by a later check or at
+        // termination, and liveness never depends on it.
+        self.sleepers.load(Ordering::Relaxed)
+    }
+
+    /// Parks the calling idle worker until woken or the phase ends. Returns
+    /// immediately if the phase has ended.
+    pub(crate) fn park(&self) {
+        let mut sleeping = self.sleep.lock();
+        // Checked under the lock that `go_idle` takes before notifying, so
+        // the final wake-up cannot be missed.
+        if self.is_done() {
+            return;
+        }
+        *sleeping += 1;
+        self.sleepers.store(*sleeping, Ordering::Relaxed);
+        self.wake.wait(&mut sleeping);
+        *sleeping -= 1;
+        self.sleepers.store(*sleeping, Ordering::Relaxed);
+    }
+
+    /// Wakes up to `n` parked workers; returns how many were woken.
+    pub(crate) fn wake(&self, n: usize) -> usize {
+        let sleeping = self.sleep.lock();
+        let k = n.min(*sleeping);
+        for _ in 0..k {
+            self.wake.notify_one();
+        }
+        k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_idle_worker_terminates_and_reactivation_never_revives() {
+        let t = Termination::new();
+        t.reset(2);
+        assert!(!t.go_idle());
+        assert!(matches!(t.try_reactivate(), Reactivate::Active));
+        assert!(!t.go_idle());
+        assert!(t.go_idle());
+        assert!(t.is_done());
+        assert!(matches!(t.try_reactivate(), Reactivate::Done));
+        t.park(); // returns at once: done
+    }
+}

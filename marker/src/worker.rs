@@ -1,0 +1,580 @@
+//! The mark loop of one worker, generic over the deque kind `D`, the heap
+//! `H` and the mark store `S` (monomorphised: every call inlines).
+
+use std::any::Any;
+use std::ops::Range;
+use std::time::Instant;
+
+use crossbeam_utils::{Backoff, CachePadded};
+use parking_lot::Mutex;
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
+use stealmark_heap::{ObjRef, ObjectModel, SlotKind};
+
+use crate::arrays::ArrayTable;
+use crate::bitmap::MarkStore;
+use crate::config::{BalancePolicy, DequeKind, MarkerConfig, StealAmount, VictimSelection};
+use crate::fifo::Fifo;
+use crate::overflow::Overflow;
+use crate::stats::{Span, SpanKind, TimelineSample, WeakRef, WorkerRecord};
+use crate::termination::{Reactivate, Termination};
+
+/// Array descriptors per marker: arrays being scanned in chunks at once.
+const ARRAY_DESCRIPTORS: usize = 4096;
+
+/// A busy worker wakes one parked worker per this many items in its deque.
+const WAKE_GRAIN: usize = 4;
+
+/// What one worker keeps between phases.
+pub(crate) struct Slot<D: WorkDeque> {
+    owner: D::Owner,
+    rng: Pcg64,
+    thief_stats: ThiefStats,
+    pub(crate) record: WorkerRecord,
+}
+
+/// The deques, overflow storage and array descriptors of one deque kind.
+pub(crate) struct Engine<D: WorkDeque> {
+    slots: Box<[CachePadded<Mutex<Slot<D>>>]>,
+    thieves: Box<[D::Thief]>,
+    overflow: Overflow,
+    arrays: ArrayTable,
+    /// Whether pushes can fail (bounded deques), so that the overflow storage
+    /// must be checked before a worker goes idle.
+    bounded: bool,
+}
+
+impl<D: WorkDeque> Engine<D> {
+    pub(crate) fn new(config: &MarkerConfig) -> Engine<D> {
+        let mut slots = Vec::with_capacity(config.workers);
+        let mut thieves = Vec::with_capacity(config.workers);
+        for i in 0..config.workers {
+            let (owner, thief) = D::with_capacity(config.deque_capacity);
+            thieves.push(thief);
+            // Each worker has its own stream: the seed mixed with the index
+            // through a multiplicative hash, so no two queues share a seed.
+            let seed = config.seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            slots.push(CachePadded::new(Mutex::new(Slot {
+                owner,
+                rng: Pcg64::seed_from_u64(seed),
+                thief_stats: ThiefStats::default(),
+                record: WorkerRecord::default(),
+            })));
+        }
+        Engine {
+            slots: slots.into_boxed_slice(),
+            thieves: thieves.into_boxed_slice(),
+            overflow: Overflow::default(),
+            arrays: ArrayTable::new(ARRAY_DESCRIPTORS, config.workers),
+            bounded: config.deque == DequeKind::Abp,
+        }
+    }
+
+    /// Prepares a phase (no worker runs).
+    pub(crate) fn reset(&self) {
+        self.overflow.clear();
+        self.arrays.reset();
+    }
+
+    /// Worker `i`'s slot, for the caller between phases.
+    pub(crate) fn slot_mut(&mut self, i: usize) -> &mut Slot<D> {
+        self.slots[i].get_mut()
+    }
+}
+
+/// Everything the workers share during one phase.
+pub(crate) struct Phase<'a, D: WorkDeque, H, S> {
+    pub(crate) engine: &'a Engine<D>,
+    pub(crate) heap: &'a H,
+    pub(crate) store: &'a S,
+    pub(crate) roots: &'a [ObjRef],
+    pub(crate) config: &'a MarkerConfig,
+    pub(crate) term: &'a Termination,
+    pub(crate) start: Instant,
+    /// The first panic raised by a worker, re-raised by the caller.
+    pub(crate) panic: Mutex<Option<Box<dyn Any + Send>>>,
+}
+
+impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Phase<'_, D, H, S> {
+    /// The job of worker `index`. Catches a panic, records it and ends the
+    /// phase for everyone (the caller re-raises it).
+    pub(crate) fn run_worker(&self, index: usize) {
+        let mut slot = self.engine.slots[index].lock();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Worker::new(self, index, &mut slot).run();
+        }));
+        if let Err(payload) = result {
+            self.panic.lock().get_or_insert(payload);
+            self.term.abort();
+        }
+    }
+}
+
+/// One worker's state during a phase.
+struct Worker<'p, 'a, D: WorkDeque, H, S> {
+    phase: &'p Phase<'a, D, H, S>,
+    index: usize,
+    slot: &'p mut Slot<D>,
+    fifo: Fifo,
+    depth: usize,
+    /// Objects left until the next policy evaluation and wake-up check.
+    until_balance: u32,
+    /// Objects left until the next timeline sample.
+    until_sample: u32,
+    sample_interval: u32,
+    /// The load at the last balance (threshold policy).
+    last_balance_len: usize,
+    span_kind: SpanKind,
+    span_start: u64,
+}
+
+impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H, S> {
+    fn new(phase: &'p Phase<'a, D, H, S>, index: usize, slot: &'p mut Slot<D>) -> Self {
+        slot.record.clear();
+        slot.owner.reset_stats();
+        slot.thief_stats = ThiefStats::default();
+        let c = phase.config;
+        Worker {
+            phase,
+            index,
+            slot,
+            fifo: Fifo::new(),
+            depth: c.prefetch,
+            until_balance: c.balance_interval,
+            until_sample: c.timeline_interval,
+            sample_interval: c.timeline_interval,
+            last_balance_len: 0,
+            span_kind: SpanKind::Marking,
+            span_start: 0,
+        }
+    }
+
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.phase.start.elapsed().as_nanos() as u64
+    }
+
+    fn run(&mut self) {
+        self.span_start = self.now_ns();
+        self.mark_roots();
+        loop {
+            self.drain();
+            self.switch(SpanKind::Stealing);
+            if self.refill() {
+                self.switch(SpanKind::Marking);
+                continue;
+            }
+            self.switch(SpanKind::Idle);
+            if self.idle() {
+                self.switch(SpanKind::Marking);
+            } else {
+                break;
+            }
+        }
+        self.finish();
+    }
+
+    /// Ends the current span at now and starts one of `kind`.
+    fn switch(&mut self, kind: SpanKind) {
+        let now = self.now_ns();
+        self.close_span(now);
+        if kind == SpanKind::Idle {
+            let st = &mut self.slot.record.stats;
+            st.termination_attempts += 1;
+            self.sample(now, 0);
+        }
+        self.span_kind = kind;
+        self.span_start = now;
+    }
+
+    fn close_span(&mut self, now: u64) {
+        let d = now.saturating_sub(self.span_start);
+        let rec = &mut self.slot.record;
+        match self.span_kind {
+            SpanKind::Marking => {
+                rec.stats.busy_ns += d;
+                rec.stats.last_work_ns = now;
+            }
+            SpanKind::Stealing => rec.stats.steal_ns += d,
+            SpanKind::Idle => rec.stats.idle_ns += d,
+            SpanKind::Termination => {
+                rec.stats.idle_ns += d;
+                rec.stats.termination_ns = d;
+            }
+        }
+        if self.phase.config.spans {
+            if rec.spans.len() < WorkerRecord::MAX_SPANS {
+                rec.spans.push(Span {
+                    kind: self.span_kind,
+                    start_ns: self.span_start,
+                    end_ns: now,
+                });
+            } else {
+                rec.spans_dropped += 1;
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        // The last idle span is the termination span.
+        self.span_kind = SpanKind::Termination;
+        let now = self.now_ns();
+        self.close_span(now);
+        let o = *self.slot.owner.stats();
+        let t = self.slot.thief_stats;
+        let st = &mut self.slot.record.stats;
+        st.pushes = o.pushes;
+        st.pops = o.pops;
+        st.cas = o.cas_attempted + t.cas_attempted;
+        st.steal_attempts = t.steal_attempts;
+        st.steal_successes = t.steal_successes;
+        st.steal_aborts = t.steal_aborts;
+        st.items_stolen = t.items_stolen;
+        self.slot.owner.quiesce();
+    }
+
+    /// Records a timeline sample, decimating when the buffer is full.
+    fn sample(&mut self, now: u64, len: usize) {
+        if self.sample_interval == 0 {
+            return;
+        }
+        let tl = &mut self.slot.record.timeline;
+        if tl.len() == WorkerRecord::MAX_SAMPLES {
+            let mut keep = 0;
+            tl.retain(|_| {
+                keep += 1;
+                keep % 2 == 0
+            });
+            self.sample_interval = self.sample_interval.saturating_mul(2);
+        }
+        tl.push(TimelineSample {
+            t_ns: now,
+            len: len.min(u32::MAX as usize) as u32,
+        });
+    }
+
+    /// Marks this worker's share of the roots (a contiguous slice).
+    fn mark_roots(&mut self) {
+        let roots = self.phase.roots;
+        let n = self.phase.config.workers;
+        let per = roots.len().div_ceil(n);
+        let lo = (self.index * per).min(roots.len());
+        let hi = (lo + per).min(roots.len());
+        for &r in &roots[lo..hi] {
+            if self.phase.store.try_mark(self.phase.heap, r) {
+                self.slot.record.stats.objects_marked += 1;
+                self.push(r.word());
+            }
+        }
+    }
+
+    /// Scans until the deque and the FIFO are empty.
+    fn drain(&mut self) {
+        while let Some(w) = self.next_local() {
+            self.process(w);
+            self.until_balance -= 1;
+            if self.until_balance == 0 {
+                self.until_balance = self.phase.config.balance_interval;
+                self.periodic();
+            }
+            if self.sample_interval != 0 {
+                self.until_sample -= 1;
+                if self.until_sample == 0 {
+                    self.until_sample = self.sample_interval;
+                    let len = self.slot.owner.len() + self.fifo.len();
+                    let now = self.now_ns();
+                    self.sample(now, len);
+                }
+            }
+        }
+    }
+
+    /// The next word to scan: through the prefetch FIFO when it is on.
+    #[inline]
+    fn next_local(&mut self) -> Option<usize> {
+        if self.depth == 0 {
+            return self.slot.owner.pop();
+        }
+        while self.fifo.len() < self.depth {
+            match self.slot.owner.pop() {
+                Some(w) => {
+                    if !ArrayTable::is_token(w) {
+                        self.phase.heap.prefetch(obj_ref(w));
+                    }
+                    self.fifo.push(w);
+                }
+                None => break,
+            }
+        }
+        self.fifo.pop()
+    }
+
+    #[inline]
+    fn push(&mut self, w: usize) {
+        if let Err(w) = self.slot.owner.push(w) {
+            self.spill(w);
+        }
+    }
+
+    /// The bounded deque is full: move the item and half the deque to the
+    /// shared overflow storage, and wake a parked worker to take some.
+    #[cold]
+    fn spill(&mut self, w: usize) {
+        let e = self.phase.engine;
+        let moved = e.overflow.spill(
+            w,
+            &mut self.slot.owner,
+            self.phase.config.deque_capacity / 2,
+        );
+        self.slot.record.stats.overflow_pushes += moved as u64;
+        if self.phase.term.sleepers() > 0 {
+            let k = self.phase.term.wake(moved / WAKE_GRAIN);
+            self.slot.record.stats.wakeups_sent += k as u64;
+        }
+    }
+
+    #[inline]
+    fn process(&mut self, w: usize) {
+        if ArrayTable::is_token(w) {
+            self.process_token(w);
+            return;
+        }
+        let obj = obj_ref(w);
+        let heap = self.phase.heap;
+        let n = heap.slot_count(obj);
+        self.slot.record.stats.objects_scanned += 1;
+        let chunk = self.phase.config.array_chunk;
+        if n > 2 * chunk {
+            if let Some(token) = self.phase.engine.arrays.open(w, n.div_ceil(chunk)) {
+                self.process_token(token);
+                return;
+            }
+        }
+        self.scan(obj, 0..n);
+    }
+
+    /// Claims a chunk of a large array, republishes the token while chunks
+    /// remain, and scans the chunk.
+    fn process_token(&mut self, token: usize) {
+        let Some(claim) = self.phase.engine.arrays.claim(token) else {
+            return;
+        };
+        for _ in 0..claim.push_back {
+            self.push(token);
+        }
+        let chunk = self.phase.config.array_chunk;
+        let lo = claim.chunk * chunk;
+        self.slot.record.stats.array_chunks += 1;
+        self.scan(obj_ref(claim.obj), lo..lo + chunk);
+    }
+
+    /// Visits the slots in `slots`: marks and pushes strong targets, records
+    /// weak ones.
+    #[inline]
+    fn scan(&mut self, obj: ObjRef, slots: Range<usize>) {
+        let heap = self.phase.heap;
+        let store = self.phase.store;
+        heap.scan_slots(obj, slots, |target, kind| {
+            self.slot.record.stats.slots_scanned += 1;
+            match kind {
+                SlotKind::Strong => {
+                    if store.try_mark(heap, target) {
+                        self.slot.record.stats.objects_marked += 1;
+                        self.push(target.word());
+                    }
+                }
+                SlotKind::Weak => {
+                    let rec = &mut self.slot.record;
+                    rec.stats.weak_refs += 1;
+                    rec.weak_refs.push(WeakRef {
+                        holder: obj.word(),
+                        target: target.word(),
+                    });
+                }
+            }
+        });
+    }
+
+    /// Every `balance_interval` objects: wake parked workers in proportion
+    /// to the surplus, and apply the balancing policy.
+    fn periodic(&mut self) {
+        #[cfg(feature = "inject-delays")]
+        self.inject_delay();
+        let len = self.slot.owner.len();
+        if len >= WAKE_GRAIN && self.phase.term.sleepers() > 0 {
+            let k = self.phase.term.wake(len / WAKE_GRAIN);
+            self.slot.record.stats.wakeups_sent += k as u64;
+        }
+        let c = self.phase.config;
+        let balance = match c.policy {
+            BalancePolicy::OnEmpty => false,
+            BalancePolicy::Probabilistic => {
+                len == 0 || self.slot.rng.random::<f64>() * (len as f64) < c.mu
+            }
+            BalancePolicy::Threshold => {
+                let last = self.last_balance_len;
+                if (len as f64) * c.threshold_factor <= last as f64 {
+                    true
+                } else {
+                    if len as f64 >= last as f64 * c.threshold_factor || last == 0 {
+                        self.last_balance_len = len;
+                    }
+                    false
+                }
+            }
+        };
+        if balance {
+            self.balance(len);
+        }
+    }
+
+    /// A balancing attempt by a worker that still has `len` items: steal
+    /// from a random victim only if it surely has more than twice as many.
+    fn balance(&mut self, len: usize) {
+        self.last_balance_len = len;
+        let Some(v) = self.pick_victim() else {
+            return;
+        };
+        if self.phase.engine.thieves[v].len() > 2 * len + 1 {
+            self.slot.record.stats.balance_attempts += 1;
+            self.steal_from(v);
+            self.last_balance_len = self.slot.owner.len();
+        }
+    }
+
+    /// A random other worker (uniform, or the longer deque of two).
+    fn pick_victim(&mut self) -> Option<usize> {
+        let n = self.phase.config.workers;
+        if n < 2 {
+            return None;
+        }
+        let mut pick = || {
+            let r = self.slot.rng.random_range(0..n - 1);
+            if r >= self.index {
+                r + 1
+            } else {
+                r
+            }
+        };
+        let a = pick();
+        match self.phase.config.victim {
+            VictimSelection::Uniform => Some(a),
+            VictimSelection::BestOf2 => {
+                let b = pick();
+                let t = &self.phase.engine.thieves;
+                Some(if t[b].len() > t[a].len() { b } else { a })
+            }
+        }
+    }
+
+    /// One steal attempt from `victim`; `true` if something was taken.
+    fn steal_from(&mut self, victim: usize) -> bool {
+        let thief = &self.phase.engine.thieves[victim];
+        match self.phase.config.steal {
+            StealAmount::Half => matches!(
+                thief.steal_half(&mut self.slot.owner, &mut self.slot.thief_stats),
+                Steal::Success(k) if k > 0
+            ),
+            StealAmount::One => match thief.steal(&mut self.slot.thief_stats) {
+                Steal::Success(w) => {
+                    self.push(w);
+                    true
+                }
+                Steal::Empty | Steal::Abort => false,
+            },
+        }
+    }
+
+    /// The local deque and FIFO are empty: take from the overflow storage,
+    /// else try to steal, up to twice per other worker. `true` if the local
+    /// deque now has work.
+    fn refill(&mut self) -> bool {
+        let e = self.phase.engine;
+        if e.bounded && e.overflow.len_hint() > 0 {
+            let batch = self.phase.config.deque_capacity / 2;
+            let k = e.overflow.take(&mut self.slot.owner, batch);
+            if k > 0 {
+                self.slot.record.stats.overflow_takes += k as u64;
+                return true;
+            }
+        }
+        for _ in 0..2 * self.phase.config.workers {
+            #[cfg(feature = "inject-delays")]
+            self.inject_delay();
+            let Some(v) = self.pick_victim() else {
+                break;
+            };
+            if self.steal_from(v) {
+                return true;
+            }
+        }
+        // A bounded deque's overflow storage is checked under its lock before
+        // the worker may count itself idle (see docs/design.md).
+        !self.slot.owner.is_empty() || (e.bounded && !e.overflow.is_empty_locked() && self.refill())
+    }
+
+    /// The termination protocol. Returns `true` when the worker has found
+    /// work again, `false` when the phase is over.
+    fn idle(&mut self) -> bool {
+        let term = self.phase.term;
+        let engine = self.phase.engine;
+        loop {
+            if term.go_idle() {
+                return false;
+            }
+            let backoff = Backoff::new();
+            loop {
+                if term.is_done() {
+                    return false;
+                }
+                #[cfg(feature = "inject-delays")]
+                self.inject_delay();
+                // Probe one random victim (and the overflow hint): O(1).
+                let seen = (engine.bounded && engine.overflow.len_hint() > 0)
+                    || self
+                        .pick_victim()
+                        .is_some_and(|v| !engine.thieves[v].is_empty());
+                if seen {
+                    match term.try_reactivate() {
+                        Reactivate::Done => return false,
+                        Reactivate::Active => {
+                            if self.refill() {
+                                return true;
+                            }
+                            self.slot.record.stats.termination_attempts += 1;
+                            break;
+                        }
+                    }
+                }
+                if backoff.is_completed() {
+                    self.slot.record.stats.parks += 1;
+                    term.park();
+                    backoff.reset();
+                } else {
+                    backoff.snooze();
+                }
+            }
+        }
+    }
+
+    /// Test-only: random yields and sleeps, to shake out lost work and hangs.
+    #[cfg(feature = "inject-delays")]
+    fn inject_delay(&mut self) {
+        let r: u32 = self.slot.rng.random_range(0..256);
+        if r < 32 {
+            std::thread::yield_now();
+        } else if r < 34 {
+            std::thread::sleep(std::time::Duration::from_micros(u64::from(r) * 20));
+        }
+    }
+}
+
+/// The object a mark-stack word (without tag) names.
+#[inline(always)]
+fn obj_ref(w: usize) -> ObjRef {
+    match ObjRef::from_word(w) {
+        Some(o) => o,
+        None => unreachable!("mark stack holds only object references and tagged tokens"),
+    }
+}
