@@ -66,7 +66,7 @@ mod worker;
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use stealmark_deques::{locked::Locked, peer::Crossbeam};
+use stealmark_deques::{chase_lev::ChaseLev, locked::Locked, peer::Crossbeam};
 use stealmark_heap::{ObjRef, ObjectModel};
 
 pub use bitmap::{MarkBitmap, MarkStore};
@@ -81,6 +81,7 @@ use worker::{Engine, Phase};
 
 /// One engine instantiation per deque kind.
 enum Engines {
+    ChaseLev(Engine<ChaseLev>),
     Locked(Engine<Locked>),
     Crossbeam(Engine<Crossbeam>),
 }
@@ -89,6 +90,7 @@ enum Engines {
 macro_rules! with_engine {
     ($engines:expr, $e:ident => $body:expr) => {
         match $engines {
+            Engines::ChaseLev($e) => $body,
             Engines::Locked($e) => $body,
             Engines::Crossbeam($e) => $body,
         }
@@ -98,13 +100,14 @@ macro_rules! with_engine {
 impl Engines {
     fn new(config: &MarkerConfig) -> Result<Engines, ConfigError> {
         Ok(match config.deque {
+            DequeKind::ChaseLev => Engines::ChaseLev(Engine::new(config)),
             DequeKind::Locked => Engines::Locked(Engine::new(config)),
             DequeKind::Crossbeam => Engines::Crossbeam(Engine::new(config)),
             other => {
                 return Err(ConfigError::UnknownName {
                     option: "deque",
                     given: other.to_string(),
-                    expected: "locked crossbeam (others not yet available)",
+                    expected: "chase-lev locked crossbeam (others not yet available)",
                 })
             }
         })
@@ -238,9 +241,7 @@ impl Marker {
             let panic = phase.panic.into_inner();
             // Hand the records to the stats, keeping both sets of buffers.
             self.stats.workers.resize_with(self.config.workers, WorkerRecord::default);
-            for (i, rec) in self.stats.workers.iter_mut().enumerate() {
-                std::mem::swap(rec, &mut engine.slot_mut(i).record);
-            }
+            engine.finish_phase(&mut self.stats.workers);
             panic
         });
         let end = Instant::now();

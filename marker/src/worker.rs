@@ -31,7 +31,7 @@ pub(crate) struct Slot<D: WorkDeque> {
     owner: D::Owner,
     rng: Pcg64,
     thief_stats: ThiefStats,
-    pub(crate) record: WorkerRecord,
+    record: WorkerRecord,
 }
 
 /// The deques, overflow storage and array descriptors of one deque kind.
@@ -77,9 +77,15 @@ impl<D: WorkDeque> Engine<D> {
         self.arrays.reset();
     }
 
-    /// Worker `i`'s slot, for the caller between phases.
-    pub(crate) fn slot_mut(&mut self, i: usize) -> &mut Slot<D> {
-        self.slots[i].get_mut()
+    /// After a phase, when every worker has returned (no thief is inside a
+    /// steal): lets the deques free retired buffers, and swaps each worker's
+    /// record with `records[i]`, so both sets of buffers are kept.
+    pub(crate) fn finish_phase(&mut self, records: &mut [WorkerRecord]) {
+        for (slot, rec) in self.slots.iter_mut().zip(records) {
+            let slot = slot.get_mut();
+            slot.owner.quiesce();
+            std::mem::swap(rec, &mut slot.record);
+        }
     }
 }
 
@@ -231,7 +237,6 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         st.steal_successes = t.steal_successes;
         st.steal_aborts = t.steal_aborts;
         st.items_stolen = t.items_stolen;
-        self.slot.owner.quiesce();
     }
 
     /// Records a timeline sample, decimating when the buffer is full.

@@ -74,7 +74,7 @@ fn engine_equals_sequential_marker() {
         .mark(&heap, &roots)
         .iter_set()
         .collect();
-    for deque in [DequeKind::Locked, DequeKind::Crossbeam] {
+    for deque in [DequeKind::ChaseLev, DequeKind::Locked, DequeKind::Crossbeam] {
         for workers in [1, 2, 3, 8, 16] {
             for policy in BalancePolicy::ALL {
                 for steal in StealAmount::ALL {
