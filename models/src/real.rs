@@ -1,0 +1,477 @@
+//! The Berenbrink and Hendler-Shavit workloads on real threads over a real
+//! deque.
+//!
+//! One worker thread per processor, each owning one deque of kind `D`. Steps
+//! are synchronised with a [`Barrier`] (three waits per step), so the chain's
+//! phases happen in order while the steals inside a phase race for real:
+//!
+//! - Berenbrink: (1) every generator on a host pushes a task with probability
+//!   λ into the host's deque; (2) every worker whose deque is empty picks a
+//!   processor uniformly from all `n` and steals from it: `one` is one
+//!   [`Thief::steal`], `const:C` up to C of them, `half` one
+//!   [`Thief::steal_half`] (a lost race counts as a failed request); (3)
+//!   every worker pops one task. Unlike the chain, a victim may serve several
+//!   thieves in one step, as real deques do.
+//! - Hendler-Shavit: (1) every worker balances with probability µ/L: it picks
+//!   another worker and, if that deque looks longer than its own, steals half
+//!   of it ([`Thief::steal_half`]) or one item; (2) producers push
+//!   [`PRODUCER_TASKS`] tasks and every worker pops one.
+//!
+//! After the last step the items left in the deques must equal the items
+//! pushed minus the items popped; the report says whether they do.
+//!
+//! [`PRODUCER_TASKS`]: crate::hendler_shavit::PRODUCER_TASKS
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+
+use rand::Rng;
+use serde::Serialize;
+use stealmark_deques::locked::Locked;
+use stealmark_deques::peer::Crossbeam;
+use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
+
+use crate::berenbrink::{BerenbrinkConfig, BerenbrinkReport, StealFunction};
+use crate::hendler_shavit::{HsConfig, HsReport, HsSteal, RatioTracker, PRODUCER_TASKS};
+use crate::{rng, ModelError};
+
+/// The deque kinds `--deque` accepts, as in the deques crate.
+pub const DEQUE_NAMES: [&str; 5] = ["steal-half", "chase-lev", "abp", "locked", "crossbeam"];
+
+/// The most worker threads a real run starts.
+pub const MAX_THREADS: usize = 256;
+
+/// The most steps a real run takes (each step is three barrier waits).
+pub const MAX_STEPS: u64 = 1_000_000;
+
+/// The most items a bounded deque is created for.
+const MAX_CAPACITY: usize = 1 << 16;
+
+/// A real run's report: the model's report plus what the deques did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RealReport<R> {
+    /// The deque kind (`D::NAME`).
+    pub deque: &'static str,
+    /// The workload's report, computed from the deques' lengths.
+    #[serde(flatten)]
+    pub report: R,
+    /// Steal attempts, single or batch.
+    pub steal_attempts: u64,
+    /// Attempts that took items.
+    pub steal_successes: u64,
+    /// Attempts that lost a race.
+    pub steal_aborts: u64,
+    /// Whether items left = items pushed − items popped.
+    pub conserved: bool,
+}
+
+fn check_threads(processors: usize, steps: u64) -> Result<(), ModelError> {
+    if processors > MAX_THREADS {
+        return Err(ModelError::invalid(
+            "processors",
+            processors,
+            format!("at most {MAX_THREADS} with --real (one thread each)"),
+        ));
+    }
+    if steps > MAX_STEPS {
+        return Err(ModelError::invalid(
+            "steps",
+            steps,
+            format!("at most {MAX_STEPS} with --real"),
+        ));
+    }
+    Ok(())
+}
+
+/// What every worker shares.
+struct Shared<T> {
+    thieves: Vec<T>,
+    lens: Vec<AtomicU64>,
+    barrier: Barrier,
+    failed: AtomicBool,
+    error: Mutex<Option<ModelError>>,
+}
+
+impl<T> Shared<T> {
+    fn new(thieves: Vec<T>) -> Self {
+        let n = thieves.len();
+        Shared {
+            thieves,
+            lens: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            barrier: Barrier::new(n),
+            failed: AtomicBool::new(false),
+            error: Mutex::new(None),
+        }
+    }
+
+    fn fail(&self, error: ModelError) {
+        let mut slot = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        slot.get_or_insert(error);
+        // Relaxed: read only after the next barrier wait, which orders it.
+        self.failed.store(true, Ordering::Relaxed);
+    }
+
+    fn failed(&self) -> bool {
+        // Relaxed: every store happened before a barrier wait that this
+        // load follows (Barrier::wait synchronises all participants).
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    fn total(&self) -> u64 {
+        // Relaxed: written before the barrier this read follows.
+        self.lens.iter().map(|l| l.load(Ordering::Relaxed)).sum()
+    }
+
+    fn into_error(self) -> Option<ModelError> {
+        self.error.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What one worker counted.
+#[derive(Default)]
+struct WorkerCounts {
+    pushed: u64,
+    popped: u64,
+    stats: ThiefStats,
+}
+
+fn push_or_fail<D: WorkDeque, T>(
+    owner: &mut D::Owner,
+    item: usize,
+    shared: &Shared<T>,
+    worker: usize,
+    capacity: usize,
+    step: u64,
+) -> bool {
+    if owner.push(item).is_ok() {
+        return true;
+    }
+    shared.fail(ModelError::DequeFull {
+        deque: D::NAME,
+        worker,
+        capacity,
+        step,
+    });
+    false
+}
+
+fn join_all<T>(handles: Vec<std::thread::ScopedJoinHandle<'_, T>>) -> Result<Vec<T>, ModelError> {
+    let mut out = Vec::with_capacity(handles.len());
+    let mut panic = None;
+    for h in handles {
+        match h.join() {
+            Ok(v) => out.push(v),
+            Err(e) => {
+                let msg = e
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| e.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".to_string());
+                panic.get_or_insert(msg);
+            }
+        }
+    }
+    match panic {
+        Some(msg) => Err(ModelError::WorkerPanicked(msg)),
+        None => Ok(out),
+    }
+}
+
+fn seed_for(seed: u64, worker: usize) -> u64 {
+    seed ^ (worker as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Runs the Berenbrink workload on `n` threads over deque kind `D`.
+pub fn berenbrink<D: WorkDeque>(
+    config: &BerenbrinkConfig,
+) -> Result<RealReport<BerenbrinkReport>, ModelError> {
+    config.validate()?;
+    check_threads(config.processors, config.steps)?;
+    if let StealFunction::Fraction(_) = config.steal {
+        return Err(ModelError::RealUnsupported(
+            "fraction:R steals (deques steal one item or half)".into(),
+        ));
+    }
+    let n = config.processors;
+    let per_host = config.generators_on(0) as usize;
+    let capacity = (per_host.saturating_mul(config.steps as usize) + 1).clamp(64, MAX_CAPACITY);
+    let (owners, thieves): (Vec<_>, Vec<_>) = (0..n).map(|_| D::with_capacity(capacity)).unzip();
+    let shared = Shared::new(thieves);
+    let (counts, loads) = std::thread::scope(|scope| {
+        let handles: Vec<_> = owners
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut owner)| {
+                let shared = &shared;
+                scope.spawn(move || {
+                    let mut rng = rng::seeded(seed_for(config.seed, i));
+                    let mut counts = WorkerCounts::default();
+                    let mut loads = Vec::new();
+                    let generators = config.generators_on(i);
+                    for step in 1..=config.steps {
+                        for _ in 0..generators {
+                            if rng.random_bool(config.lambda) {
+                                let item = counts.pushed as usize;
+                                if push_or_fail::<D, _>(&mut owner, item, shared, i, capacity, step)
+                                {
+                                    counts.pushed += 1;
+                                }
+                            }
+                        }
+                        shared.barrier.wait();
+                        if owner.is_empty() {
+                            let k = rng.random_range(0..n);
+                            if k != i {
+                                steal_into::<D>(
+                                    &mut owner,
+                                    &shared.thieves[k],
+                                    config.steal,
+                                    &mut counts,
+                                    shared,
+                                    i,
+                                    capacity,
+                                    step,
+                                );
+                            }
+                        }
+                        shared.barrier.wait();
+                        if owner.pop().is_some() {
+                            counts.popped += 1;
+                        }
+                        // Relaxed: read by worker 0 after the barrier below.
+                        shared.lens[i].store(owner.len() as u64, Ordering::Relaxed);
+                        shared.barrier.wait();
+                        if i == 0 {
+                            loads.push(shared.total());
+                        }
+                        if shared.failed() {
+                            break;
+                        }
+                    }
+                    (counts, loads)
+                })
+            })
+            .collect();
+        join_all(handles).map(|all| {
+            let mut loads = Vec::new();
+            let counts: Vec<WorkerCounts> = all
+                .into_iter()
+                .map(|(c, l)| {
+                    if !l.is_empty() {
+                        loads = l;
+                    }
+                    c
+                })
+                .collect();
+            (counts, loads)
+        })
+    })?;
+    let final_lens = shared.total();
+    if let Some(err) = shared.into_error() {
+        return Err(err);
+    }
+    let mut stats = ThiefStats::default();
+    let (mut pushed, mut popped) = (0, 0);
+    for c in &counts {
+        stats.merge(&c.stats);
+        pushed += c.pushed;
+        popped += c.popped;
+    }
+    let report = BerenbrinkReport::from_loads(*config, &loads, pushed, popped, stats.items_stolen);
+    Ok(RealReport {
+        deque: D::NAME,
+        conserved: pushed - popped == final_lens && report.final_total_load == final_lens,
+        report,
+        steal_attempts: stats.steal_attempts,
+        steal_successes: stats.steal_successes,
+        steal_aborts: stats.steal_aborts,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn steal_into<D: WorkDeque>(
+    owner: &mut D::Owner,
+    victim: &D::Thief,
+    steal: StealFunction,
+    counts: &mut WorkerCounts,
+    shared: &Shared<D::Thief>,
+    worker: usize,
+    capacity: usize,
+    step: u64,
+) {
+    let singles = match steal {
+        StealFunction::Half | StealFunction::Fraction(_) => {
+            victim.steal_half(owner, &mut counts.stats);
+            return;
+        }
+        StealFunction::One => 1,
+        StealFunction::Const(c) => c,
+    };
+    for _ in 0..singles {
+        match victim.steal(&mut counts.stats) {
+            Steal::Success(item) => {
+                // A stolen item moves; it is neither pushed nor popped anew.
+                if owner.push(item).is_err() {
+                    shared.fail(ModelError::DequeFull {
+                        deque: D::NAME,
+                        worker,
+                        capacity,
+                        step,
+                    });
+                    return;
+                }
+            }
+            Steal::Empty | Steal::Abort => return,
+        }
+    }
+}
+
+/// Runs the Hendler-Shavit workload on `n` threads over deque kind `D`.
+pub fn hendler_shavit<D: WorkDeque>(config: &HsConfig) -> Result<RealReport<HsReport>, ModelError> {
+    config.validate()?;
+    check_threads(config.processors, config.steps)?;
+    let n = config.processors;
+    let producers = config.producers();
+    let capacity = (PRODUCER_TASKS as usize * config.steps as usize + 1).clamp(64, MAX_CAPACITY);
+    let (owners, thieves): (Vec<_>, Vec<_>) = (0..n).map(|_| D::with_capacity(capacity)).unzip();
+    let shared = Shared::new(thieves);
+    let counts = std::thread::scope(|scope| {
+        let handles: Vec<_> = owners
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut owner)| {
+                let shared = &shared;
+                scope.spawn(move || {
+                    let mut rng = rng::seeded(seed_for(config.seed, i));
+                    let mut counts = WorkerCounts::default();
+                    let mut tracker = (i == 0).then(|| RatioTracker::new(n, config.steps));
+                    for step in 1..=config.steps {
+                        if let Some(t) = tracker.as_mut() {
+                            // Relaxed: written before the previous step's last barrier.
+                            t.record(shared.lens.iter().map(|l| l.load(Ordering::Relaxed)));
+                        }
+                        let own = owner.len();
+                        if rng.random_bool(config.balance_probability(own as u64)) {
+                            let mut q = rng.random_range(0..n - 1);
+                            if q >= i {
+                                q += 1;
+                            }
+                            let victim = &shared.thieves[q];
+                            if victim.len() > own {
+                                match config.steal {
+                                    HsSteal::Half => {
+                                        victim.steal_half(&mut owner, &mut counts.stats);
+                                    }
+                                    HsSteal::One => {
+                                        if let Steal::Success(item) =
+                                            victim.steal(&mut counts.stats)
+                                        {
+                                            if owner.push(item).is_err() {
+                                                shared.fail(ModelError::DequeFull {
+                                                    deque: D::NAME,
+                                                    worker: i,
+                                                    capacity,
+                                                    step,
+                                                });
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        shared.barrier.wait();
+                        if i < producers {
+                            for _ in 0..PRODUCER_TASKS {
+                                let item = counts.pushed as usize;
+                                if push_or_fail::<D, _>(&mut owner, item, shared, i, capacity, step)
+                                {
+                                    counts.pushed += 1;
+                                }
+                            }
+                        }
+                        if owner.pop().is_some() {
+                            counts.popped += 1;
+                        }
+                        // Relaxed: read by worker 0 after the barrier below.
+                        shared.lens[i].store(owner.len() as u64, Ordering::Relaxed);
+                        shared.barrier.wait();
+                        if shared.failed() {
+                            break;
+                        }
+                    }
+                    (counts, tracker)
+                })
+            })
+            .collect();
+        join_all(handles)
+    })?;
+    let final_lens = shared.total();
+    if let Some(err) = shared.into_error() {
+        return Err(err);
+    }
+    let mut stats = ThiefStats::default();
+    let (mut pushed, mut popped) = (0, 0);
+    let mut tracker = None;
+    for (c, t) in counts {
+        stats.merge(&c.stats);
+        pushed += c.pushed;
+        popped += c.popped;
+        if t.is_some() {
+            tracker = t;
+        }
+    }
+    let tracker =
+        tracker.ok_or_else(|| ModelError::WorkerPanicked("worker 0 kept no ratios".into()))?;
+    let report = tracker.finish(*config, stats.steal_successes, stats.items_stolen);
+    Ok(RealReport {
+        deque: D::NAME,
+        conserved: pushed - popped == final_lens,
+        report,
+        steal_attempts: stats.steal_attempts,
+        steal_successes: stats.steal_successes,
+        steal_aborts: stats.steal_aborts,
+    })
+}
+
+/// The deque kinds this build provides, by [`WorkDeque::NAME`].
+pub fn available_deques() -> Vec<&'static str> {
+    vec![Locked::NAME, Crossbeam::NAME]
+}
+
+fn unavailable(name: &str) -> ModelError {
+    if DEQUE_NAMES.contains(&name) {
+        ModelError::DequeUnavailable {
+            name: name.to_string(),
+            available: available_deques().join(", "),
+        }
+    } else {
+        ModelError::UnknownDeque {
+            name: name.to_string(),
+            known: DEQUE_NAMES.join(", "),
+        }
+    }
+}
+
+/// Runs [`berenbrink`] over the deque kind whose `NAME` is `deque`.
+pub fn berenbrink_on(
+    deque: &str,
+    config: &BerenbrinkConfig,
+) -> Result<RealReport<BerenbrinkReport>, ModelError> {
+    match deque {
+        name if name == Locked::NAME => berenbrink::<Locked>(config),
+        name if name == Crossbeam::NAME => berenbrink::<Crossbeam>(config),
+        other => Err(unavailable(other)),
+    }
+}
+
+/// Runs [`hendler_shavit`] over the deque kind whose `NAME` is `deque`.
+pub fn hendler_shavit_on(
+    deque: &str,
+    config: &HsConfig,
+) -> Result<RealReport<HsReport>, ModelError> {
+    match deque {
+        name if name == Locked::NAME => hendler_shavit::<Locked>(config),
+        name if name == Crossbeam::NAME => hendler_shavit::<Crossbeam>(config),
+        other => Err(unavailable(other)),
+    }
+}
