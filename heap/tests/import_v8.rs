@@ -1,0 +1,298 @@
+//! The V8 importer against real heap snapshots written by Node.js at test
+//! time, checked against counts that a separate Node.js script makes from the
+//! same file with `JSON.parse`.
+
+mod import_common;
+
+use std::path::Path;
+use std::process::Command;
+
+use import_common::{corrupt, count, have, read, run, tempdir, Counts};
+use stealmark_heap::import::{self, ImportError, Malformed};
+use stealmark_heap::{HeapBuilder, HeapGraph};
+
+/// Builds an object graph with lists, trees, cycles, arrays, maps, closures
+/// and weak references, then writes a heap snapshot to `argv[2]`.
+const GENERATE: &str = r#"
+const v8 = require('v8');
+class Node { constructor(v) { this.v = v; this.next = null; this.kids = []; } }
+const head = new Node(0);
+let cur = head;
+for (let i = 1; i < 2000; i++) {
+  const n = new Node(i);
+  cur.next = n;
+  if (i % 3 === 0) cur.kids.push(new Node(-i), head);   // a cycle back to the head
+  cur = n;
+}
+const table = new Map();
+for (let i = 0; i < 500; i++) table.set('k' + i, { i, s: 'v' + i, f: () => i });
+const weak = [];
+for (let i = 0; i < 100; i++) weak.push(new WeakRef({ dropped: i }));
+const wm = new WeakMap();
+wm.set(head, { meta: 'weakly held' });
+globalThis.keep = { head, table, weak, wm, big: new Array(10000).fill(0).map((_, i) => ({ i })) };
+v8.writeHeapSnapshot(process.argv[2]);
+"#;
+
+/// Counts nodes, edges and weak edges, and the nodes reachable from node 0
+/// through non-weak edges, straight from the JSON, following `snapshot.meta`.
+const COUNT: &str = r#"
+const s = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
+const m = s.snapshot.meta;
+const nf = m.node_fields.length, ef = m.edge_fields.length;
+const ec = m.node_fields.indexOf('edge_count');
+const et = m.edge_fields.indexOf('type'), to = m.edge_fields.indexOf('to_node');
+const weakType = m.edge_types[et].indexOf('weak');
+const n = s.nodes.length / nf, e = s.edges.length / ef;
+const first = new Float64Array(n + 1);
+for (let i = 0; i < n; i++) first[i + 1] = first[i] + s.nodes[i * nf + ec];
+let weak = 0;
+for (let j = 0; j < e; j++) if (s.edges[j * ef + et] === weakType) weak++;
+const seen = new Uint8Array(n);
+const stack = [0];
+seen[0] = 1;
+let reachable = 1;
+while (stack.length) {
+  const v = stack.pop();
+  for (let j = first[v]; j < first[v + 1]; j++) {
+    if (s.edges[j * ef + et] === weakType) continue;
+    const w = s.edges[j * ef + to] / nf;
+    if (!seen[w]) { seen[w] = 1; reachable++; stack.push(w); }
+  }
+}
+console.log(JSON.stringify({ objects: n, references: e, weak, roots: 1, reachable }));
+"#;
+
+/// Writes a snapshot of a Node.js process, or `None` (skipped) without node.
+fn snapshot(dir: &Path, test: &str) -> Option<std::path::PathBuf> {
+    if !have("node", test) {
+        return None;
+    }
+    let script = dir.join("generate.js");
+    std::fs::write(&script, GENERATE).unwrap();
+    let out = dir.join("test.heapsnapshot");
+    run(Command::new("node").arg(&script).arg(&out));
+    Some(out)
+}
+
+/// Counts the snapshot with the independent Node.js script.
+fn independent_counts(dir: &Path, snap: &Path) -> Counts {
+    let script = dir.join("count.js");
+    std::fs::write(&script, COUNT).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&run(Command::new("node").arg(&script).arg(snap))).unwrap();
+    let get = |k: &str| {
+        json[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("count.js gave no {k}: {json}"))
+    };
+    Counts {
+        objects: get("objects"),
+        references: get("references"),
+        weak: get("weak"),
+        roots: get("roots"),
+        reachable: get("reachable"),
+    }
+}
+
+#[test]
+fn node_snapshot_matches_independent_counts() {
+    let dir = tempdir();
+    let Some(snap) = snapshot(dir.path(), "node_snapshot_matches_independent_counts") else {
+        return;
+    };
+    let expected = independent_counts(dir.path(), &snap);
+
+    let mut builder = HeapBuilder::new();
+    let file = std::fs::File::open(&snap).unwrap();
+    let summary = import::v8(std::io::BufReader::new(file), &mut builder).unwrap();
+    let heap = builder.finish().unwrap();
+    let got = count(&heap);
+    eprintln!("node snapshot: {got:?}, summary {summary:?}");
+    assert_eq!(got, expected);
+    assert_eq!(
+        (
+            summary.objects,
+            summary.references,
+            summary.weak_references,
+            summary.roots
+        ),
+        (expected.objects, expected.references, expected.weak, 1)
+    );
+    assert_eq!(summary.input_bytes, std::fs::metadata(&snap).unwrap().len());
+    // V8 collects garbage before it writes a snapshot, so nodes that are
+    // only weakly reachable are usually gone: the reachable count may equal
+    // the object count. The weak edges are there.
+    assert!(expected.weak > 0, "the script makes weak references");
+
+    // Type names: constructor names for objects, `(type)` for the others.
+    let names: Vec<&str> = (0..heap.type_count() as u32)
+        .filter_map(|t| heap.type_name(t))
+        .collect();
+    for want in ["Node", "Map", "WeakRef", "(string)", "(closure)"] {
+        assert!(names.contains(&want), "no type {want} in {names:?}");
+    }
+}
+
+#[test]
+fn node_snapshot_truncated_or_corrupted_never_panics() {
+    let dir = tempdir();
+    let Some(snap) = snapshot(
+        dir.path(),
+        "node_snapshot_truncated_or_corrupted_never_panics",
+    ) else {
+        return;
+    };
+    let bytes = read(&snap);
+    corrupt(&bytes, bytes.len() / 31, 40, |input| {
+        import::v8(input, &mut HeapBuilder::new())
+            .map(|_| ())
+            .map_err(|e| {
+                let off = e.offset();
+                (e, off)
+            })
+    });
+}
+
+/// Imports a literal snapshot into a fresh builder.
+fn import_str(json: &str) -> Result<import::ImportSummary, ImportError> {
+    import::v8(json.as_bytes(), &mut HeapBuilder::new())
+}
+
+/// The kind and offset of a malformed-input error.
+fn malformed(json: &str) -> (Malformed, u64) {
+    match import_str(json) {
+        Err(ImportError::Malformed { kind, offset, .. }) => (kind, offset),
+        other => panic!("expected a malformed-input error, got {other:?}"),
+    }
+}
+
+const META: &str = r#"{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count"],
+"node_types":[["hidden","object"],"string","number","number","number"],
+"edge_fields":["type","name_or_index","to_node"],
+"edge_types":[["property","weak"],"string_or_number","node"]},"#;
+
+#[test]
+fn field_layout_comes_from_meta() {
+    // Reordered fields and an extra one: the importer must follow the meta.
+    let json = r#"{"snapshot":{"meta":{"node_fields":["edge_count","extra","self_size","type","name"],
+        "node_types":["number","number","number",["object","hidden"],"string"],
+        "edge_fields":["to_node","type"],"edge_types":["node",["weak","strong"]]},
+        "node_count":2,"edge_count":2},
+        "nodes":[2,9,64,1,0, 0,9,24,0,1],
+        "edges":[5,1, 5,0],
+        "strings":["root","Thing"]}"#;
+    let mut b = HeapBuilder::new();
+    let s = import::v8(json.as_bytes(), &mut b).unwrap();
+    assert_eq!((s.objects, s.references, s.weak_references), (2, 2, 1));
+    let heap = b.finish().unwrap();
+    let view = heap.view();
+    let objs: Vec<_> = view.objects().collect();
+    // Sizes follow self_size: 64 bytes = header + 2 slots + 4 payload words.
+    assert_eq!(view.header(objs[0]).payload_words, 4);
+    assert_eq!(heap.type_name(view.type_id(objs[1])), Some("Thing"));
+    assert_eq!(heap.type_name(view.type_id(objs[0])), Some("root"));
+}
+
+#[test]
+fn malformed_inputs_name_the_problem_and_offset() {
+    let ok = format!(
+        r#"{META}"node_count":2,"edge_count":1}},"nodes":[0,0,1,0,1, 1,1,3,16,0],"edges":[0,1,5],"strings":["a","b"]}}"#
+    );
+    import_str(&ok).unwrap();
+
+    // to_node not a multiple of the node field count.
+    let bad = ok.replace(r#""edges":[0,1,5]"#, r#""edges":[0,1,4]"#);
+    let (kind, off) = malformed(&bad);
+    assert_eq!(kind, Malformed::BadToNode(4));
+    assert_eq!(&bad[off as usize..off as usize + 1], "4");
+
+    // An edge type outside its enum.
+    let (kind, _) = malformed(&ok.replace(r#""edges":[0,1,5]"#, r#""edges":[7,1,5]"#));
+    assert!(matches!(
+        kind,
+        Malformed::BadEnum {
+            field: "edge type",
+            value: 7,
+            ..
+        }
+    ));
+
+    // Counts that disagree.
+    let (kind, _) = malformed(&ok.replace(r#""node_count":2"#, r#""node_count":3"#));
+    assert!(matches!(
+        kind,
+        Malformed::CountMismatch {
+            what: "node count",
+            ..
+        }
+    ));
+    let (kind, _) = malformed(&ok.replace(r#""edges":[0,1,5]"#, r#""edges":[0,1,5,0,1,0]"#));
+    assert!(matches!(kind, Malformed::CountMismatch { .. }));
+
+    // Non-integers in the arrays, and a node array cut mid-node.
+    let bad = ok.replace("1,3,16,0]", "1,3,-16,0]");
+    let (kind, off) = malformed(&bad);
+    assert!(matches!(
+        kind,
+        Malformed::UnexpectedByte { found: b'-', .. }
+    ));
+    assert_eq!(&bad[off as usize..off as usize + 1], "-");
+    let (kind, _) = malformed(&ok.replace("1,3,16,0]", "1,3,16.5,0]"));
+    assert!(matches!(kind, Malformed::NumberOutOfRange { .. }));
+    let (kind, _) = malformed(&ok.replace("1,1,3,16,0]", "1,1,3,16]"));
+    assert!(matches!(kind, Malformed::BadMeta(_)));
+
+    // Sections out of order, missing or repeated; a meta without to_node.
+    let (kind, _) = malformed(r#"{"nodes":[]}"#);
+    assert!(matches!(
+        kind,
+        Malformed::SectionOrder {
+            section: "nodes",
+            ..
+        }
+    ));
+    let (kind, _) = malformed(&format!(
+        r#"{META}"node_count":1,"edge_count":0}},"nodes":[0,0,1,0,0]}}"#
+    ));
+    assert_eq!(kind, Malformed::MissingSection("edges"));
+    let (kind, _) = malformed(&ok.replace(r#","strings""#, r#","edges":[],"strings""#));
+    assert!(matches!(
+        kind,
+        Malformed::SectionOrder {
+            section: "edges",
+            ..
+        }
+    ));
+    let (kind, _) = malformed(&ok.replace("\"to_node\"", "\"to\""));
+    assert!(matches!(kind, Malformed::BadMeta(_)));
+    let (kind, _) = malformed(&format!(
+        r#"{META}"node_count":0,"edge_count":0}},"nodes":[],"edges":[]}}"#
+    ));
+    assert_eq!(kind, Malformed::Empty);
+
+    // Trailing garbage, and not JSON at all.
+    let (kind, off) = malformed(&format!("{ok} x"));
+    assert!(matches!(
+        kind,
+        Malformed::UnexpectedByte { found: b'x', .. }
+    ));
+    assert_eq!(off as usize, ok.len() + 1);
+    assert!(matches!(
+        malformed("GIF89a").0,
+        Malformed::UnexpectedByte { found: b'G', .. }
+    ));
+    assert!(matches!(malformed("").0, Malformed::UnexpectedEof { .. }));
+}
+
+#[test]
+fn missing_strings_give_placeholder_names() {
+    let json = format!(r#"{META}"node_count":1,"edge_count":0}},"nodes":[1,3,1,0,0],"edges":[]}}"#);
+    let mut b = HeapBuilder::new();
+    import::v8(json.as_bytes(), &mut b).unwrap();
+    let heap = b.finish().unwrap();
+    assert_eq!(
+        heap.type_name(heap.view().type_id(heap.roots()[0])),
+        Some("<string 3>")
+    );
+}
