@@ -121,7 +121,8 @@ impl crate::Thief for CrossbeamThief {
         let result = self
             .stealer
             .steal_batch_with_limit(&dest.worker, usize::MAX);
-        let moved = dest.worker.len() - before;
+        // Exact unless thieves of `dest` steal from it meanwhile; then a lower bound.
+        let moved = dest.worker.len().saturating_sub(before);
         // One CAS per item taken from a LIFO worker, plus the one that lost a
         // race if the batch ended early or aborted.
         stats.cas_succeeded += moved as u64;
@@ -129,6 +130,7 @@ impl crate::Thief for CrossbeamThief {
         match result {
             crossbeam_deque::Steal::Success(()) => {
                 stats.steal_successes += 1;
+                let moved = moved.max(1);
                 stats.items_stolen += moved as u64;
                 Steal::Success(moved)
             }

@@ -1,1 +1,685 @@
-//! Placeholder: the deques issue (#2) replaces this module.
+//! The Hendler-Shavit extended deque (PODC 2002): thieves take about half of
+//! the victim's items with one CAS, and the owner synchronises only when the
+//! length crosses a power of two or after it has seen a steal. Beyond the
+//! paper, the array is Chase-Lev's dynamic circular array, so a push never
+//! fails (no `DEQ_FULL`).
+//!
+//! # The steal range
+//!
+//! One 64-bit atomic word holds the whole `stealRange`:
+//!
+//! | bits   | field   | meaning                                                  |
+//! |--------|---------|----------------------------------------------------------|
+//! | 0..28  | `top`   | index of the oldest item, modulo 2^28                    |
+//! | 28..33 | `len`   | `0` (empty) or `c`: the range holds `2^(c-1)` items      |
+//! | 33     | `owner` | the owner wrote this word (else a thief did)             |
+//! | 34..64 | `tag`   | bumped by every owner CAS                                |
+//!
+//! Thieves may take items only inside `[top, top + len)`, and only by a CAS
+//! on this word that advances `top`. Range lengths are always zero or powers
+//! of two, as in the paper, so five bits encode them.
+//!
+//! The owner pops without any CAS when (i) the word still equals
+//! `prev` (the last word it wrote: no steal happened since), (ii) the length
+//! is not a power of two, and (iii) the popped index `j` is at or above the
+//! *floor* `top + 2 * len` of `prev`. Every thief keeps its new range below
+//! the floor of the word it replaces when that word was written by the owner,
+//! and below the `bottom` it read (after a `SeqCst` fence) otherwise; so no
+//! index is ever both popped without a CAS and inside a range a thief can
+//! claim. Every other pop, and every push that reaches a power of two or
+//! sees a foreign word, re-arms the range with a CAS (Theorem 4.3: k pushes
+//! or k pops without steals cost Θ(log k) CAS).
+//!
+//! The range length is kept within `(len / 4, len / 2]` of the deque length
+//! by the owner and at least `len / 8` by thieves; debug builds assert the
+//! paper's invariant `len(stealRange) >= len(deque) / 8`.
+//!
+//! # ABA
+//!
+//! A thief copies the items of the range it read, then CASes the word. The
+//! copy is stale only if the owner popped and re-pushed those indices in
+//! between, which takes at least two owner CASes (shrink the range, then
+//! re-arm it); each bumps the 30-bit tag, and thieves only ever advance
+//! `top`. So a stale CAS succeeds only if a thief stalls between two
+//! instructions while the owner performs a multiple of 2^30 CASes and no
+//! other thief steals; see `docs/design.md`.
+//!
+//! ```
+//! use stealmark_deques::steal_half::StealHalf;
+//! use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
+//!
+//! let (mut victim, thief) = StealHalf::with_capacity(4);
+//! let (mut mine, _) = StealHalf::with_capacity(4);
+//! for i in 0..16 {
+//!     victim.push(i).unwrap();
+//! }
+//! let mut stats = ThiefStats::default();
+//! assert_eq!(thief.steal_half(&mut victim_dest(&mut mine), &mut stats), Steal::Success(8));
+//! assert_eq!(stats.cas_attempted, 1);
+//! assert_eq!((victim.len(), mine.len()), (8, 8));
+//! # fn victim_dest<T>(t: &mut T) -> &mut T { t }
+//! ```
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use crossbeam_utils::CachePadded;
+
+use crate::buffer::{Buffer, SharedBuffer};
+pub use crate::buffer::{Epoch, Quiescent, Reclaim};
+use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
+use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
+
+const TOP_BITS: u32 = 28;
+const TOP_MASK: u64 = (1 << TOP_BITS) - 1;
+const LEN_SHIFT: u32 = 28;
+const LEN_MASK: u64 = 0b1_1111;
+const OWNER_BIT: u64 = 1 << 33;
+const TAG_SHIFT: u32 = 34;
+const TAG_MASK: u64 = (1 << 30) - 1;
+
+/// The largest array a StealHalf deque may grow to: indices are kept modulo
+/// 2^28 in the steal-range word, so live indices must stay within 2^27 of
+/// each other. A push beyond it panics (2^27 words is 1 GiB per deque).
+pub const MAX_CAPACITY: usize = 1 << (TOP_BITS - 1);
+
+/// A pop shrinks the array when fewer than `capacity / SHRINK_FACTOR` items
+/// remain (as in [`crate::chase_lev`]).
+pub const SHRINK_FACTOR: usize = 4;
+
+/// The StealHalf kind (`steal-half`), with epoch-based reclamation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StealHalf;
+
+/// The StealHalf kind with quiescent-point reclamation (`steal-half-q`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StealHalfQuiescent;
+
+impl WorkDeque for StealHalf {
+    type Owner = StealHalfOwner<Epoch>;
+    type Thief = StealHalfThief<Epoch>;
+    const NAME: &'static str = "steal-half";
+
+    fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
+        new(capacity)
+    }
+}
+
+impl WorkDeque for StealHalfQuiescent {
+    type Owner = StealHalfOwner<Quiescent>;
+    type Thief = StealHalfThief<Quiescent>;
+    const NAME: &'static str = "steal-half-q";
+
+    fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
+        new(capacity)
+    }
+}
+
+/// The packed steal range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Range(u64);
+
+impl Range {
+    fn new(tag: u64, top: usize, len: usize, by_owner: bool) -> Range {
+        debug_assert!(len == 0 || len.is_power_of_two());
+        let code = if len == 0 {
+            0
+        } else {
+            u64::from(len.trailing_zeros()) + 1
+        };
+        debug_assert!(code <= LEN_MASK);
+        let owner = if by_owner { OWNER_BIT } else { 0 };
+        Range(
+            ((tag & TAG_MASK) << TAG_SHIFT) | owner | (code << LEN_SHIFT) | (top as u64 & TOP_MASK),
+        )
+    }
+
+    /// `top` modulo 2^28.
+    fn top(self) -> usize {
+        (self.0 & TOP_MASK) as usize
+    }
+
+    fn len(self) -> usize {
+        match (self.0 >> LEN_SHIFT) & LEN_MASK {
+            0 => 0,
+            code => 1 << (code - 1),
+        }
+    }
+
+    fn by_owner(self) -> bool {
+        self.0 & OWNER_BIT != 0
+    }
+
+    fn tag(self) -> u64 {
+        (self.0 >> TAG_SHIFT) & TAG_MASK
+    }
+}
+
+/// `a - b` for logical indices within 2^27 of each other, given modulo 2^28
+/// (either may be a full index).
+fn dist(a: usize, b: usize) -> isize {
+    let d = (a.wrapping_sub(b) as u64 & TOP_MASK) as isize;
+    if d >= 1 << (TOP_BITS - 1) {
+        d - (1 << TOP_BITS)
+    } else {
+        d
+    }
+}
+
+/// The steal-range length for a deque (or the unclaimed part of one) of `n`
+/// items: the largest power of two at most `n / 2`, and 1 for 1 to 3 items.
+/// It lies in `(n / 4, n / 2]` for `n >= 2`.
+fn target_len(n: usize) -> usize {
+    match n {
+        0 => 0,
+        1..=3 => 1,
+        _ => 1 << (n / 2).ilog2(),
+    }
+}
+
+/// Whether a power of two lies in `(from, to]`.
+fn crosses_power_of_two(from: usize, to: usize) -> bool {
+    to > from && (from == 0 || 1 << to.ilog2() > from)
+}
+
+fn new<R: Reclaim>(capacity: usize) -> (StealHalfOwner<R>, StealHalfThief<R>) {
+    let min_capacity = capacity.clamp(2, MAX_CAPACITY).next_power_of_two();
+    let prev = Range::new(0, 0, 0, true);
+    let inner = Arc::new(Inner {
+        range: CachePadded::new(AtomicU64::new(prev.0)),
+        bottom: CachePadded::new(AtomicUsize::new(0)),
+        buffer: CachePadded::new(SharedBuffer::new(min_capacity)),
+    });
+    let owner = StealHalfOwner {
+        inner: Arc::clone(&inner),
+        bottom: 0,
+        prev,
+        min_capacity,
+        stats: OwnerStats::default(),
+        _not_sync: PhantomData,
+    };
+    (owner, StealHalfThief { inner })
+}
+
+struct Inner<R: Reclaim> {
+    /// The packed steal range (see the module docs).
+    range: CachePadded<AtomicU64>,
+    /// One past the youngest item (a full, wrapping index); owner writes.
+    bottom: CachePadded<AtomicUsize>,
+    buffer: CachePadded<SharedBuffer<R>>,
+}
+
+/// The owner handle of a StealHalf deque.
+pub struct StealHalfOwner<R: Reclaim> {
+    inner: Arc<Inner<R>>,
+    /// The owner's copy of `bottom` (it is the only writer).
+    bottom: usize,
+    /// The last range word the owner wrote (`prevStealRange`).
+    prev: Range,
+    min_capacity: usize,
+    stats: OwnerStats,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+/// A thief handle of a StealHalf deque.
+pub struct StealHalfThief<R: Reclaim> {
+    inner: Arc<Inner<R>>,
+}
+
+impl<R: Reclaim> Clone for StealHalfThief<R> {
+    fn clone(&self) -> Self {
+        StealHalfThief {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<R: Reclaim> std::fmt::Debug for StealHalfOwner<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StealHalfOwner")
+            .field("len", &crate::Owner::len(self))
+            .field("capacity", &self.capacity())
+            .field("steal_range_len", &self.steal_range_len())
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+impl<R: Reclaim> std::fmt::Debug for StealHalfThief<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StealHalfThief")
+            .field("len", &crate::Thief::len(self))
+            .finish()
+    }
+}
+
+/// Checks the paper's invariant `len(stealRange) >= len(deque) / 8`.
+#[inline]
+fn check_invariant(range_len: usize, deque_len: usize) {
+    debug_assert!(
+        range_len * 8 >= deque_len,
+        "StealHalf invariant broken: steal range of {range_len} for {deque_len} items"
+    );
+}
+
+/// Grows `buffer` to hold `needed` items, copying `[top, bottom)`.
+fn grow<R: Reclaim>(buffer: &SharedBuffer<R>, top: usize, bottom: usize, needed: usize) -> &Buffer {
+    let capacity = needed.next_power_of_two();
+    assert!(
+        capacity <= MAX_CAPACITY,
+        "StealHalf deque would exceed its maximum capacity of {MAX_CAPACITY} items"
+    );
+    buffer.replace(capacity, top as isize, bottom as isize)
+}
+
+impl<R: Reclaim> StealHalfOwner<R> {
+    /// The current capacity of the circular array.
+    pub fn capacity(&self) -> usize {
+        self.inner.buffer.owner_load().capacity()
+    }
+
+    /// The number of items thieves may currently claim (the length of the
+    /// steal range).
+    pub fn steal_range_len(&self) -> usize {
+        // Relaxed: a snapshot for inspection.
+        Range(self.inner.range.load(Ordering::Relaxed)).len()
+    }
+
+    /// The number of retired arrays not freed yet (always zero with
+    /// epoch-based reclamation).
+    pub fn retired(&self) -> usize {
+        self.inner.buffer.retired_len()
+    }
+
+    /// The full index of the top named by `word`, which is at most `bottom`.
+    #[inline]
+    fn full_top(&self, word: Range) -> usize {
+        let d = dist(self.bottom, word.top());
+        debug_assert!(d >= 0, "steal range top passed bottom");
+        self.bottom.wrapping_sub(d as usize)
+    }
+
+    /// Re-arms the steal range for the current length, starting from the
+    /// word `seen`; retries while thieves change it.
+    fn rearm(&mut self, mut seen: Range) {
+        loop {
+            let top = self.full_top(seen);
+            let len = self.bottom.wrapping_sub(top);
+            let new = Range::new(seen.tag() + 1, top, target_len(len), true);
+            self.stats.cas_attempted += 1;
+            // SeqCst on success: its release half publishes the slots of the
+            // new range to thieves (pairs with their acquire load of the
+            // range). Acquire on failure: pairs with the winning thief's CAS,
+            // so its slot reads happen before we reuse those slots.
+            match self.inner.range.compare_exchange(
+                seen.0,
+                new.0,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    self.stats.cas_succeeded += 1;
+                    self.prev = new;
+                    check_invariant(new.len(), len);
+                    return;
+                }
+                Err(current) => seen = Range(current),
+            }
+        }
+    }
+
+    /// Makes room for `extra` more items; returns the array to write them to.
+    fn reserve(&mut self, extra: usize) -> &Buffer {
+        // Acquire: pairs with thieves' CAS; see `push`.
+        let word = Range(self.inner.range.load(Ordering::Acquire));
+        let top = self.full_top(word);
+        let len = self.bottom.wrapping_sub(top);
+        let buffer = self.inner.buffer.owner_load();
+        if len + extra > buffer.capacity() {
+            grow(&self.inner.buffer, top, self.bottom, len + extra)
+        } else {
+            buffer
+        }
+    }
+
+    /// Publishes `count` items written above `bottom` by a steal into this
+    /// deque, re-arming the steal range first if needed.
+    fn commit(&mut self, count: usize) {
+        // Acquire: pairs with thieves' CAS; see `push`.
+        let word = Range(self.inner.range.load(Ordering::Acquire));
+        let top = self.full_top(word);
+        let old_len = self.bottom.wrapping_sub(top);
+        self.bottom = self.bottom.wrapping_add(count);
+        // Re-arm before publishing `bottom`, so that no thief sees the new
+        // bottom with a range sized for the old length. The new range may
+        // reach above the published bottom: its slots are written, and the
+        // CAS publishes them.
+        if word != self.prev || crosses_power_of_two(old_len, old_len + count) {
+            self.rearm(word);
+        } else {
+            check_invariant(self.prev.len(), old_len + count);
+        }
+        // Release: pairs with the acquire load of `bottom` by thieves.
+        self.inner.bottom.store(self.bottom, Ordering::Release);
+    }
+
+    /// Shrinks the array after a pop that left `len` items from `top`.
+    fn maybe_shrink(&self, top: usize, len: usize) {
+        let capacity = self.inner.buffer.owner_load().capacity();
+        if capacity > self.min_capacity && len < capacity / SHRINK_FACTOR {
+            self.inner
+                .buffer
+                .replace(capacity / 2, top as isize, self.bottom as isize);
+        }
+    }
+}
+
+impl StealHalfOwner<Quiescent> {
+    /// Frees the arrays retired by resizes so far.
+    ///
+    /// # Safety
+    /// No thief of this deque may be inside a steal (for example at the end
+    /// of a mark phase, after the workers have met at a barrier).
+    pub unsafe fn free_retired(&mut self) {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.inner.buffer.free_retired() }
+    }
+}
+
+impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
+    type Thief = StealHalfThief<R>;
+
+    #[inline]
+    fn push(&mut self, item: usize) -> Result<(), usize> {
+        // Acquire: pairs with the release half of thieves' successful CAS,
+        // so that their reads of the slots they took happen before we reuse
+        // those slots.
+        let word = Range(self.inner.range.load(Ordering::Acquire));
+        let b = self.bottom;
+        let top = self.full_top(word);
+        let len = b.wrapping_sub(top);
+        let mut buffer = self.inner.buffer.owner_load();
+        if len >= buffer.capacity() {
+            buffer = grow(&self.inner.buffer, top, b, len + 1);
+        }
+        buffer.write(b as isize, item);
+        // Release: pairs with the acquire load of `bottom` in a steal, which
+        // may use this bottom as its limit and so must see the slot.
+        self.inner
+            .bottom
+            .store(b.wrapping_add(1), Ordering::Release);
+        self.bottom = b.wrapping_add(1);
+        self.stats.pushes += 1;
+        if word != self.prev || (len + 1).is_power_of_two() {
+            self.rearm(word);
+        } else {
+            check_invariant(self.prev.len(), len + 1);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<usize> {
+        let inner = &*self.inner;
+        let b = self.bottom;
+        // Acquire: pairs with thieves' CAS (see `push`); a quick empty check.
+        let first = Range(inner.range.load(Ordering::Acquire));
+        if self.full_top(first) == b {
+            return None;
+        }
+        let j = b.wrapping_sub(1);
+        inner.bottom.store(j, Ordering::Relaxed);
+        // SeqCst: pairs with the SeqCst fence in a steal, between its load of
+        // the range and its load of `bottom`: either that thief sees this
+        // decremented bottom, or we see its range word below.
+        fence(Ordering::SeqCst);
+        // Acquire: pairs with thieves' CAS (see `push`).
+        let mut word = Range(inner.range.load(Ordering::Acquire));
+        let buffer = inner.buffer.owner_load();
+        loop {
+            let top = self.full_top(word);
+            let len = b.wrapping_sub(top);
+            if len == 0 {
+                // Thieves took everything: restore `bottom == top`. Relaxed:
+                // a thief that reads the older `j` only sees less room.
+                inner.bottom.store(b, Ordering::Relaxed);
+                return None;
+            }
+            if word == self.prev && !len.is_power_of_two() && len > 2 * word.len() {
+                // No steal since our last write, and `j` is at or above the
+                // floor `top + 2 * len` that every thief stays under: the
+                // item is ours without a CAS.
+                check_invariant(word.len(), len - 1);
+                let item = buffer.read(j as isize);
+                self.bottom = j;
+                self.stats.pops += 1;
+                self.maybe_shrink(top, len - 1);
+                return Some(item);
+            }
+            // Claim `j` by re-arming the range below it; for the last item,
+            // by advancing `top` past it.
+            let new = if len == 1 {
+                Range::new(word.tag() + 1, b, 0, true)
+            } else {
+                Range::new(word.tag() + 1, top, target_len(len - 1), true)
+            };
+            self.stats.cas_attempted += 1;
+            // SeqCst on success: totally ordered with the thieves' CASes; its
+            // release half publishes the new range. Acquire on failure: pairs
+            // with the winning thief's CAS (see `push`).
+            match inner
+                .range
+                .compare_exchange(word.0, new.0, Ordering::SeqCst, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    self.stats.cas_succeeded += 1;
+                    self.prev = new;
+                    check_invariant(new.len(), len - 1);
+                    let item = buffer.read(j as isize);
+                    if len == 1 {
+                        // `top` is now `b`: restore `bottom` to match.
+                        // Relaxed: the range is empty, no thief uses it.
+                        inner.bottom.store(b, Ordering::Relaxed);
+                    } else {
+                        self.bottom = j;
+                    }
+                    self.stats.pops += 1;
+                    self.maybe_shrink(if len == 1 { b } else { top }, len - 1);
+                    return Some(item);
+                }
+                Err(current) => word = Range(current),
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        // Relaxed: an estimate; exact for the owner when no thief runs.
+        let word = Range(self.inner.range.load(Ordering::Relaxed));
+        self.bottom.wrapping_sub(self.full_top(word))
+    }
+
+    fn thief(&self) -> StealHalfThief<R> {
+        StealHalfThief {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+
+    fn stats(&self) -> &OwnerStats {
+        &self.stats
+    }
+
+    fn reset_stats(&mut self) {
+        self.stats = OwnerStats::default();
+    }
+}
+
+impl<R: Reclaim> StealHalfThief<R> {
+    /// Claims up to `max` items of the steal range with one CAS. `copy`
+    /// receives the array, the top index and the count, and copies the items
+    /// out before the CAS (a successful CAS proves the copy current).
+    #[inline]
+    fn claim<X>(
+        &self,
+        max: usize,
+        stats: &mut ThiefStats,
+        copy: impl FnOnce(&Buffer, usize, usize) -> X,
+    ) -> Steal<(usize, X)> {
+        let inner = &*self.inner;
+        stats.steal_attempts += 1;
+        let guard = R::pin();
+        // Acquire: pairs with the release half of the CAS that wrote this
+        // word (owner or thief), so the slots of the range are visible.
+        let word = Range(inner.range.load(Ordering::Acquire));
+        let range_len = word.len();
+        if range_len == 0 {
+            return Steal::Empty;
+        }
+        // SeqCst: pairs with the owner's SeqCst fence in `pop` (see there).
+        fence(Ordering::SeqCst);
+        // Acquire: pairs with the release store of `bottom` in `push` and
+        // `commit`: the slots below it are visible.
+        let bottom = inner.bottom.load(Ordering::Acquire);
+        let count = range_len.min(max);
+        let top = word.top();
+        let new_top = top.wrapping_add(count);
+        // Room for the new range: below the bottom we read, and, if the owner
+        // wrote this word, below its floor `top + 2 * range_len`, which the
+        // owner may pop down to without a CAS while the word is unchanged.
+        let seen = dist(bottom, new_top).max(0) as usize;
+        let room = if word.by_owner() {
+            seen.min(2 * range_len - count)
+        } else {
+            seen
+        };
+        let new_len = target_len(room);
+        let new = Range::new(word.tag(), new_top, new_len, false);
+        let buffer = inner.buffer.thief_load(&guard);
+        let copied = copy(buffer, top, count);
+        stats.cas_attempted += 1;
+        // SeqCst: totally ordered with the owner's CASes; its acquire half
+        // pairs with the CAS that wrote `word`, its release half publishes
+        // `new` to the next thief. Relaxed on failure: we discard the copy.
+        match inner
+            .range
+            .compare_exchange(word.0, new.0, Ordering::SeqCst, Ordering::Relaxed)
+        {
+            Ok(_) => {
+                // `word` was current from our load to the CAS, so `bottom`
+                // was read while it was: the paper's invariant holds for it.
+                check_invariant(new_len, seen);
+                stats.cas_succeeded += 1;
+                stats.steal_successes += 1;
+                stats.items_stolen += count as u64;
+                Steal::Success((count, copied))
+            }
+            Err(_) => {
+                stats.steal_aborts += 1;
+                Steal::Abort
+            }
+        }
+    }
+}
+
+impl<R: Reclaim> crate::Thief for StealHalfThief<R> {
+    type Owner = StealHalfOwner<R>;
+
+    #[inline]
+    fn steal(&self, stats: &mut ThiefStats) -> Steal<usize> {
+        match self.claim(1, stats, |buffer, top, _| buffer.read(top as isize)) {
+            Steal::Success((_, item)) => Steal::Success(item),
+            Steal::Empty => Steal::Empty,
+            Steal::Abort => Steal::Abort,
+        }
+    }
+
+    /// Takes the whole steal range (between a quarter and a half of the
+    /// victim's items) with one CAS, copying it straight into `dest`.
+    fn steal_half(&self, dest: &mut StealHalfOwner<R>, stats: &mut ThiefStats) -> Steal<usize> {
+        if Arc::ptr_eq(&self.inner, &dest.inner) {
+            return Steal::Empty;
+        }
+        let result = self.claim(usize::MAX, stats, |buffer, top, count| {
+            let base = dest.bottom;
+            let target = dest.reserve(count);
+            for i in 0..count {
+                target.write(
+                    base.wrapping_add(i) as isize,
+                    buffer.read(top.wrapping_add(i) as isize),
+                );
+            }
+        });
+        match result {
+            Steal::Success((count, ())) => {
+                dest.commit(count);
+                Steal::Success(count)
+            }
+            Steal::Empty => Steal::Empty,
+            Steal::Abort => Steal::Abort,
+        }
+    }
+
+    fn len(&self) -> usize {
+        // Acquire on both: an estimate that never goes negative.
+        let word = Range(self.inner.range.load(Ordering::Acquire));
+        let bottom = self.inner.bottom.load(Ordering::Acquire);
+        dist(bottom, word.top()).max(0) as usize
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::{Owner, Thief};
+
+    #[test]
+    fn range_word_round_trips() {
+        let r = Range::new(TAG_MASK + 5, (1 << 28) + 17, 1 << 20, false);
+        assert_eq!(
+            (r.tag(), r.top(), r.len(), r.by_owner()),
+            (4, 17, 1 << 20, false)
+        );
+        let r = Range::new(3, 5, 0, true);
+        assert_eq!((r.tag(), r.top(), r.len(), r.by_owner()), (3, 5, 0, true));
+        assert_eq!(dist(3, (1 << 28) - 2), 5);
+        assert_eq!(dist(usize::MAX, 0), -1);
+    }
+
+    #[test]
+    fn target_len_is_between_a_quarter_and_a_half() {
+        for n in 1..1000 {
+            let l = target_len(n);
+            assert!(l.is_power_of_two());
+            assert!(4 * l > n && (n < 2 || 2 * l <= n), "{n} -> {l}");
+        }
+        assert!(crosses_power_of_two(0, 1) && crosses_power_of_two(3, 4));
+        assert!(!crosses_power_of_two(4, 7) && crosses_power_of_two(5, 9));
+    }
+
+    #[test]
+    fn steal_one_and_half() {
+        let (mut o, t) = StealHalf::with_capacity(2);
+        let (mut d, _) = StealHalf::with_capacity(2);
+        for i in 0..100 {
+            o.push(i).unwrap();
+        }
+        assert_eq!(o.capacity(), 128);
+        let mut s = ThiefStats::default();
+        assert_eq!(t.steal(&mut s), Steal::Success(0));
+        // The thief keeps the new range under the owner's floor 0 + 2 * 32.
+        assert_eq!(o.steal_range_len(), 16);
+        // The owner sees the steal and re-arms for 100 items.
+        o.push(100).unwrap();
+        assert_eq!(o.steal_range_len(), 32);
+        assert_eq!(t.steal_half(&mut d, &mut s), Steal::Success(32));
+        assert_eq!((o.len(), d.len()), (68, 32));
+        assert_eq!(s.cas_succeeded, 2);
+        assert_eq!(d.pop(), Some(32));
+        for i in (33..101).rev() {
+            assert_eq!(o.pop(), Some(i));
+        }
+        assert_eq!(o.pop(), None);
+        assert_eq!(o.capacity(), 2);
+        assert_eq!(t.steal(&mut s), Steal::Empty);
+    }
+}

@@ -8,57 +8,81 @@ use std::sync::Barrier;
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
+use stealmark_deques::abp::Abp;
 use stealmark_deques::chase_lev::{ChaseLev, ChaseLevQuiescent};
 use stealmark_deques::locked::Locked;
 use stealmark_deques::peer::Crossbeam;
+use stealmark_deques::steal_half::{StealHalf, StealHalfQuiescent};
 use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
 
 /// Items per run and seeds per thief count, reduced under Miri.
-const ITEMS: usize = if cfg!(miri) { 200 } else { 20_000 };
-const SEEDS: u64 = if cfg!(miri) { 1 } else { 6 };
+const ITEMS: usize = if cfg!(miri) { 200 } else { 50_000 };
+const SEEDS: u64 = if cfg!(miri) { 1 } else { 8 };
 const MAX_THIEVES: usize = if cfg!(miri) { 2 } else { 7 };
 
 /// One run: returns how many times each item `0..ITEMS` came out.
+///
+/// Each thief has its own deque of the same kind, which `steal_half` fills
+/// and which the other thieves also steal from, so that batch steals into a
+/// deque race with steals out of it.
 fn run<D: WorkDeque>(seed: u64, thieves: usize, half: bool, capacity: usize) -> Vec<u32> {
-    let (mut owner, thief) = D::with_capacity(capacity);
+    let (mut owner, victim) = D::with_capacity(capacity);
+    let (own_deques, peers): (Vec<D::Owner>, Vec<D::Thief>) =
+        (0..thieves).map(|_| D::with_capacity(capacity)).unzip();
     let done = AtomicBool::new(false);
     let start = Barrier::new(thieves + 1);
     let mut outputs: Vec<Vec<usize>> = Vec::new();
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..thieves)
-            .map(|k| {
-                let thief = thief.clone();
+        let handles: Vec<_> = own_deques
+            .into_iter()
+            .enumerate()
+            .map(|(k, mut mine)| {
+                let (victim, peers) = (victim.clone(), peers.clone());
                 let (done, start) = (&done, &start);
                 s.spawn(move || {
-                    let (mut mine, _) = D::with_capacity(capacity);
                     let mut stats = ThiefStats::default();
                     let mut got = Vec::new();
-                    let mut rng = Pcg64::seed_from_u64(seed ^ (k as u64 + 1) << 32);
+                    let mut rng = Pcg64::seed_from_u64(seed ^ ((k as u64 + 1) << 32));
                     start.wait();
                     loop {
                         // Read the flag before stealing: once it is set, the
                         // owner has drained its deque, so an empty steal
-                        // after it means nothing is left.
+                        // from it after that means nothing is left there.
                         let finished = done.load(Ordering::Acquire);
-                        let result = if half && rng.random_bool(0.5) {
-                            thief.steal_half(&mut mine, &mut stats)
+                        let from_peer = !finished && thieves > 1 && rng.random_bool(0.25);
+                        let target = if from_peer {
+                            &peers[rng.random_range(0..thieves)]
                         } else {
-                            thief
-                                .steal(&mut stats)
-                                .success()
-                                .map_or(Steal::Empty, |item| {
+                            &victim
+                        };
+                        let result = if half && rng.random_bool(0.5) {
+                            target.steal_half(&mut mine, &mut stats)
+                        } else {
+                            match target.steal(&mut stats) {
+                                Steal::Success(item) => {
                                     got.push(item);
                                     Steal::Success(1)
-                                })
+                                }
+                                other => other,
+                            }
                         };
-                        while let Some(item) = mine.pop() {
-                            got.push(item);
+                        // Keep some items around for the other thieves,
+                        // unless it is time to finish.
+                        let keep = if finished { 0 } else { rng.random_range(0..16) };
+                        while mine.len() > keep {
+                            match mine.pop() {
+                                Some(item) => got.push(item),
+                                None => break,
+                            }
                         }
                         match result {
-                            Steal::Empty if finished => break,
+                            Steal::Empty if finished && mine.is_empty() => break,
                             Steal::Success(_) => {}
                             _ => std::thread::yield_now(),
                         }
+                    }
+                    if std::env::var_os("STRESS_VERBOSE").is_some() {
+                        eprintln!("{} thief {k}: {stats:?}", D::NAME);
                     }
                     got
                 })
@@ -68,8 +92,19 @@ fn run<D: WorkDeque>(seed: u64, thieves: usize, half: bool, capacity: usize) -> 
         let mut got = Vec::new();
         start.wait();
         let mut next = 0;
-        while next < ITEMS {
-            if rng.random_bool(0.6) {
+        let mut push_bias = 0.5;
+        for op in 0usize.. {
+            if next == ITEMS {
+                break;
+            }
+            if op % 128 == 0 {
+                // Change phase: shrink, hover or grow, so the length crosses
+                // power-of-two (and growth/shrink) boundaries in both
+                // directions and often empties; let the thieves run.
+                push_bias = [0.3, 0.5, 0.7][rng.random_range(0..3)];
+                std::thread::yield_now();
+            }
+            if rng.random_bool(push_bias) {
                 if let Err(item) = owner.push(next) {
                     got.push(item); // a full bounded deque: consume it here
                 }
@@ -78,10 +113,8 @@ fn run<D: WorkDeque>(seed: u64, thieves: usize, half: bool, capacity: usize) -> 
                 got.push(item);
             }
         }
-        while owner.len() > 0 {
-            if let Some(item) = owner.pop() {
-                got.push(item);
-            }
+        while let Some(item) = owner.pop() {
+            got.push(item);
         }
         // The owner may see an empty deque while a thief has claimed the
         // last items; those come out through the thief.
@@ -131,4 +164,19 @@ fn chase_lev_exactly_once() {
 #[test]
 fn chase_lev_quiescent_exactly_once() {
     exactly_once::<ChaseLevQuiescent>(2);
+}
+
+#[test]
+fn steal_half_exactly_once() {
+    exactly_once::<StealHalf>(2);
+}
+
+#[test]
+fn steal_half_quiescent_exactly_once() {
+    exactly_once::<StealHalfQuiescent>(2);
+}
+
+#[test]
+fn abp_exactly_once() {
+    exactly_once::<Abp>(64);
 }
