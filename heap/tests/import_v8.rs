@@ -4,8 +4,9 @@
 
 mod import_common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 use import_common::{corrupt, count, have, read, run, tempdir, Counts};
 use stealmark_heap::import::{self, ImportError, Malformed};
@@ -63,16 +64,24 @@ while (stack.length) {
 console.log(JSON.stringify({ objects: n, references: e, weak, roots: 1, reachable }));
 "#;
 
-/// Writes a snapshot of a Node.js process, or `None` (skipped) without node.
-fn snapshot(dir: &Path, test: &str) -> Option<std::path::PathBuf> {
-    if !have("node", test) {
-        return None;
-    }
-    let script = dir.join("generate.js");
-    std::fs::write(&script, GENERATE).unwrap();
-    let out = dir.join("test.heapsnapshot");
-    run(Command::new("node").arg(&script).arg(&out));
-    Some(out)
+/// Writes a snapshot of a Node.js process once per test run, or returns
+/// `None` (the tests say they are skipped) without node.
+fn snapshot() -> Option<&'static Path> {
+    static SNAPSHOT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    SNAPSHOT
+        .get_or_init(|| {
+            if !have("node", "the V8 import tests") {
+                return None;
+            }
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("import_v8");
+            std::fs::create_dir_all(&dir).unwrap();
+            let script = dir.join("generate.js");
+            std::fs::write(&script, GENERATE).unwrap();
+            let out = dir.join("test.heapsnapshot");
+            run(Command::new("node").arg(&script).arg(&out));
+            Some(out)
+        })
+        .as_deref()
 }
 
 /// Counts the snapshot with the independent Node.js script.
@@ -97,14 +106,14 @@ fn independent_counts(dir: &Path, snap: &Path) -> Counts {
 
 #[test]
 fn node_snapshot_matches_independent_counts() {
-    let dir = tempdir();
-    let Some(snap) = snapshot(dir.path(), "node_snapshot_matches_independent_counts") else {
+    let Some(snap) = snapshot() else {
         return;
     };
-    let expected = independent_counts(dir.path(), &snap);
+    let dir = tempdir();
+    let expected = independent_counts(dir.path(), snap);
 
     let mut builder = HeapBuilder::new();
-    let file = std::fs::File::open(&snap).unwrap();
+    let file = std::fs::File::open(snap).unwrap();
     let summary = import::v8(std::io::BufReader::new(file), &mut builder).unwrap();
     let heap = builder.finish().unwrap();
     let got = count(&heap);
@@ -119,7 +128,7 @@ fn node_snapshot_matches_independent_counts() {
         ),
         (expected.objects, expected.references, expected.weak, 1)
     );
-    assert_eq!(summary.input_bytes, std::fs::metadata(&snap).unwrap().len());
+    assert_eq!(summary.input_bytes, std::fs::metadata(snap).unwrap().len());
     // V8 collects garbage before it writes a snapshot, so nodes that are
     // only weakly reachable are usually gone: the reachable count may equal
     // the object count. The weak edges are there.
@@ -136,14 +145,10 @@ fn node_snapshot_matches_independent_counts() {
 
 #[test]
 fn node_snapshot_truncated_or_corrupted_never_panics() {
-    let dir = tempdir();
-    let Some(snap) = snapshot(
-        dir.path(),
-        "node_snapshot_truncated_or_corrupted_never_panics",
-    ) else {
+    let Some(snap) = snapshot() else {
         return;
     };
-    let bytes = read(&snap);
+    let bytes = read(snap);
     corrupt(&bytes, bytes.len() / 31, 40, |input| {
         import::v8(input, &mut HeapBuilder::new())
             .map(|_| ())

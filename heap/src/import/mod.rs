@@ -27,6 +27,7 @@
 
 mod error;
 mod hprof;
+mod input;
 mod json;
 mod v8;
 
@@ -36,6 +37,7 @@ use crate::sink::HeapSink;
 
 pub use error::{Format, ImportError, Malformed};
 pub use hprof::Reopen;
+pub use input::InputFile;
 
 /// What an import found and did.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]

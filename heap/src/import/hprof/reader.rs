@@ -15,6 +15,7 @@ const TAG_STRING: u8 = 0x01;
 const TAG_LOAD_CLASS: u8 = 0x02;
 const TAG_HEAP_DUMP: u8 = 0x0C;
 const TAG_HEAP_DUMP_SEGMENT: u8 = 0x1C;
+const TAG_HEAP_DUMP_END: u8 = 0x2C;
 
 // Heap-dump sub-record tags.
 const ROOT_UNKNOWN: u8 = 0xFF;
@@ -299,6 +300,9 @@ pub(crate) fn walk<R: Read, V: Visitor>(input: R, v: &mut V) -> Result<u64> {
     let w = Walker { id_size };
     let mut data = Vec::new();
     let mut class = ClassDump::default();
+    // Whether heap-dump segments have started and HEAP_DUMP_END has not
+    // come yet: a dump cut at a record boundary must not pass for whole.
+    let mut segments_open = false;
     while !b.at_end()? {
         let at = b.offset();
         let tag = b.u1("a record tag")?;
@@ -324,13 +328,26 @@ pub(crate) fn walk<R: Read, V: Visitor>(input: R, v: &mut V) -> Result<u64> {
                 v.record(Record::LoadClass { class_id, name_id }, at, &w)?;
             }
             TAG_HEAP_DUMP | TAG_HEAP_DUMP_SEGMENT => {
+                segments_open |= tag == TAG_HEAP_DUMP_SEGMENT;
                 b.left = len;
                 while b.left > 0 {
                     sub_record(&mut b, &w, v, &mut data, &mut class)?;
                 }
             }
+            TAG_HEAP_DUMP_END => {
+                segments_open = false;
+                b.skip(len, "a record body")?;
+            }
             _ => b.skip(len, "a record body")?,
         }
+    }
+    if segments_open {
+        return Err(malformed(
+            b.offset(),
+            Malformed::UnexpectedEof {
+                expected: "HEAP_DUMP_END",
+            },
+        ));
     }
     Ok(b.offset())
 }
