@@ -97,6 +97,13 @@ impl MarkBitmap {
             .sum()
     }
 
+    /// The bitmap as words: bit `i % 64` of word `i / 64` is index `i`
+    /// (the layout of the heap crate's sequential bitmap, for comparisons).
+    pub fn words(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        // Relaxed: see `set`.
+        self.words.iter().map(|w| w.load(Ordering::Relaxed))
+    }
+
     /// The indices of the set bits, in increasing order.
     pub fn iter_set(&self) -> impl Iterator<Item = usize> + '_ {
         self.words.iter().enumerate().flat_map(|(i, w)| {

@@ -66,7 +66,9 @@ mod worker;
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use stealmark_deques::{chase_lev::ChaseLev, locked::Locked, peer::Crossbeam};
+use stealmark_deques::{
+    abp::Abp, chase_lev::ChaseLev, locked::Locked, peer::Crossbeam, steal_half::StealHalf,
+};
 use stealmark_heap::{ObjRef, ObjectModel};
 
 pub use bitmap::{MarkBitmap, MarkStore};
@@ -81,7 +83,9 @@ use worker::{Engine, Phase};
 
 /// One engine instantiation per deque kind.
 enum Engines {
+    StealHalf(Engine<StealHalf>),
     ChaseLev(Engine<ChaseLev>),
+    Abp(Engine<Abp>),
     Locked(Engine<Locked>),
     Crossbeam(Engine<Crossbeam>),
 }
@@ -90,7 +94,9 @@ enum Engines {
 macro_rules! with_engine {
     ($engines:expr, $e:ident => $body:expr) => {
         match $engines {
+            Engines::StealHalf($e) => $body,
             Engines::ChaseLev($e) => $body,
+            Engines::Abp($e) => $body,
             Engines::Locked($e) => $body,
             Engines::Crossbeam($e) => $body,
         }
@@ -98,19 +104,14 @@ macro_rules! with_engine {
 }
 
 impl Engines {
-    fn new(config: &MarkerConfig) -> Result<Engines, ConfigError> {
-        Ok(match config.deque {
+    fn new(config: &MarkerConfig) -> Engines {
+        match config.deque {
+            DequeKind::StealHalf => Engines::StealHalf(Engine::new(config)),
             DequeKind::ChaseLev => Engines::ChaseLev(Engine::new(config)),
+            DequeKind::Abp => Engines::Abp(Engine::new(config)),
             DequeKind::Locked => Engines::Locked(Engine::new(config)),
             DequeKind::Crossbeam => Engines::Crossbeam(Engine::new(config)),
-            other => {
-                return Err(ConfigError::UnknownName {
-                    option: "deque",
-                    given: other.to_string(),
-                    expected: "chase-lev locked crossbeam (others not yet available)",
-                })
-            }
-        })
+        }
     }
 }
 
@@ -152,7 +153,7 @@ impl Marker {
     /// until the first phase) and allocates their deques.
     pub fn new(config: MarkerConfig) -> Result<Marker, ConfigError> {
         config.validate()?;
-        let engines = Engines::new(&config)?;
+        let engines = Engines::new(&config);
         Ok(Marker {
             pool: Pool::new(config.workers),
             term: Termination::new(),
@@ -177,7 +178,7 @@ impl Marker {
             || config.deque != old.deque
             || config.deque_capacity != old.deque_capacity
         {
-            self.engines = Engines::new(&config)?;
+            self.engines = Engines::new(&config);
         }
         if config.workers != self.pool.workers() {
             self.pool = Pool::new(config.workers);

@@ -1,100 +1,160 @@
-//! Interim oracle test on a tiny adjacency heap (replaced by the heap
-//! crate's generators and oracle once they land).
+//! Oracle equality: for every generator shape, deque, policy and steal
+//! amount, at 1, 2, 3, 8 and 16 workers, the engine marks exactly the
+//! oracle's set, finds exactly its weak references, and counts exactly its
+//! objects. Each marker is reused across shapes and collections.
 
-use std::ops::Range;
-
-use stealmark_heap::{ObjRef, ObjectModel, SlotKind};
-use stealmark_marker::sequential::SequentialMarker;
+use stealmark_heap::{
+    generate_heap, mark_sequential, GenConfig, Generated, HeapGraph, OracleResult, Shape,
+};
 use stealmark_marker::{
     BalancePolicy, DequeKind, Marker, MarkerConfig, StealAmount, VictimSelection,
 };
 
-struct Adj {
-    edges: Vec<Vec<(usize, SlotKind)>>,
+/// Small enough that the whole matrix runs in about a minute on 2 cores.
+const OBJECTS: u64 = 10_000;
+
+fn heaps() -> Vec<(Generated, OracleResult)> {
+    Shape::ALL
+        .iter()
+        .map(|&shape| {
+            let g = generate_heap(&GenConfig::new(shape, OBJECTS).seed(11)).expect("generator");
+            let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
+            (g, oracle)
+        })
+        .collect()
 }
 
-fn r(i: usize) -> ObjRef {
-    ObjRef::from_word((i + 1) * 8).unwrap()
-}
-
-impl ObjectModel for Adj {
-    fn mark_index_bound(&self) -> usize {
-        self.edges.len()
+fn check(marker: &mut Marker, g: &Generated, oracle: &OracleResult, what: &str) {
+    let view = g.heap.view();
+    let m = marker.mark(&view, g.heap.roots());
+    if !m
+        .bitmap
+        .words()
+        .eq(oracle.marked.as_words().iter().copied())
+    {
+        let first = m
+            .bitmap
+            .iter_set()
+            .zip(oracle.marked.iter())
+            .find(|(a, b)| a != b);
+        panic!(
+            "{what}: marked {} objects, oracle {}; first difference near {first:?}",
+            m.bitmap.count(),
+            oracle.objects
+        );
     }
-    fn mark_index(&self, o: ObjRef) -> usize {
-        o.word() / 8 - 1
-    }
-    fn size_bytes(&self, o: ObjRef) -> usize {
-        8 * (1 + self.slot_count(o))
-    }
-    fn slot_count(&self, o: ObjRef) -> usize {
-        self.edges[self.mark_index(o)].len()
-    }
-    fn scan_slots<V: FnMut(ObjRef, SlotKind)>(&self, o: ObjRef, s: Range<usize>, mut v: V) {
-        let e = &self.edges[self.mark_index(o)];
-        let s = s.start.min(e.len())..s.end.min(e.len());
-        for &(t, k) in &e[s] {
-            v(r(t), k);
-        }
-    }
-    fn prefetch(&self, _: ObjRef) {}
-}
-
-fn random_heap(n: usize, seed: u64) -> Adj {
-    let mut x = seed | 1;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let mut edges = Vec::with_capacity(n);
-    for i in 0..n {
-        let deg = if i == 7 { 5000 } else { (next() % 4) as usize };
-        let mut e = Vec::new();
-        for _ in 0..deg {
-            let kind = if next() % 16 == 0 {
-                SlotKind::Weak
-            } else {
-                SlotKind::Strong
-            };
-            e.push(((next() % n as u64) as usize, kind));
-        }
-        edges.push(e);
-    }
-    edges[0].push((7, SlotKind::Strong));
-    Adj { edges }
+    assert_eq!(
+        m.stats.objects_marked(),
+        oracle.objects,
+        "{what}: objects_marked"
+    );
+    let t = m.stats.total();
+    assert_eq!(t.objects_scanned, oracle.objects, "{what}: objects_scanned");
+    let mut weak: Vec<(usize, usize)> = m.weak_refs().map(|w| (w.holder, w.target)).collect();
+    let mut expect: Vec<(usize, usize)> = oracle
+        .weak_refs
+        .iter()
+        .map(|w| (w.holder.word(), w.target.word()))
+        .collect();
+    weak.sort_unstable();
+    expect.sort_unstable();
+    assert_eq!(weak, expect, "{what}: weak references");
 }
 
 #[test]
-fn engine_equals_sequential_marker() {
-    let heap = random_heap(20_000, 42);
-    let roots = [r(0), r(1), r(2), r(3)];
-    let expect: Vec<usize> = SequentialMarker::new(8)
-        .mark(&heap, &roots)
-        .iter_set()
-        .collect();
-    for deque in [DequeKind::ChaseLev, DequeKind::Locked, DequeKind::Crossbeam] {
-        for workers in [1, 2, 3, 8, 16] {
-            for policy in BalancePolicy::ALL {
-                for steal in StealAmount::ALL {
+fn every_shape_deque_policy_steal_and_worker_count_matches_the_oracle() {
+    let heaps = heaps();
+    let mut n = 0;
+    for &deque in DequeKind::ALL {
+        for &workers in &[1, 2, 3, 8, 16] {
+            for &policy in BalancePolicy::ALL {
+                for &steal in StealAmount::ALL {
+                    n += 1;
                     let mut c = MarkerConfig::with_workers(workers);
                     c.deque = deque;
-                    c.policy = *policy;
-                    c.steal = *steal;
-                    c.victim = VictimSelection::BestOf2;
-                    let mut m = Marker::new(c).unwrap();
-                    for _ in 0..3 {
-                        let got: Vec<usize> = m.mark(&heap, &roots).bitmap.iter_set().collect();
-                        assert_eq!(
-                            got.len(),
-                            expect.len(),
-                            "{deque} {workers} {policy} {steal}"
+                    c.policy = policy;
+                    c.steal = steal;
+                    // Alternate the victim selection and the prefetch FIFO.
+                    c.victim = VictimSelection::ALL[n % 2];
+                    c.prefetch = [8, 0, 16][n % 3];
+                    // A small bounded deque, so that `abp` overflows.
+                    c.deque_capacity = 64;
+                    c.array_chunk = 64;
+                    let mut marker = Marker::new(c.clone()).expect("valid config");
+                    for (g, oracle) in &heaps {
+                        let what = format!(
+                            "{} deque={deque} workers={workers} policy={policy} steal={steal} victim={} prefetch={}",
+                            g.info.shape, c.victim, c.prefetch
                         );
-                        assert_eq!(got, expect);
+                        check(&mut marker, g, oracle, &what);
+                        check(&mut marker, g, oracle, &what);
                     }
                 }
             }
         }
+    }
+}
+
+#[test]
+fn abp_overflow_is_shared_and_used() {
+    let g = generate_heap(&GenConfig::new(Shape::Wide, 20_000)).unwrap();
+    let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
+    let mut c = MarkerConfig::with_workers(2);
+    c.deque = DequeKind::Abp;
+    c.deque_capacity = 16;
+    let mut marker = Marker::new(c).unwrap();
+    check(&mut marker, &g, &oracle, "wide abp cap 16");
+    let t = marker.mark(&g.heap.view(), g.heap.roots()).stats.total();
+    assert!(
+        t.overflow_pushes > 0,
+        "a 16-entry deque must overflow on `wide`"
+    );
+    assert_eq!(
+        t.overflow_pushes, t.overflow_takes,
+        "every overflowed item is taken back"
+    );
+}
+
+#[test]
+fn big_array_is_scanned_in_chunks_by_several_workers() {
+    let g = generate_heap(&GenConfig::new(Shape::BigArray, 50_000)).unwrap();
+    let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
+    let mut c = MarkerConfig::with_workers(4);
+    c.array_chunk = 256;
+    let mut marker = Marker::new(c).unwrap();
+    check(&mut marker, &g, &oracle, "big-array 4 workers");
+    let m = marker.mark(&g.heap.view(), g.heap.roots());
+    let chunks: Vec<u64> = m
+        .stats
+        .workers
+        .iter()
+        .map(|r| r.stats.array_chunks)
+        .collect();
+    let total: u64 = chunks.iter().sum();
+    assert_eq!(
+        total,
+        (1u64 << 20).div_ceil(256),
+        "every chunk scanned once: {chunks:?}"
+    );
+}
+
+#[test]
+fn reconfigure_switches_deque_and_worker_count() {
+    let g = generate_heap(&GenConfig::new(Shape::Runtime, 5000)).unwrap();
+    let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
+    let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
+    for (i, &deque) in DequeKind::ALL.iter().enumerate() {
+        let mut c = MarkerConfig::with_workers(1 + i % 3);
+        c.deque = deque;
+        marker.reconfigure(c).unwrap();
+        check(&mut marker, &g, &oracle, &format!("reconfigured {deque}"));
+        assert_eq!(
+            marker
+                .mark(&g.heap.view(), g.heap.roots())
+                .stats
+                .workers
+                .len(),
+            1 + i % 3
+        );
     }
 }
