@@ -149,6 +149,17 @@ impl<R: Reclaim> ChaseLevOwner<R> {
     }
 }
 
+impl<R: Reclaim> ChaseLevOwner<R> {
+    /// Halves the array of `capacity` slots if only `len` items, at logical
+    /// indices `[from, to)`, remain and it is above the initial capacity.
+    #[inline]
+    fn maybe_shrink(&self, capacity: usize, len: usize, from: isize, to: isize) {
+        if capacity > self.min_capacity && len < capacity / SHRINK_FACTOR {
+            self.inner.buffer.replace(capacity / 2, from, to);
+        }
+    }
+}
+
 impl ChaseLevOwner<Quiescent> {
     /// Frees the arrays retired by resizes so far.
     ///
@@ -218,11 +229,10 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
                 return None;
             }
             self.stats.cas_succeeded += 1;
+            // Now empty at `top == bottom == b + 1`.
+            self.maybe_shrink(buf.capacity(), 0, b.wrapping_add(1), b.wrapping_add(1));
         } else {
-            let cap = buf.capacity();
-            if cap > self.min_capacity && (len as usize) < cap / SHRINK_FACTOR {
-                inner.buffer.replace(cap / 2, t, b);
-            }
+            self.maybe_shrink(buf.capacity(), len as usize, t, b);
         }
         self.stats.pops += 1;
         Some(item)

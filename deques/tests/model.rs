@@ -1,0 +1,309 @@
+//! Sequential model tests: random operation sequences on each deque, checked
+//! step by step against `VecDeque` models of the victim and of the thief's
+//! own deque. Bursts of up to 70 pushes or pops from an initial capacity of
+//! 2 cross every growth, shrink and power-of-two boundary up to a few hundred
+//! items; `ramps_cross_every_boundary` checks those crossings explicitly.
+#![cfg(not(loom))]
+
+use std::collections::VecDeque;
+
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+use stealmark_deques::abp::Abp;
+use stealmark_deques::chase_lev::{ChaseLev, ChaseLevQuiescent};
+use stealmark_deques::locked::Locked;
+use stealmark_deques::peer::Crossbeam;
+use stealmark_deques::steal_half::{StealHalf, StealHalfQuiescent};
+use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
+
+#[derive(Debug, Clone)]
+enum Op {
+    Push(usize),
+    Pop(usize),
+    Steal,
+    StealHalf,
+    DestPop(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (1..=70usize).prop_map(Op::Push),
+        3 => (1..=70usize).prop_map(Op::Pop),
+        2 => Just(Op::Steal),
+        2 => Just(Op::StealHalf),
+        1 => (1..=20usize).prop_map(Op::DestPop),
+    ]
+}
+
+/// How a kind's `steal_half` behaves in a sequential run.
+#[derive(Clone, Copy)]
+enum Half {
+    /// Moves exactly `ceil(len / 2)`, oldest first onto the thief's bottom.
+    Ceil,
+    /// Moves the steal range: between `len / 8` and `ceil(len / 2)` items.
+    Range,
+}
+
+/// A model of one deque: the items, plus ABP's `bottom` index, which only
+/// resets to 0 when the deque empties (a bounded ABP deque is full when it
+/// reaches the capacity).
+#[derive(Default)]
+struct Model {
+    items: VecDeque<usize>,
+    abp_bottom: usize,
+}
+
+impl Model {
+    fn full(&self, bound: Option<usize>) -> bool {
+        bound.is_some_and(|cap| self.abp_bottom == cap)
+    }
+
+    fn push(&mut self, item: usize) {
+        self.items.push_back(item);
+        self.abp_bottom += 1;
+    }
+
+    fn pop(&mut self) -> Option<usize> {
+        let item = self.items.pop_back();
+        if self.items.is_empty() {
+            self.abp_bottom = 0;
+        } else {
+            self.abp_bottom -= 1;
+        }
+        item
+    }
+}
+
+fn check<D: WorkDeque>(ops: &[Op], bound: Option<usize>, half: Half) {
+    let capacity = bound.unwrap_or(2);
+    let (mut owner, thief) = D::with_capacity(capacity);
+    let (mut dest, _dest_thief) = D::with_capacity(capacity);
+    let (mut model, mut dest_model) = (Model::default(), Model::default());
+    let mut stats = ThiefStats::default();
+    let mut next = 0;
+    for op in ops {
+        match *op {
+            Op::Push(n) => {
+                for _ in 0..n {
+                    let full = model.full(bound);
+                    match owner.push(next) {
+                        Ok(()) => {
+                            assert!(!full, "{}: push into a full deque", D::NAME);
+                            model.push(next);
+                        }
+                        Err(item) => {
+                            assert!(full, "{}: push refused", D::NAME);
+                            assert_eq!(item, next);
+                        }
+                    }
+                    next += 1;
+                }
+            }
+            Op::Pop(n) => {
+                for _ in 0..n {
+                    let expected = if bound.is_some() && model.abp_bottom == 0 {
+                        None
+                    } else {
+                        model.pop()
+                    };
+                    assert_eq!(owner.pop(), expected, "{}: pop", D::NAME);
+                }
+            }
+            Op::Steal => {
+                let expected = match model.items.pop_front() {
+                    Some(item) => Steal::Success(item),
+                    None => Steal::Empty,
+                };
+                assert_eq!(thief.steal(&mut stats), expected, "{}: steal", D::NAME);
+            }
+            Op::StealHalf => {
+                let len = model.items.len();
+                let room = bound.map_or(usize::MAX, |cap| cap - dest_model.abp_bottom);
+                let result = thief.steal_half(&mut dest, &mut stats);
+                let moved = match result {
+                    Steal::Success(k) => k,
+                    Steal::Empty => 0,
+                    Steal::Abort => panic!("{}: abort without concurrency", D::NAME),
+                };
+                let ceil = len.div_ceil(2).min(room);
+                match half {
+                    Half::Ceil => assert_eq!(moved, ceil, "{}", D::NAME),
+                    Half::Range => {
+                        assert!(moved <= ceil && 8 * moved >= len, "{moved} of {len}");
+                        assert_eq!(moved == 0, len == 0);
+                    }
+                }
+                for item in model.items.drain(..moved) {
+                    dest_model.push(item);
+                }
+            }
+            Op::DestPop(n) => {
+                for _ in 0..n {
+                    assert_eq!(dest.pop(), dest_model.pop(), "{}: dest pop", D::NAME);
+                }
+            }
+        }
+        assert_eq!(owner.len(), model.items.len(), "{}: owner len", D::NAME);
+        assert_eq!(thief.len(), model.items.len(), "{}: thief len", D::NAME);
+        assert_eq!(dest.len(), dest_model.items.len(), "{}: dest len", D::NAME);
+    }
+    // Drain both and compare the rest.
+    let rest: Vec<usize> = std::iter::from_fn(|| owner.pop()).collect();
+    let expected: Vec<usize> = model.items.iter().rev().copied().collect();
+    assert_eq!(rest, expected, "{}: drain", D::NAME);
+    let rest: Vec<usize> = std::iter::from_fn(|| dest.pop()).collect();
+    let expected: Vec<usize> = dest_model.items.iter().rev().copied().collect();
+    assert_eq!(rest, expected, "{}: dest drain", D::NAME);
+}
+
+fn config() -> Config {
+    if cfg!(miri) {
+        Config {
+            cases: 3,
+            failure_persistence: None,
+            ..Config::default()
+        }
+    } else {
+        Config::with_cases(256)
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn steal_half_matches_model(ops in prop::collection::vec(op(), 1..60)) {
+        check::<StealHalf>(&ops, None, Half::Range);
+    }
+
+    #[test]
+    fn steal_half_quiescent_matches_model(ops in prop::collection::vec(op(), 1..60)) {
+        check::<StealHalfQuiescent>(&ops, None, Half::Range);
+    }
+
+    #[test]
+    fn chase_lev_matches_model(ops in prop::collection::vec(op(), 1..60)) {
+        check::<ChaseLev>(&ops, None, Half::Ceil);
+    }
+
+    #[test]
+    fn chase_lev_quiescent_matches_model(ops in prop::collection::vec(op(), 1..60)) {
+        check::<ChaseLevQuiescent>(&ops, None, Half::Ceil);
+    }
+
+    #[test]
+    fn abp_matches_model(ops in prop::collection::vec(op(), 1..60), cap in 1..200usize) {
+        check::<Abp>(&ops, Some(cap), Half::Ceil);
+    }
+
+    #[test]
+    fn locked_matches_model(ops in prop::collection::vec(op(), 1..60)) {
+        check::<Locked>(&ops, None, Half::Ceil);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "crossbeam-deque reads slots racily")]
+    fn crossbeam_matches_model(ops in prop::collection::vec(op(), 1..60)) {
+        check::<Crossbeam>(&ops, None, Half::Ceil);
+    }
+}
+
+/// Pushes up to 2^10 items and pops them all, checking the capacity of the
+/// growable deques and the steal range of StealHalf at every step: every
+/// growth and shrink boundary and every power of two is crossed both ways.
+#[test]
+fn ramps_cross_every_boundary() {
+    let top: usize = if cfg!(miri) { 1 << 6 } else { 1 << 10 };
+    let (mut sh, _t1) = StealHalf::with_capacity(2);
+    let (mut cl, _t2) = ChaseLev::with_capacity(2);
+    for n in 1..=top {
+        sh.push(n).unwrap();
+        cl.push(n).unwrap();
+        let expected_capacity = n.next_power_of_two().max(2);
+        assert_eq!(
+            (sh.capacity(), cl.capacity()),
+            (expected_capacity, expected_capacity)
+        );
+        // The range is re-armed to n / 2 exactly at powers of two.
+        if n.is_power_of_two() {
+            assert_eq!(sh.steal_range_len(), (n / 2).max(1), "push {n}");
+        }
+        assert!(8 * sh.steal_range_len() >= n);
+    }
+    let (mut sh_cap, mut cl_cap) = (sh.capacity(), cl.capacity());
+    for n in (0..top).rev() {
+        assert_eq!(sh.pop(), Some(n + 1));
+        assert_eq!(cl.pop(), Some(n + 1));
+        assert_eq!((sh.len(), cl.len()), (n, n));
+        // Shrink by half when fewer than capacity / 4 remain, never below 2.
+        if sh_cap > 2 && n < sh_cap / 4 {
+            sh_cap /= 2;
+        }
+        if cl_cap > 2 && n < cl_cap / 4 {
+            cl_cap /= 2;
+        }
+        assert_eq!(
+            (sh.capacity(), cl.capacity()),
+            (sh_cap, cl_cap),
+            "pop to {n}"
+        );
+        assert!(8 * sh.steal_range_len() >= n);
+    }
+    assert_eq!((sh.capacity(), cl.capacity()), (2, 2));
+    assert_eq!(sh.steal_range_len(), 0);
+}
+
+/// Theorem 4.3 of Hendler and Shavit: k pushes, then k pops, without steals
+/// cost Θ(log k) owner CAS operations on StealHalf: exactly one per power of
+/// two crossed (`floor(log2 k) + 1` each way).
+#[test]
+fn owner_cas_count_is_logarithmic() {
+    let sizes: &[usize] = if cfg!(miri) {
+        &[1, 7, 64]
+    } else {
+        &[1, 2, 3, 10, 1000, 100_000]
+    };
+    for &k in sizes {
+        let (mut owner, _thief) = StealHalf::with_capacity(2);
+        for i in 0..k {
+            owner.push(i).unwrap();
+        }
+        let log = u64::from(k.ilog2()) + 1;
+        assert_eq!(owner.stats().cas_attempted, log, "{k} pushes");
+        assert_eq!(owner.stats().cas_succeeded, log);
+        owner.reset_stats();
+        while owner.pop().is_some() {}
+        assert_eq!(owner.stats().cas_attempted, log, "{k} pops");
+        assert_eq!(owner.stats().pops, k as u64);
+    }
+}
+
+/// With m successful steals interleaved, a monotonic sequence of k pushes
+/// costs O(log k + m) owner CAS (at most `log k + 1 + 2m`), and each steal
+/// costs its thief exactly one CAS.
+#[test]
+fn owner_cas_count_with_steals() {
+    let k: usize = if cfg!(miri) { 256 } else { 1 << 16 };
+    let (mut owner, thief) = StealHalf::with_capacity(2);
+    let (mut mine, _) = StealHalf::with_capacity(2);
+    let mut stats = ThiefStats::default();
+    for i in 0..k {
+        owner.push(i).unwrap();
+        if i % 97 == 96 {
+            assert!(thief.steal_half(&mut mine, &mut stats).success().is_some());
+            while mine.pop().is_some() {}
+        }
+    }
+    let m = stats.steal_successes;
+    assert_eq!(stats.cas_attempted, m);
+    // One CAS per power of two on the way up, one to re-arm after each
+    // steal, and at most one more per steal: a steal takes at most half, so
+    // the refill re-crosses at most one power of two.
+    let log = u64::from(k.ilog2()) + 1;
+    assert!(
+        owner.stats().cas_attempted <= log + 2 * m,
+        "{:?}, m = {m}",
+        owner.stats()
+    );
+    assert!(owner.stats().cas_attempted >= m);
+}
