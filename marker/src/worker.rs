@@ -525,6 +525,8 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         let term = self.phase.term;
         let engine = self.phase.engine;
         loop {
+            #[cfg(feature = "inject-delays")]
+            self.inject_delay();
             if term.go_idle() {
                 return false;
             }
@@ -544,6 +546,8 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
                     match term.try_reactivate() {
                         Reactivate::Done => return false,
                         Reactivate::Active => {
+                            #[cfg(feature = "inject-delays")]
+                            self.inject_delay();
                             if self.refill() {
                                 return true;
                             }
