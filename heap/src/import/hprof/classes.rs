@@ -1,8 +1,6 @@
 //! Class layouts: where the reference fields of an instance lie in its
 //! INSTANCE_DUMP field data, and which of them is the weak `referent`.
 
-use std::collections::HashMap;
-
 use super::reader::{basic_type_size, TYPE_OBJECT};
 use crate::import::error::{ImportError, Malformed};
 
@@ -34,8 +32,9 @@ pub(crate) struct Layout {
 
 /// Every dumped class, indexed by class id.
 pub(crate) struct Classes {
-    /// Class id → index into `layouts` (dump order).
-    pub(crate) index: HashMap<u64, u32>,
+    /// `(class id, index into layouts)`, sorted by id: a few thousand
+    /// classes, searched in cache.
+    index: Vec<(u64, u32)>,
     /// Per class: its instance layout, or `None` when a superclass is
     /// missing from the dump, so that its instances cannot be decoded.
     pub(crate) layouts: Vec<Option<Layout>>,
@@ -51,14 +50,18 @@ impl Classes {
         reference_classes: &[u64],
         referent_names: &[u64],
     ) -> Result<Classes, ImportError> {
-        let mut index = HashMap::with_capacity(classes.len());
-        for (i, c) in classes.iter().enumerate() {
-            if index.insert(c.id, i as u32).is_some() {
-                return Err(super::reader::malformed(
-                    c.offset,
-                    Malformed::DuplicateId(c.id),
-                ));
-            }
+        let mut index: Vec<(u64, u32)> = classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id, i as u32))
+            .collect();
+        index.sort_unstable();
+        if let Some(w) = index.windows(2).find(|w| w[0].0 == w[1].0) {
+            let c = &classes[w[1].1 as usize];
+            return Err(super::reader::malformed(
+                c.offset,
+                Malformed::DuplicateId(c.id),
+            ));
         }
         let mut layouts = Vec::with_capacity(classes.len());
         for c in classes {
@@ -74,11 +77,16 @@ impl Classes {
         Ok(Classes { index, layouts })
     }
 
-    /// The layout of the class `class_id`, if it is dumped and resolvable.
+    /// The dump-order index of the class `class_id`, if it is dumped.
     #[inline]
-    pub(crate) fn layout(&self, class_id: u64) -> Option<&Layout> {
-        let i = *self.index.get(&class_id)?;
-        self.layouts[i as usize].as_ref()
+    pub(crate) fn find(&self, class_id: u64) -> Option<u32> {
+        find(&self.index, class_id)
+    }
+
+    /// The layout of the class with dump-order index `i`, if resolvable.
+    #[inline]
+    pub(crate) fn layout(&self, i: u32) -> Option<&Layout> {
+        self.layouts.get(i as usize)?.as_ref()
     }
 }
 
@@ -87,7 +95,7 @@ impl Classes {
 fn layout(
     c: &ClassInfo,
     classes: &[ClassInfo],
-    index: &HashMap<u64, u32>,
+    index: &[(u64, u32)],
     id_size: u32,
     reference_classes: &[u64],
     referent_names: &[u64],
@@ -124,9 +132,18 @@ fn layout(
                 Malformed::SuperclassCycle(c.id),
             ));
         }
-        match index.get(&cur.super_id) {
-            Some(&i) => cur = &classes[i as usize],
+        match find(index, cur.super_id) {
+            Some(i) => cur = &classes[i as usize],
             None => return Ok(None),
         }
     }
+}
+
+/// Binary search of a sorted `(id, index)` table.
+#[inline]
+fn find(index: &[(u64, u32)], id: u64) -> Option<u32> {
+    index
+        .binary_search_by_key(&id, |p| p.0)
+        .ok()
+        .map(|i| index[i].1)
 }

@@ -108,7 +108,7 @@ pub(crate) fn import<S: HeapSink + ?Sized, Src: Reopen + ?Sized>(
     let mut names: HashMap<u64, Option<String>> = HashMap::new();
     let mut class_names: Vec<Option<u64>> = vec![None; scan.classes.len()];
     for &(class, name) in &scan.load_class {
-        if let Some(&i) = classes.index.get(&class) {
+        if let Some(i) = classes.find(class) {
             class_names[i as usize] = Some(name);
             names.insert(name, None);
         }
@@ -283,6 +283,8 @@ impl Scan {
 }
 
 impl Visitor for Scan {
+    const WANTS_DATA: bool = false;
+
     fn record(&mut self, rec: Record<'_>, offset: u64, w: &Walker) -> Result<(), ImportError> {
         self.id_size = w.id_size;
         match rec {
@@ -321,6 +323,8 @@ struct FindDuplicate {
 }
 
 impl Visitor for FindDuplicate {
+    const WANTS_DATA: bool = false;
+
     fn record(&mut self, rec: Record<'_>, offset: u64, _: &Walker) -> Result<(), ImportError> {
         let id = match rec {
             Record::Class(c) => c.id,
@@ -339,11 +343,13 @@ impl Visitor for FindDuplicate {
     }
 }
 
-/// Calls `f(target, weak)` for every non-null reference of an object record,
-/// in slot order. Returns `Ok(false)` for an instance whose class layout is
-/// unknown (only its class reference is reported).
+/// Calls `f(target, weak)` for every non-null reference of an object record
+/// of type `ty` (from [`shape`]), in slot order. Returns `Ok(false)` for an
+/// instance whose class layout is unknown (only its class reference is
+/// reported).
 fn for_each_ref(
     rec: &Record<'_>,
+    ty: u32,
     offset: u64,
     w: &Walker,
     classes: &Classes,
@@ -362,7 +368,10 @@ fn for_each_ref(
         }
         Record::Instance { id, class_id, data } => {
             strong(class_id);
-            let Some(layout) = classes.layout(class_id) else {
+            let layout = ty
+                .checked_sub(FIRST_CLASS_TYPE)
+                .and_then(|i| classes.layout(i));
+            let Some(layout) = layout else {
                 return Ok(false);
             };
             if layout.data_len != data.len() as u64 {
@@ -377,7 +386,7 @@ fn for_each_ref(
             }
             for r in &layout.refs {
                 // In bounds: every field lies inside `data_len`.
-                let target = w.id_at(&data[r.offset as usize..]);
+                let target = w.id_at(data.get(r.offset as usize..).unwrap_or_default());
                 if target != 0 {
                     f(target, r.weak);
                 }
@@ -399,8 +408,8 @@ fn for_each_ref(
 /// An object record's type (an offset from the first type id) and its
 /// estimated size in bytes; `None` for records that are not objects.
 fn shape(rec: &Record<'_>, w: &Walker, classes: &Classes) -> Option<(u64, u32, u64)> {
-    let class_type = |class_id: u64| match classes.index.get(&class_id) {
-        Some(&i) => FIRST_CLASS_TYPE + i,
+    let class_type = |class_id: u64| match classes.find(class_id) {
+        Some(i) => FIRST_CLASS_TYPE + i,
         None => TYPE_UNKNOWN_CLASS,
     };
     let (id, ty, payload) = match *rec {
@@ -447,11 +456,11 @@ impl Visitor for Count<'_> {
             }
             return Ok(());
         }
-        let Some((id, _, size)) = shape(&rec, w, self.classes) else {
+        let Some((id, ty, size)) = shape(&rec, w, self.classes) else {
             return Ok(());
         };
         let (ids, mut n, mut dropped) = (&*self.ids, 0u64, 0u64);
-        let decoded = for_each_ref(&rec, offset, w, self.classes, |t, _| match ids.get(t) {
+        let decoded = for_each_ref(&rec, ty, offset, w, self.classes, |t, _| match ids.get(t) {
             Some(_) => n += 1,
             None => dropped += 1,
         })?;
@@ -494,7 +503,7 @@ impl<S: HeapSink + ?Sized> Visitor for Emit<'_, S> {
         };
         self.slots.clear();
         let (ids, slots) = (self.ids, &mut self.slots);
-        for_each_ref(&rec, offset, w, self.classes, |t, weak| {
+        for_each_ref(&rec, ty, offset, w, self.classes, |t, weak| {
             if let Some(target) = ids.get(t).and_then(Pos::from_offset) {
                 slots.push(Slot::new(target, weak));
             }

@@ -91,6 +91,10 @@ pub(crate) enum Record<'a> {
 
 /// Receives the records of one pass.
 pub(crate) trait Visitor {
+    /// Whether the visitor reads instance data and array elements; if not,
+    /// the walker skips them and hands over empty slices.
+    const WANTS_DATA: bool = true;
+
     /// Called for every record; `offset` is where the record starts.
     fn record(&mut self, rec: Record<'_>, offset: u64, r: &Walker) -> Result<()>;
 }
@@ -101,13 +105,15 @@ pub(crate) struct Walker {
 }
 
 impl Walker {
-    /// Decodes a big-endian identifier of `id_size` bytes at the start of `b`.
+    /// Decodes a big-endian identifier of `id_size` bytes at the start of
+    /// `b`; 0 (null) if `b` is shorter (callers check lengths first).
     #[inline]
     pub(crate) fn id_at(&self, b: &[u8]) -> u64 {
         if self.id_size == 8 {
-            u64::from_be_bytes(b[..8].try_into().unwrap_or([0; 8]))
+            b.first_chunk::<8>().map_or(0, |c| u64::from_be_bytes(*c))
         } else {
-            u64::from(u32::from_be_bytes(b[..4].try_into().unwrap_or([0; 4])))
+            b.first_chunk::<4>()
+                .map_or(0, |c| u64::from(u32::from_be_bytes(*c)))
         }
     }
 }
@@ -445,7 +451,7 @@ fn sub_record<R: Read, V: Visitor>(
             let class_id = b.sid(idz, "a class id")?;
             let n = u64::from(b.s4("a field data length")?);
             b.charge(n)?;
-            b.read_into(n, data, "instance field data")?;
+            let data = payload::<R, V>(b, n, data, "instance field data")?;
             v.record(Record::Instance { id, class_id, data }, at, w)
         }
         OBJ_ARRAY_DUMP => {
@@ -455,7 +461,7 @@ fn sub_record<R: Read, V: Visitor>(
             let class_id = b.sid(idz, "an array class id")?;
             let n = u64::from(len) * u64::from(idz);
             b.charge(n)?;
-            b.read_into(n, data, "array elements")?;
+            let data = payload::<R, V>(b, n, data, "array elements")?;
             v.record(
                 Record::ObjArray {
                     id,
@@ -483,6 +489,26 @@ fn sub_record<R: Read, V: Visitor>(
         }
         _ => Err(malformed(at, Malformed::UnknownSubRecord(tag))),
     }
+}
+
+/// The `n` bytes of an instance's fields or an array's elements: borrowed
+/// from the buffer when they fit in it, copied into `spill` otherwise, and
+/// skipped (empty) when the visitor does not want them.
+fn payload<'a, R: Read, V: Visitor>(
+    b: &'a mut Bytes<R>,
+    n: u64,
+    spill: &'a mut Vec<u8>,
+    what: &'static str,
+) -> Result<&'a [u8]> {
+    if !V::WANTS_DATA {
+        b.skip(n, what)?;
+        return Ok(&[]);
+    }
+    if n <= BUF_LEN as u64 {
+        return b.take(n as usize, what);
+    }
+    b.read_into(n, spill, what)?;
+    Ok(spill)
 }
 
 /// Reads a typed value of a constant-pool entry or static field, keeping
