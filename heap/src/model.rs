@@ -34,6 +34,14 @@ impl ObjRef {
         }
     }
 
+    /// Wraps a non-zero word that the caller knows is a multiple of
+    /// [`ObjRef::ALIGN`] (an aligned base plus an aligned offset).
+    #[inline(always)]
+    pub(crate) const fn from_aligned(word: NonZeroUsize) -> ObjRef {
+        debug_assert!(word.get() % Self::ALIGN == 0);
+        ObjRef(word)
+    }
+
     /// The reference as a word.
     #[inline]
     pub const fn word(self) -> usize {

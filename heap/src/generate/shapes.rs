@@ -1,0 +1,357 @@
+//! The regular shapes, and the appended garbage of every shape but `runtime`.
+
+use rand::Rng;
+use rand_pcg::Pcg64;
+
+use super::{GenInfo, Shape};
+use crate::arena::{ObjectHeader, Pos, Slot};
+use crate::sink::HeapSink;
+
+/// Slots are emitted in batches of this many, so that a huge object never
+/// needs a huge buffer.
+const BATCH: usize = 4096;
+
+/// Words of one appended garbage object (2 slots, no payload).
+pub(super) const GARBAGE_WORDS: u64 = 4;
+
+/// The position of object `index` of a run of equal-sized objects starting
+/// at `start`.
+#[inline]
+fn nth(start: Pos, size_words: u64, index: u64) -> Pos {
+    start
+        .add_words(index * size_words)
+        .expect("generator arenas stay far below u64::MAX bytes")
+}
+
+fn info(objects: u64, roots: u64, arena_words: u64, reachable: Option<u64>) -> GenInfo {
+    GenInfo {
+        shape: Shape::Random,
+        objects,
+        garbage: 0,
+        roots,
+        arena_words,
+        reachable,
+    }
+}
+
+/// Emits an object whose slots come from `slot(i)`, in batches.
+fn emit<S: HeapSink>(
+    sink: &mut S,
+    header: ObjectHeader,
+    buf: &mut Vec<Slot>,
+    mut slot: impl FnMut(u64) -> Slot,
+) -> Result<Pos, S::Error> {
+    let pos = sink.begin_object(header)?;
+    let n = u64::from(header.slots);
+    let mut i = 0;
+    while i < n {
+        let end = n.min(i + BATCH as u64);
+        buf.clear();
+        buf.extend((i..end).map(&mut slot));
+        sink.slots(buf)?;
+        i = end;
+    }
+    Ok(pos)
+}
+
+pub(super) fn random<S: HeapSink>(
+    n: u64,
+    degree: u32,
+    extra_words: u64,
+    rng: &mut Pcg64,
+    sink: &mut S,
+) -> Result<GenInfo, S::Error> {
+    let ty = sink.type_name("Node")?;
+    let header = ObjectHeader::new(ty, degree, 0);
+    let size = header.size_words();
+    let words = 1 + n * size;
+    sink.reserve(n, words + extra_words);
+    let start = sink.next_pos();
+    let mut buf = Vec::with_capacity(degree as usize);
+    for _ in 0..n {
+        emit(sink, header, &mut buf, |_| {
+            Slot::strong(nth(start, size, rng.random_range(0..n)))
+        })?;
+    }
+    let roots = n.min(8);
+    for _ in 0..roots {
+        sink.root(nth(start, size, rng.random_range(0..n)))?;
+    }
+    Ok(info(n, roots, words, None))
+}
+
+pub(super) fn power_law<S: HeapSink>(
+    n: u64,
+    degree: u32,
+    extra_words: u64,
+    rng: &mut Pcg64,
+    sink: &mut S,
+) -> Result<GenInfo, S::Error> {
+    let ty = sink.type_name("Node")?;
+    let header = ObjectHeader::new(ty, degree, 0);
+    let size = header.size_words();
+    let words = 1 + n * size;
+    sink.reserve(n, words + extra_words);
+    let start = sink.next_pos();
+    // The backbone (slots 0 and 1) is a breadth-first binary tree, so that
+    // every object is reachable from object 0; with degree 1 it is a chain.
+    let tree_slots = u64::from(degree.min(2));
+    let backbone = |i: u64, k: u64| {
+        let child = tree_slots * i + 1 + k;
+        if child < n {
+            Slot::strong(nth(start, size, child))
+        } else {
+            Slot::NULL
+        }
+    };
+    // Every preferential target so far: a uniform pick from it is a pick in
+    // proportion to in-degree.
+    let mut targets: Vec<u32> =
+        Vec::with_capacity((n * u64::from(degree - degree.min(2))) as usize);
+    let mut buf = Vec::with_capacity(degree as usize);
+    for i in 0..n {
+        emit(sink, header, &mut buf, |k| {
+            if k < tree_slots {
+                return backbone(i, k);
+            }
+            if i == 0 {
+                return Slot::NULL;
+            }
+            let t = if targets.is_empty() || rng.random_bool(0.5) {
+                rng.random_range(0..i)
+            } else {
+                u64::from(targets[rng.random_range(0..targets.len() as u64) as usize])
+            };
+            targets.push(t as u32);
+            Slot::strong(nth(start, size, t))
+        })?;
+    }
+    sink.root(start)?;
+    Ok(info(n, 1, words, Some(n)))
+}
+
+pub(super) fn binary_tree<S: HeapSink>(
+    n: u64,
+    extra_words: u64,
+    sink: &mut S,
+) -> Result<GenInfo, S::Error> {
+    let ty = sink.type_name("TreeNode")?;
+    let header = ObjectHeader::new(ty, 2, 1);
+    let size = header.size_words();
+    let words = 1 + n * size;
+    sink.reserve(n, words + extra_words);
+    let start = sink.next_pos();
+    let child = |c: u64| {
+        if c < n {
+            Slot::strong(nth(start, size, c))
+        } else {
+            Slot::NULL
+        }
+    };
+    for i in 0..n {
+        sink.object(ty, &[child(2 * i + 1), child(2 * i + 2)], 1)?;
+    }
+    sink.root(start)?;
+    Ok(info(n, 1, words, Some(n)))
+}
+
+pub(super) fn list<S: HeapSink>(
+    n: u64,
+    extra_words: u64,
+    sink: &mut S,
+) -> Result<GenInfo, S::Error> {
+    let ty = sink.type_name("ListNode")?;
+    let header = ObjectHeader::new(ty, 1, 1);
+    let size = header.size_words();
+    let words = 1 + n * size;
+    sink.reserve(n, words + extra_words);
+    let start = sink.next_pos();
+    for i in 0..n {
+        let next = if i + 1 < n {
+            Slot::strong(nth(start, size, i + 1))
+        } else {
+            Slot::NULL
+        };
+        sink.object(ty, &[next], 1)?;
+    }
+    sink.root(start)?;
+    Ok(info(n, 1, words, Some(n)))
+}
+
+pub(super) fn wide<S: HeapSink>(
+    n: u64,
+    extra_words: u64,
+    sink: &mut S,
+) -> Result<GenInfo, S::Error> {
+    let root_ty = sink.type_name("Object[]")?;
+    let leaf_ty = sink.type_name("Leaf")?;
+    let root = ObjectHeader::new(root_ty, (n - 1) as u32, 0);
+    let leaf = ObjectHeader::new(leaf_ty, 0, 1);
+    let words = 1 + root.size_words() + (n - 1) * leaf.size_words();
+    sink.reserve(n, words + extra_words);
+    let start = sink.next_pos();
+    let first_leaf = nth(start, root.size_words(), 1);
+    let mut buf = Vec::with_capacity(BATCH);
+    emit(sink, root, &mut buf, |i| {
+        Slot::strong(nth(first_leaf, leaf.size_words(), i))
+    })?;
+    for _ in 1..n {
+        sink.begin_object(leaf)?;
+    }
+    sink.root(start)?;
+    Ok(info(n, 1, words, Some(n)))
+}
+
+/// The minimum length of the `big-array` array.
+pub(super) const BIG_ARRAY_SLOTS: u64 = 1 << 20;
+
+pub(super) fn big_array<S: HeapSink>(
+    n: u64,
+    extra_words: u64,
+    sink: &mut S,
+) -> Result<GenInfo, S::Error> {
+    let holder_ty = sink.type_name("Holder")?;
+    let array_ty = sink.type_name("Object[]")?;
+    let element_ty = sink.type_name("Element")?;
+    let leaf_ty = sink.type_name("Leaf")?;
+    // Objects: holder, array, then `pairs` (element, leaf) pairs, plus one
+    // lone element if the count is odd.
+    let pairs = (n - 2) / 2;
+    let lone = (n - 2) % 2;
+    let elements = pairs + lone;
+    let len = elements.max(BIG_ARRAY_SLOTS);
+    let holder = ObjectHeader::new(holder_ty, 1, 0);
+    let array = ObjectHeader::new(array_ty, len as u32, 0);
+    let element = ObjectHeader::new(element_ty, 1, 1);
+    let leaf = ObjectHeader::new(leaf_ty, 0, 1);
+    let pair_words = element.size_words() + leaf.size_words();
+    let words = 1
+        + holder.size_words()
+        + array.size_words()
+        + pairs * pair_words
+        + lone * element.size_words();
+    sink.reserve(n, words + extra_words);
+    let start = sink.next_pos();
+    let array_pos = nth(start, holder.size_words(), 1);
+    let first_element = nth(array_pos, array.size_words(), 1);
+    sink.object(holder_ty, &[Slot::strong(array_pos)], 0)?;
+    let mut buf = Vec::with_capacity(BATCH);
+    emit(sink, array, &mut buf, |i| {
+        if elements == 0 {
+            Slot::NULL
+        } else {
+            Slot::strong(nth(first_element, pair_words, i % elements))
+        }
+    })?;
+    for _ in 0..pairs {
+        let e = sink.next_pos();
+        sink.object(
+            element_ty,
+            &[Slot::strong(nth(e, element.size_words(), 1))],
+            1,
+        )?;
+        sink.begin_object(leaf)?;
+    }
+    if lone == 1 {
+        sink.object(element_ty, &[Slot::NULL], 1)?;
+    }
+    sink.root(start)?;
+    Ok(info(n, 1, words, Some(n)))
+}
+
+/// The smallest depth whose expected DAG size reaches `n`, or the deepest
+/// useful one.
+fn auto_depth(n: u64, branch: u32) -> u32 {
+    for depth in 1..=64u32 {
+        let mut level = 1.0f64;
+        let mut total = 1.0f64;
+        for d in 0..depth {
+            level *= f64::from(branch) * (1.0 - f64::from(d) / f64::from(depth));
+            total += level;
+        }
+        if total >= n as f64 {
+            return depth;
+        }
+    }
+    64
+}
+
+pub(super) fn dag<S: HeapSink>(
+    n: u64,
+    branch: u32,
+    depth: Option<u32>,
+    extra_words: u64,
+    rng: &mut Pcg64,
+    sink: &mut S,
+) -> Result<GenInfo, S::Error> {
+    let depth = depth.unwrap_or_else(|| auto_depth(n, branch));
+    // Plan breadth first: the child count of every node, level by level,
+    // until the DAG dies out or reaches `n` nodes.
+    let mut children: Vec<u8> = Vec::with_capacity(n as usize);
+    let mut count = 1u64;
+    let mut level_start = 0usize;
+    let mut level_end = 1usize;
+    let mut d = 0u32;
+    children.push(0);
+    while level_start < level_end {
+        for i in level_start..level_end {
+            let p = 1.0 - f64::from(d) / f64::from(depth);
+            let mut k = 0u64;
+            if p > 0.0 {
+                for _ in 0..branch {
+                    k += u64::from(rng.random_bool(p));
+                }
+            }
+            let k = k.min(n - count);
+            children[i] = k as u8;
+            count += k;
+            children.extend(std::iter::repeat_n(0, k as usize));
+        }
+        level_start = level_end;
+        level_end = children.len();
+        d += 1;
+    }
+    let ty = sink.type_name("DagNode")?;
+    let size = |k: u8| ObjectHeader::new(ty, u32::from(k), 1).size_words();
+    let words = 1 + children.iter().map(|&k| size(k)).sum::<u64>();
+    sink.reserve(count, words + extra_words);
+    let start = sink.next_pos();
+    // Children of node i are the next nodes after those of node i - 1; a
+    // second cursor walks the nodes as they are handed out as children.
+    let mut next_child = 1usize;
+    let mut next_child_pos = nth(start, size(children[0]), 1);
+    let mut buf = Vec::with_capacity(64);
+    for &k in &children {
+        buf.clear();
+        for _ in 0..k {
+            buf.push(Slot::strong(next_child_pos));
+            next_child_pos = nth(next_child_pos, size(children[next_child]), 1);
+            next_child += 1;
+        }
+        sink.object(ty, &buf, 1)?;
+    }
+    sink.root(start)?;
+    Ok(info(count, 1, words, Some(count)))
+}
+
+/// Appends `n` garbage objects: 2 slots each, pointing at random garbage
+/// objects (so garbage has cycles) or null.
+pub(super) fn garbage<S: HeapSink>(n: u64, rng: &mut Pcg64, sink: &mut S) -> Result<(), S::Error> {
+    if n == 0 {
+        return Ok(());
+    }
+    let ty = sink.type_name("Garbage")?;
+    let start = sink.next_pos();
+    let mut pick = || {
+        if rng.random_bool(0.8) {
+            Slot::strong(nth(start, GARBAGE_WORDS, rng.random_range(0..n)))
+        } else {
+            Slot::NULL
+        }
+    };
+    for _ in 0..n {
+        let slots = [pick(), pick()];
+        sink.object(ty, &slots, 0)?;
+    }
+    Ok(())
+}
