@@ -1,0 +1,18 @@
+//! Fuzzes the V8 `.heapsnapshot` importer: any input either fails with an
+//! error or yields a well-formed heap; it never panics, hangs or allocates
+//! without bound.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use stealmark_heap::import;
+
+#[path = "import_sink.rs"]
+mod import_sink;
+
+fuzz_target!(|data: &[u8]| {
+    let mut sink = import_sink::CheckSink::default();
+    if let Ok(summary) = import::v8(data, &mut sink) {
+        sink.check();
+        assert_eq!(summary.roots, 1);
+    }
+});
