@@ -1,0 +1,259 @@
+//! End-to-end tests of `stealmark simulate`.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn stealmark() -> Command {
+    Command::cargo_bin("stealmark").expect("the stealmark binary is built")
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = stealmark()
+        .arg("simulate")
+        .args(args)
+        .arg("--json")
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).expect("one JSON object")
+}
+
+const THEOREM_22: [&str; 10] = [
+    "--processors",
+    "32",
+    "--generator-hosts",
+    "1",
+    "--lambda",
+    "0.5",
+    "--steps",
+    "4000",
+    "--seed",
+    "3",
+];
+
+fn berenbrink(steal: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["berenbrink", "--steal", steal];
+    args.extend(THEOREM_22);
+    args.extend(extra);
+    json(&args)
+}
+
+#[test]
+fn berenbrink_steal_one_diverges_and_steal_half_is_stable() {
+    let one = berenbrink("one", &[]);
+    assert_eq!(one["stable"], false);
+    assert_eq!(one["prediction"], "transient");
+    let samples = one["total_load"].as_array().unwrap();
+    assert!(samples.len() > 100);
+    assert_eq!(samples.last().unwrap()["load"], one["final_total_load"]);
+    // λn − 2 = 14 tasks per step cannot be served.
+    assert!(one["final_total_load"].as_u64().unwrap() > 14 * 4000 * 95 / 100);
+    let half = berenbrink("half", &[]);
+    assert_eq!(half["stable"], true);
+    assert!(half["final_total_load"].as_u64().unwrap() < 2_000);
+}
+
+#[test]
+fn berenbrink_table_and_help_explain_the_rule() {
+    stealmark()
+        .args(["simulate", "berenbrink", "--steal", "one"])
+        .args(THEOREM_22)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("stable                false"))
+        .stdout(predicate::str::contains("Theorem 22"));
+    stealmark()
+        .args(["simulate", "berenbrink", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Stability rule"))
+        .stdout(predicate::str::contains("1% of the arrival"));
+}
+
+#[test]
+fn berenbrink_plot_draws_both_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("load.svg");
+    stealmark()
+        .args(["simulate", "berenbrink", "--steal", "const:2", "--plot"])
+        .arg(&path)
+        .args(THEOREM_22)
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.starts_with("<svg"));
+    assert!(svg.contains("steal one") && svg.contains("steal half"));
+}
+
+#[test]
+fn berenbrink_real_threads_on_two_deques() {
+    for deque in ["locked", "crossbeam"] {
+        let args = [
+            "berenbrink",
+            "--processors",
+            "4",
+            "--generator-hosts",
+            "1",
+            "--lambda",
+            "0.75",
+            "--steal",
+            "one",
+            "--steps",
+            "2000",
+            "--real",
+            "--deque",
+            deque,
+        ];
+        let one = json(&args);
+        assert_eq!(one["deque"], deque);
+        assert_eq!(one["conserved"], true);
+        assert_eq!(one["stable"], false, "{deque}");
+        let mut half_args = args;
+        half_args[8] = "half";
+        let half = json(&half_args);
+        assert_eq!(half["stable"], true, "{deque}");
+        assert_eq!(half["conserved"], true);
+    }
+}
+
+#[test]
+fn mitzenmacher_simple_model_matches_the_closed_form() {
+    let r = json(&["mitzenmacher", "--lambda", "0.8", "--time", "20000"]);
+    assert_eq!(r["fixed_point_method"], "closed-form");
+    // E[T] for λ = 0.8 from π₂ = (1.8 − √0.68)/2.
+    let fp = r["fixed_point_time_in_system"].as_f64().unwrap();
+    let pi2 = (1.8 - 0.68f64.sqrt()) / 2.0;
+    let rho = 0.8 / (1.8 - pi2);
+    assert!((fp - (0.8 + pi2 / (1.0 - rho)) / 0.8).abs() < 1e-12);
+    assert!(r["relative_error"].as_f64().unwrap() < 0.03);
+    let sim = r["simulated_time_in_system"].as_f64().unwrap();
+    assert!(((sim - fp) / fp).abs() < 0.03);
+}
+
+#[test]
+fn mitzenmacher_variants_integrate_the_equations() {
+    let r = json(&[
+        "mitzenmacher",
+        "--lambda",
+        "0.9",
+        "--threshold",
+        "4",
+        "--steal-count",
+        "2",
+        "--choices",
+        "2",
+        "--transfer-rate",
+        "0.5",
+        "--processors",
+        "64",
+        "--time",
+        "20000",
+    ]);
+    assert_eq!(r["fixed_point_method"], "ode");
+    assert_eq!(r["section"], "3.2 transfer delay");
+    assert!(r["relative_error"].as_f64().unwrap() < 0.05, "{r}");
+    stealmark()
+        .args([
+            "simulate",
+            "mitzenmacher",
+            "--lambda",
+            "0.5",
+            "--time",
+            "5000",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("2.2 simple work stealing"))
+        .stdout(predicate::str::contains("fixed point (closed form)"));
+}
+
+#[test]
+fn hendler_shavit_reports_the_largest_time_averaged_ratio() {
+    let args = |steal| {
+        json(&[
+            "hendler-shavit",
+            "--processors",
+            "32",
+            "--mu",
+            "0.5",
+            "--steal",
+            steal,
+            "--steps",
+            "2000",
+        ])
+    };
+    let half = args("half");
+    let one = args("one");
+    let h = half["max_time_averaged_ratio"].as_f64().unwrap();
+    let o = one["max_time_averaged_ratio"].as_f64().unwrap();
+    assert!(h >= 1.0 && h < o, "half {h} one {o}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hs.svg");
+    stealmark()
+        .args([
+            "simulate",
+            "hendler-shavit",
+            "--processors",
+            "16",
+            "--mu",
+            "1",
+            "--steal",
+            "one",
+        ])
+        .args(["--steps", "500", "--real", "--deque", "crossbeam", "--plot"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("items conserved: true"));
+    assert!(std::fs::read_to_string(&path)
+        .unwrap()
+        .contains("steal half"));
+}
+
+#[test]
+fn bad_input_is_a_one_line_error() {
+    stealmark()
+        .args(["simulate", "berenbrink", "--steal", "two"])
+        .args(THEOREM_22)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("const:C"));
+    stealmark()
+        .args(["simulate", "berenbrink", "--steal", "one", "--real"])
+        .args(THEOREM_22)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--real needs --deque"));
+    stealmark()
+        .args([
+            "simulate",
+            "berenbrink",
+            "--steal",
+            "one",
+            "--real",
+            "--deque",
+            "nope",
+        ])
+        .args(THEOREM_22)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("unknown deque"));
+    stealmark()
+        .args(["simulate", "mitzenmacher", "--lambda", "1.2"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("lambda"));
+    stealmark()
+        .args([
+            "simulate",
+            "berenbrink",
+            "--processors",
+            "8",
+            "--generator-hosts",
+            "9",
+        ])
+        .args(["--lambda", "0.5", "--steal", "one", "--steps", "10"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("generator-hosts"));
+}
