@@ -1,0 +1,126 @@
+//! Value parsers shared by the subcommands. They reject bad values while
+//! clap parses, so a bad name or a zero thread count is a usage error
+//! (exit 2) with a message listing what is accepted.
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use stealmark_marker::{BalancePolicy, DequeKind, StealAmount, VictimSelection};
+
+/// The most GC workers the tool accepts (the marker's own limit).
+pub const MAX_THREADS: usize = 1024;
+
+/// Parses a worker count: 1 to [`MAX_THREADS`].
+pub fn threads(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a thread count; give a whole number such as 2"))?;
+    if n == 0 {
+        return Err("the thread count must be at least 1".into());
+    }
+    if n > MAX_THREADS {
+        return Err(format!("at most {MAX_THREADS} threads are supported"));
+    }
+    Ok(n)
+}
+
+/// Parses a run count: at least 1.
+pub fn runs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("at least one run is needed".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a run count; give a whole number such as 10")),
+    }
+}
+
+/// Parses an object count: digits, optionally with `_` or `,` separators,
+/// and an optional suffix `k` (thousand), `M` (million) or `G` (billion),
+/// which may follow a decimal fraction (`2.5M`).
+pub fn count(s: &str) -> Result<u64, String> {
+    let bad = || format!("`{s}` is not a count; give a number such as 1000000, 250k or 2.5M");
+    let t: String = s.trim().chars().filter(|c| *c != '_' && *c != ',').collect();
+    let (digits, scale) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1e3),
+        Some((i, 'm' | 'M')) => (&t[..i], 1e6),
+        Some((i, 'g' | 'G')) => (&t[..i], 1e9),
+        _ => (t.as_str(), 1.0),
+    };
+    if scale == 1.0 {
+        return digits.parse::<u64>().map_err(|_| bad());
+    }
+    let v: f64 = digits.parse().map_err(|_| bad())?;
+    if !v.is_finite() || v < 0.0 || v * scale > u64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok((v * scale).round() as u64)
+}
+
+/// The deque names, parsed into the marker's [`DequeKind`].
+pub fn deque() -> impl TypedValueParser<Value = DequeKind> {
+    PossibleValuesParser::new(DequeKind::ALL.iter().map(|d| d.name()))
+        .try_map(|s| s.parse::<DequeKind>())
+}
+
+/// The balancing-policy names, parsed into the marker's [`BalancePolicy`].
+pub fn policy() -> impl TypedValueParser<Value = BalancePolicy> {
+    PossibleValuesParser::new(BalancePolicy::ALL.iter().map(|p| p.name()))
+        .try_map(|s| s.parse::<BalancePolicy>())
+}
+
+/// `one` or `half`.
+pub fn steal() -> impl TypedValueParser<Value = StealAmount> {
+    PossibleValuesParser::new(StealAmount::ALL.iter().map(|s| s.name()))
+        .try_map(|s| s.parse::<StealAmount>())
+}
+
+/// `random` or `best-of-2` (the marker calls uniform random victim
+/// selection `uniform`; the command line says `random`).
+pub fn victim() -> impl TypedValueParser<Value = VictimSelection> {
+    PossibleValuesParser::new(["random", "best-of-2"]).map(|s| match s.as_str() {
+        "best-of-2" => VictimSelection::BestOf2,
+        _ => VictimSelection::Uniform,
+    })
+}
+
+/// The command-line name of a victim selection.
+pub fn victim_name(v: VictimSelection) -> &'static str {
+    match v {
+        VictimSelection::Uniform => "random",
+        VictimSelection::BestOf2 => "best-of-2",
+    }
+}
+
+/// The number of CPUs, the default worker count.
+pub fn ncpu() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_counts() {
+        assert_eq!(threads("3"), Ok(3));
+        assert!(threads("0").unwrap_err().contains("at least 1"));
+        assert!(threads("x").is_err());
+        assert!(threads("5000").is_err());
+    }
+
+    #[test]
+    fn object_counts() {
+        assert_eq!(count("1000"), Ok(1000));
+        assert_eq!(count("1_000_000"), Ok(1_000_000));
+        assert_eq!(count("250k"), Ok(250_000));
+        assert_eq!(count("2.5M"), Ok(2_500_000));
+        assert_eq!(count("1G"), Ok(1_000_000_000));
+        assert!(count("lots").is_err());
+        assert!(count("-1").is_err());
+        assert!(count("-1k").is_err());
+    }
+
+    #[test]
+    fn run_counts() {
+        assert_eq!(runs("1"), Ok(1));
+        assert!(runs("0").is_err());
+    }
+}

@@ -1,0 +1,420 @@
+//! `stealmark bench`: compare deques, policies and worker counts on one
+//! snapshot.
+//!
+//! Every configuration gets its own marker (its threads parked between
+//! phases), and the runs alternate through the marker's
+//! [`stealmark_marker::bench::compare`]: each round runs every configuration
+//! once, so that machine drift (frequency, other tenants) affects all of them
+//! alike. Each configuration is summarised by its pause statistics and by
+//! paired ratios (the median over rounds of one time over another in the
+//! same round): against the baseline (the first deque and the first policy
+//! listed) at the same worker count, and against itself at the smallest
+//! worker count.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+use stealmark_heap::{HeapGraph, ObjRef, ObjectModel};
+use stealmark_marker::bench::{compare, BenchError, Subject};
+use stealmark_marker::{BalancePolicy, DequeKind, MarkerConfig};
+
+use crate::args;
+use crate::error::{CliError, CliResult};
+use crate::heapfile;
+use crate::output::{self, Align, Format, Table};
+use crate::pause::{median, PauseStats};
+use crate::plot::{self, Bar};
+use crate::progress::Progress;
+use crate::run::{self, RunSample};
+
+/// Arguments of `stealmark bench`.
+#[derive(Args)]
+#[command(after_help = "Examples:\n  \
+    stealmark bench heap.smk\n  \
+    stealmark bench heap.smk --threads 1,2 --deques steal-half,chase-lev,crossbeam --runs 20\n  \
+    stealmark bench heap.smk --policies on-empty,probabilistic,threshold --format markdown\n  \
+    stealmark bench heap.smk --format csv > results.csv --plot bench.svg\n\n\
+    The baseline of each ratio is the first deque and the first policy listed, at the same worker count.")]
+pub struct BenchArgs {
+    /// Snapshot to mark (from `stealmark gen` or `stealmark import`).
+    pub file: PathBuf,
+    /// Worker counts, comma-separated [default: 1 and the number of CPUs].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::threads)]
+    pub threads: Vec<usize>,
+    /// Deques, comma-separated; the first is the baseline [default: all].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::deque())]
+    pub deques: Vec<DequeKind>,
+    /// Balancing policies, comma-separated; the first is the baseline
+    /// [default: on-empty].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::policy())]
+    pub policies: Vec<BalancePolicy>,
+    /// Measured runs per configuration.
+    #[arg(long, value_name = "R", default_value_t = 10, value_parser = args::runs)]
+    pub runs: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Write an SVG bar chart of the median pauses.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+/// One configuration of a benchmark matrix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Worker count.
+    pub threads: usize,
+    /// Deque kind.
+    pub deque: DequeKind,
+    /// Balancing policy.
+    pub policy: BalancePolicy,
+}
+
+impl Config {
+    /// A unique key for the configuration.
+    fn key(&self) -> String {
+        format!("{}/{}/{}", self.deque, self.policy, self.threads)
+    }
+
+    /// The name of the configuration without its worker count.
+    pub fn name(&self, with_policy: bool) -> String {
+        if with_policy {
+            format!("{} / {}", self.deque, self.policy)
+        } else {
+            self.deque.to_string()
+        }
+    }
+}
+
+/// The measured result of one configuration.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConfigResult {
+    /// Worker count.
+    pub threads: usize,
+    /// Deque kind.
+    pub deque: String,
+    /// Balancing policy.
+    pub policy: String,
+    /// Pause statistics over the measured runs.
+    pub pause_ms: PauseStats,
+    /// Median over runs of this pause over the baseline's pause in the same
+    /// round, at the same worker count (below 1 is faster).
+    pub ratio_to_baseline: f64,
+    /// Median over runs of this configuration's pause at the smallest
+    /// worker count over its pause here, in the same round (above 1 is
+    /// faster).
+    pub speedup: f64,
+    /// Median over runs of max/mean objects scanned per worker.
+    pub balance_max_over_mean: f64,
+    /// Median termination latency, µs.
+    pub termination_latency_us: f64,
+    /// Objects marked (the same in every run).
+    pub marked_objects: u64,
+    /// Every measured run, in order.
+    pub per_run: Vec<RunSample>,
+}
+
+/// The whole matrix: every configuration's result, in matrix order.
+#[derive(Clone, Debug, Serialize)]
+pub struct MatrixResult {
+    /// Measured runs per configuration (after one warm-up round).
+    pub runs: usize,
+    /// The baseline's deque and policy.
+    pub baseline: String,
+    /// Results, ordered by worker count, then deque, then policy.
+    pub results: Vec<ConfigResult>,
+}
+
+/// The matrix of `threads × deques × policies`, in that nesting order.
+pub fn matrix(
+    threads: &[usize],
+    deques: &[DequeKind],
+    policies: &[BalancePolicy],
+) -> Vec<Config> {
+    let mut out = Vec::new();
+    for &t in threads {
+        for &deque in deques {
+            for &policy in policies {
+                out.push(Config {
+                    threads: t,
+                    deque,
+                    policy,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Runs every configuration `runs` times, alternating them run by run after
+/// one warm-up round (the marker's [`compare`]), and summarises each.
+/// `configs` must not be empty; its first deque and policy are the baseline.
+pub fn run_matrix<H: ObjectModel>(
+    heap: &H,
+    roots: &[ObjRef],
+    configs: &[Config],
+    runs: usize,
+) -> CliResult<MatrixResult> {
+    let n = configs.len();
+    let progress = Progress::new(((runs + 1) * n) as u64, "bench", "runs");
+    // Each subject records its own phases' samples (the warm-up first).
+    let mut samples: Vec<Vec<RunSample>> = vec![Vec::with_capacity(runs + 1); n];
+    let report = {
+        let progress = &progress;
+        let mut subjects = Vec::with_capacity(n);
+        for (c, recorded) in configs.iter().zip(samples.iter_mut()) {
+            let mut config = MarkerConfig::with_workers(c.threads);
+            config.deque = c.deque;
+            config.policy = c.policy;
+            let mut marker = run::new_marker(config)?;
+            let label = format!("{} x{}", c.name(true), c.threads);
+            subjects.push(Subject::custom(c.key(), move || {
+                progress.message(label.as_str());
+                let marking = marker.mark(heap, roots);
+                let stats = marking.stats;
+                let sample = RunSample {
+                    pause_ns: stats.pause_ns,
+                    balance: stats.balance(),
+                    termination_latency_ns: stats.termination_latency_ns,
+                    marked_objects: marking.bitmap.count() as u64,
+                };
+                recorded.push(sample);
+                progress.inc();
+                sample.marked_objects
+            }));
+        }
+        compare(heap, roots, &mut subjects, runs)
+    };
+    progress.finish();
+    let report = report.map_err(|e| match e {
+        BenchError::NoRuns => CliError::usage("at least one run is needed"),
+        other => CliError::failed(
+            "benchmarking",
+            format!("{other}; this is a bug in the marker, please report it with the snapshot"),
+        ),
+    })?;
+    let base_deque = configs[0].deque;
+    let base_policy = configs[0].policy;
+    let min_threads = configs.iter().map(|c| c.threads).min().unwrap_or(1);
+    let key_of = |t: usize, d: DequeKind, p: BalancePolicy| {
+        Config {
+            threads: t,
+            deque: d,
+            policy: p,
+        }
+        .key()
+    };
+    let results = configs
+        .iter()
+        .zip(samples.iter_mut())
+        .map(|(c, recorded)| {
+            // Drop the warm-up phase.
+            let measured: Vec<RunSample> = recorded.drain(..).skip(1).collect();
+            let pauses: Vec<f64> = measured.iter().map(RunSample::pause_ms).collect();
+            let key = c.key();
+            ConfigResult {
+                threads: c.threads,
+                deque: c.deque.to_string(),
+                policy: c.policy.to_string(),
+                pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
+                ratio_to_baseline: report
+                    .ratio(&key, &key_of(c.threads, base_deque, base_policy))
+                    .unwrap_or(f64::NAN),
+                speedup: report
+                    .ratio(&key_of(min_threads, c.deque, c.policy), &key)
+                    .unwrap_or(f64::NAN),
+                balance_max_over_mean: median(
+                    &measured.iter().map(|s| s.balance).collect::<Vec<_>>(),
+                ),
+                termination_latency_us: median(
+                    &measured
+                        .iter()
+                        .map(|s| s.termination_latency_ns as f64 / 1e3)
+                        .collect::<Vec<_>>(),
+                ),
+                marked_objects: measured[0].marked_objects,
+                per_run: measured,
+            }
+        })
+        .collect();
+    Ok(MatrixResult {
+        runs,
+        baseline: format!("{base_deque} / {base_policy}"),
+        results,
+    })
+}
+
+/// The results as a table: one row per configuration.
+pub fn table(result: &MatrixResult, with_policy: bool) -> Table {
+    let mut columns = vec![("workers", Align::Right), ("deque", Align::Left)];
+    if with_policy {
+        columns.push(("policy", Align::Left));
+    }
+    columns.extend([
+        ("p50 ms", Align::Right),
+        ("p90 ms", Align::Right),
+        ("min ms", Align::Right),
+        ("max ms", Align::Right),
+        ("vs baseline", Align::Right),
+        ("speedup", Align::Right),
+        ("balance", Align::Right),
+        ("term µs", Align::Right),
+    ]);
+    let mut table = Table::new(columns);
+    for r in &result.results {
+        let mut row = vec![r.threads.to_string(), r.deque.clone()];
+        if with_policy {
+            row.push(r.policy.clone());
+        }
+        row.extend([
+            output::ms(r.pause_ms.p50),
+            output::ms(r.pause_ms.p90),
+            output::ms(r.pause_ms.min),
+            output::ms(r.pause_ms.max),
+            format!("{:.2}x", r.ratio_to_baseline),
+            format!("{:.2}x", r.speedup),
+            format!("{:.3}", r.balance_max_over_mean),
+            format!("{:.1}", r.termination_latency_us),
+        ]);
+        table.push(row);
+    }
+    table
+}
+
+/// The bars of the `--plot` chart.
+pub fn bars(result: &MatrixResult, with_policy: bool) -> Vec<Bar> {
+    result
+        .results
+        .iter()
+        .map(|r| Bar {
+            config: if with_policy {
+                format!("{} / {}", r.deque, r.policy)
+            } else {
+                r.deque.clone()
+            },
+            threads: r.threads,
+            median_ms: r.pause_ms.p50,
+            min_ms: r.pause_ms.min,
+            max_ms: r.pause_ms.max,
+            ratio: r.ratio_to_baseline,
+        })
+        .collect()
+}
+
+/// The worker counts 1, 2, 4, ... up to and including `ncpu`.
+pub fn default_threads(ncpu: usize) -> Vec<usize> {
+    let mut t = vec![1];
+    while t[t.len() - 1] * 2 < ncpu {
+        let next = t[t.len() - 1] * 2;
+        t.push(next);
+    }
+    if ncpu > 1 {
+        t.push(ncpu);
+    }
+    t
+}
+
+/// Removes repeated entries, keeping the first of each.
+fn dedup<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(items.len());
+    for &x in items {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+/// Runs `stealmark bench`.
+pub fn run(args: BenchArgs) -> CliResult {
+    let snapshot = heapfile::open(&args.file)?;
+    let heap = snapshot.view();
+    let roots = snapshot.roots();
+    let threads = if args.threads.is_empty() {
+        default_threads(args::ncpu())
+    } else {
+        dedup(&args.threads)
+    };
+    let deques = if args.deques.is_empty() {
+        DequeKind::ALL.to_vec()
+    } else {
+        dedup(&args.deques)
+    };
+    let policies = if args.policies.is_empty() {
+        vec![BalancePolicy::OnEmpty]
+    } else {
+        dedup(&args.policies)
+    };
+    let configs = matrix(&threads, &deques, &policies);
+    let result = run_matrix(&heap, roots, &configs, args.runs)?;
+    let with_policy = policies.len() > 1;
+    if let Some(path) = &args.plot {
+        let title = format!(
+            "{}: median pause of {} alternated runs per configuration",
+            args.file.display(),
+            args.runs
+        );
+        plot::write_bench_plot(path, &title, &bars(&result, with_policy))?;
+    }
+    match args.format {
+        Format::Json => {
+            let doc = serde_json::json!({
+                "file": args.file.display().to_string(),
+                "objects": heap.object_count(),
+                "roots": roots.len(),
+                "ncpu": args::ncpu(),
+                "bench": result,
+            });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&doc).map_err(|e| CliError::failed("json", e))?
+            );
+        }
+        format => {
+            if format == Format::Table {
+                println!(
+                    "{}: {} objects, {} roots; {} alternated runs per configuration after a warm-up round; baseline {}",
+                    args.file.display(),
+                    output::count(heap.object_count()),
+                    output::count(roots.len() as u64),
+                    args.runs,
+                    result.baseline
+                );
+                println!();
+            }
+            print!("{}", table(&result, with_policy).render(format));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_threads_cover_one_to_ncpu() {
+        assert_eq!(default_threads(1), vec![1]);
+        assert_eq!(default_threads(2), vec![1, 2]);
+        assert_eq!(default_threads(6), vec![1, 2, 4, 6]);
+        assert_eq!(default_threads(8), vec![1, 2, 4, 8]);
+    }
+
+    #[test]
+    fn matrix_nests_threads_then_deques_then_policies() {
+        let m = matrix(
+            &[1, 2],
+            &[DequeKind::Abp, DequeKind::Locked],
+            &[BalancePolicy::OnEmpty],
+        );
+        assert_eq!(m.len(), 4);
+        assert_eq!(m[1].deque, DequeKind::Locked);
+        assert_eq!(m[2].threads, 2);
+    }
+
+    #[test]
+    fn dedup_keeps_first_occurrence() {
+        assert_eq!(dedup(&[2, 1, 2]), vec![2, 1]);
+    }
+}

@@ -1,0 +1,173 @@
+//! `stealmark demo`: the one command that shows what the engine does.
+//!
+//! Builds the default `runtime` heap in memory, checks that every
+//! configuration marks exactly what the sequential oracle marks, and runs the
+//! benchmark matrix (every deque at 1 to ncpu workers, alternating runs),
+//! then prints a pause-time and balance table. Writes no files.
+
+use std::time::Instant;
+
+use clap::Args;
+use stealmark_heap::{generate_heap, mark_sequential, GenConfig, HeapGraph, Shape};
+use stealmark_marker::{BalancePolicy, DequeKind, MarkerConfig};
+
+use crate::args;
+use crate::bench::{self, MatrixResult};
+use crate::error::{CliError, CliResult};
+use crate::output::{self, Format};
+use crate::pause::median;
+use crate::progress::Progress;
+use crate::run;
+
+/// Objects in the demo heap: a few million, so that a pause is long enough
+/// (tens of milliseconds) to compare the deques, and the whole demo stays
+/// well under two minutes on two cores.
+const OBJECTS: u64 = 2_000_000;
+/// The most measured runs per configuration.
+const RUNS: usize = 7;
+/// The fewest measured runs per configuration, however slow the machine.
+const MIN_RUNS: usize = 3;
+/// The whole demo aims to finish within this many seconds: on a slow or
+/// busy machine it measures fewer runs (but at least [`MIN_RUNS`]).
+const BUDGET_S: f64 = 90.0;
+
+/// Arguments of `stealmark demo` (none for users; the hidden ones let the
+/// tests run it on a small heap).
+#[derive(Args)]
+#[command(after_help = "Example:\n  \
+    stealmark demo\n\n\
+    Then try your own heap:\n  \
+    stealmark gen --shape power-law --objects 2M -o heap.smk\n  \
+    stealmark bench heap.smk --plot bench.svg")]
+pub struct DemoArgs {
+    /// Objects in the heap (for tests).
+    #[arg(long, hide = true, default_value_t = OBJECTS, value_parser = args::count)]
+    pub objects: u64,
+    /// Measured runs per configuration (for tests) [default: fitted to the
+    /// time budget].
+    #[arg(long, hide = true, value_parser = args::runs)]
+    pub runs: Option<usize>,
+}
+
+/// Runs `stealmark demo`.
+pub fn run(args: DemoArgs) -> CliResult {
+    let ncpu = args::ncpu();
+    let started = Instant::now();
+    let config = GenConfig::new(Shape::Runtime, args.objects);
+    let spinner = Progress::spinner(&format!(
+        "building a {}-object runtime heap in memory",
+        output::count(args.objects)
+    ));
+    let generated =
+        generate_heap(&config).map_err(|e| CliError::failed("building the demo heap", e))?;
+    spinner.finish();
+    let build_s = started.elapsed().as_secs_f64();
+    let heap = generated.heap.view();
+    let roots = generated.heap.roots();
+    let info = &generated.info;
+
+    // The oracle: its marked set is the reference, its time the baseline.
+    let spinner = Progress::spinner("marking with the sequential oracle");
+    let mut oracle_ms = Vec::new();
+    let mut oracle = None;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let result = mark_sequential(&heap, roots);
+        oracle_ms.push(start.elapsed().as_secs_f64() * 1e3);
+        oracle = Some(result);
+    }
+    let oracle = oracle.expect("three oracle runs");
+    spinner.finish();
+
+    // Every deque's marked set, at the most workers, equals the oracle's.
+    for &deque in DequeKind::ALL {
+        let mut config = MarkerConfig::with_workers(ncpu);
+        config.deque = deque;
+        let mut marker = run::new_marker(config)?;
+        let marking = marker.mark(&heap, roots);
+        if !marking.bitmap.iter_set().eq(oracle.marked.iter()) {
+            return Err(CliError::failed(
+                "checking against the oracle",
+                format!("{deque} at {ncpu} workers marked a different set than the sequential oracle; this is a bug, please report it"),
+            ));
+        }
+    }
+
+    let threads = bench::default_threads(ncpu);
+    let configs = bench::matrix(&threads, DequeKind::ALL, &[BalancePolicy::OnEmpty]);
+    let oracle_p50 = median(&oracle_ms);
+    let runs = args.runs.unwrap_or_else(|| {
+        // A round runs every configuration once; the oracle's pause bounds
+        // the engine's at one worker from above, so this overestimates.
+        let round_s = configs.len() as f64 * oracle_p50 / 1e3;
+        let left_s = BUDGET_S - started.elapsed().as_secs_f64();
+        let rounds = (left_s / round_s).floor() as usize;
+        rounds.saturating_sub(1).clamp(MIN_RUNS, RUNS)
+    });
+    let result = bench::run_matrix(&heap, roots, &configs, runs)?;
+    for r in &result.results {
+        if r.marked_objects != oracle.objects {
+            return Err(CliError::failed(
+                "checking against the oracle",
+                format!(
+                    "{} at {} workers marked {} objects, the sequential oracle {}; this is a bug, please report it",
+                    r.deque, r.threads, r.marked_objects, oracle.objects
+                ),
+            ));
+        }
+    }
+
+    println!(
+        "stealmark demo: a `runtime` heap of {} objects ({} reachable, {} garbage, {} roots, {}), built in memory in {:.1} s",
+        output::count(info.objects),
+        output::count(oracle.objects),
+        output::count(info.garbage),
+        output::count(roots.len() as u64),
+        output::bytes(heap.arena_bytes()),
+        build_s
+    );
+    println!(
+        "every deque at 1..{ncpu} worker{} (on-empty policy, steal half, random victims, prefetch on); {} alternated runs each after a warm-up round",
+        if ncpu == 1 { "" } else { "s" },
+        runs
+    );
+    println!(
+        "check: every deque marked exactly the sequential oracle's {} objects ({})",
+        output::count(oracle.objects),
+        output::bytes(oracle.bytes)
+    );
+    println!();
+    print!("{}", bench::table(&result, false).render(Format::Table));
+    println!();
+    println!(
+        "sequential oracle (depth-first, no prefetch): p50 {} ms",
+        output::ms(oracle_p50)
+    );
+    print_summary(&result, oracle_p50, ncpu);
+    println!();
+    println!("vs baseline: median pause over steal-half's at the same worker count (below 1.00x is faster)");
+    println!("speedup: the deque's median at 1 worker over its median here");
+    println!("balance: max over mean of objects scanned per worker (1.000 is perfect)");
+    println!("term µs: median time from the last object scanned to the end of the pause");
+    Ok(())
+}
+
+/// One line per worker count: the fastest deque and its ratios.
+fn print_summary(result: &MatrixResult, oracle_ms: f64, ncpu: usize) {
+    for t in 1..=ncpu {
+        let best = result
+            .results
+            .iter()
+            .filter(|r| r.threads == t)
+            .min_by(|a, b| a.pause_ms.p50.total_cmp(&b.pause_ms.p50));
+        if let Some(best) = best {
+            println!(
+                "fastest at {t} worker{}: {} at {} ms, {:.2}x faster than the oracle",
+                if t == 1 { "" } else { "s" },
+                best.deque,
+                output::ms(best.pause_ms.p50),
+                oracle_ms / best.pause_ms.p50
+            );
+        }
+    }
+}

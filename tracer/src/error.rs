@@ -1,0 +1,139 @@
+//! The tool's errors: each one prints as a single line that says what went
+//! wrong and what to do about it, and maps to an exit code.
+
+use std::fmt::Display;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Exit code for a bad argument (clap uses the same code for its own errors).
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code for every other failure: a bad file, an I/O error.
+pub const EXIT_FAILURE: u8 = 1;
+
+/// An error that ends the command.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// An argument value that parsed but makes no sense with the others.
+    #[error("{message}")]
+    Usage {
+        /// What is wrong, and what to pass instead.
+        message: String,
+    },
+    /// A file could not be read, created or written.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done ("create", "write", ...).
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The operating system's reason.
+        source: io::Error,
+    },
+    /// A snapshot file is missing, truncated or corrupt.
+    #[error("{} is not a usable stealmark snapshot: {reason}", path.display())]
+    Snapshot {
+        /// The file.
+        path: PathBuf,
+        /// The loader's diagnosis (names the section and byte offset).
+        reason: String,
+    },
+    /// A library operation failed (the heap writer, the marker).
+    #[error("{context}: {reason}")]
+    Failed {
+        /// What the tool was doing.
+        context: String,
+        /// The library's reason.
+        reason: String,
+    },
+}
+
+impl CliError {
+    /// A usage error with the given message.
+    pub fn usage(message: impl Into<String>) -> CliError {
+        CliError::Usage {
+            message: message.into(),
+        }
+    }
+
+    /// An I/O error on `path`.
+    pub fn io(action: &'static str, path: &Path, source: io::Error) -> CliError {
+        CliError::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// A snapshot that could not be opened.
+    pub fn snapshot(path: &Path, reason: impl Display) -> CliError {
+        CliError::Snapshot {
+            path: path.to_path_buf(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// A failure of the library while doing `context`.
+    pub fn failed(context: impl Into<String>, reason: impl Display) -> CliError {
+        CliError::Failed {
+            context: context.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// The process exit code for this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage { .. } => EXIT_USAGE,
+            _ => EXIT_FAILURE,
+        }
+    }
+
+    /// What the user can do about it, if the message alone does not say.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            CliError::Usage { .. } => Some("see `stealmark <command> --help`"),
+            CliError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => {
+                Some("check the path, or create a snapshot with `stealmark gen --shape runtime --objects 1000000 -o heap.smk`")
+            }
+            CliError::Io { .. } => Some("check the path and its permissions"),
+            CliError::Snapshot { .. } => Some(
+                "regenerate it with `stealmark gen` or `stealmark import`; `stealmark info FILE` checks a file",
+            ),
+            CliError::Failed { .. } => None,
+        }
+    }
+
+    /// The whole error as one line: the message, then the hint.
+    pub fn one_line(&self) -> String {
+        let message = self.to_string().replace(['\n', '\r'], " ");
+        match self.hint() {
+            Some(hint) => format!("{message}; {hint}"),
+            None => message,
+        }
+    }
+}
+
+/// The result of a subcommand.
+pub type CliResult<T = ()> = Result<T, CliError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_errors_exit_2_and_others_exit_1() {
+        assert_eq!(CliError::usage("bad").exit_code(), 2);
+        let missing = io::Error::from(io::ErrorKind::NotFound);
+        assert_eq!(CliError::io("open", Path::new("x"), missing).exit_code(), 1);
+        assert_eq!(CliError::snapshot(Path::new("x"), "short").exit_code(), 1);
+    }
+
+    #[test]
+    fn one_line_has_no_newlines_and_a_hint() {
+        let err = CliError::snapshot(Path::new("a.smk"), "header:\ntruncated at byte 12");
+        let line = err.one_line();
+        assert!(!line.contains('\n'));
+        assert!(line.contains("a.smk"));
+        assert!(line.contains("stealmark gen"));
+    }
+}

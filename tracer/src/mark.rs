@@ -1,0 +1,398 @@
+//! `stealmark mark`: mark a snapshot repeatedly with one configuration and
+//! report pause times, load balance and the workers' counters.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+use serde::Serialize;
+use stealmark_heap::{mark_sequential, HeapGraph, HeapView, ObjRef, ObjectModel};
+use stealmark_marker::{
+    BalancePolicy, DequeKind, MarkBitmap, MarkStats, MarkerConfig, StealAmount, VictimSelection,
+};
+
+use crate::args;
+use crate::error::{CliError, CliResult};
+use crate::heapfile;
+use crate::output::{self, Align, Format, Table};
+use crate::pause::{median, PauseStats};
+use crate::plot::{self, MarkPlot};
+use crate::run::{self, RunSample, WorkerReport};
+use crate::trace_event::{self, RunTrace};
+
+/// Arguments of `stealmark mark`.
+#[derive(Args)]
+#[command(after_help = "Examples:\n  \
+    stealmark mark heap.smk --threads 2 --deque chase-lev --runs 20\n  \
+    stealmark mark heap.smk --policy probabilistic --steal half --victim best-of-2 --json\n  \
+    stealmark mark heap.smk --trace-out trace.json --plot mark.svg   (open trace.json in https://ui.perfetto.dev)\n  \
+    stealmark mark heap.smk --sequential --runs 5")]
+pub struct MarkArgs {
+    /// Snapshot to mark (from `stealmark gen` or `stealmark import`).
+    pub file: PathBuf,
+    /// GC worker threads [default: the number of CPUs].
+    #[arg(long, value_name = "N", value_parser = args::threads)]
+    pub threads: Option<usize>,
+    /// Work-stealing deque.
+    #[arg(long, value_name = "KIND", default_value = "steal-half", value_parser = args::deque())]
+    pub deque: DequeKind,
+    /// Balancing policy of workers that still have work.
+    #[arg(long, value_name = "P", default_value = "on-empty", value_parser = args::policy())]
+    pub policy: BalancePolicy,
+    /// Items taken per steal.
+    #[arg(long, value_name = "one|half", default_value = "half", value_parser = args::steal())]
+    pub steal: StealAmount,
+    /// Victim selection of thieves.
+    #[arg(long, value_name = "random|best-of-2", default_value = "random", value_parser = args::victim())]
+    pub victim: VictimSelection,
+    /// Turn off prefetching of grey objects.
+    #[arg(long)]
+    pub no_prefetch: bool,
+    /// Run the sequential oracle (a plain depth-first marker) instead of the
+    /// parallel engine.
+    #[arg(long, conflicts_with_all = ["threads", "deque", "policy", "steal", "victim", "no_prefetch", "trace_out"])]
+    pub sequential: bool,
+    /// Measured runs.
+    #[arg(long, value_name = "R", default_value_t = 10, value_parser = args::runs)]
+    pub runs: usize,
+    /// Unmeasured runs before the measured ones (warm caches and threads).
+    #[arg(long, value_name = "W", default_value_t = 2)]
+    pub warmup: usize,
+    /// Print one JSON object instead of the report.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the measured runs' worker spans (marking, stealing, idle,
+    /// termination) and deque lengths as Chrome trace-event JSON.
+    #[arg(long, value_name = "FILE.json")]
+    pub trace_out: Option<PathBuf>,
+    /// Write an SVG plot: each worker's deque length during the median run,
+    /// and the distribution of pause times.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+/// The JSON document of `mark --json`.
+#[derive(Serialize)]
+struct MarkReport {
+    file: String,
+    objects: u64,
+    roots: u64,
+    marked_objects: u64,
+    marked_bytes: u64,
+    runs: usize,
+    warmup: usize,
+    threads: usize,
+    deque: String,
+    policy: String,
+    steal: String,
+    victim: String,
+    prefetch: bool,
+    pause_ms: PauseStats,
+    balance: Balance,
+    termination_latency_us: PauseStats,
+    /// Per worker, the counters of the run with the median pause.
+    workers: Vec<WorkerReport>,
+    per_run: Vec<RunSample>,
+}
+
+#[derive(Serialize)]
+struct Balance {
+    /// Median over runs of max/mean objects scanned per worker.
+    max_over_mean: f64,
+    /// The worst run's.
+    worst: f64,
+}
+
+/// Runs `stealmark mark`.
+pub fn run(args: MarkArgs) -> CliResult {
+    let snapshot = heapfile::open(&args.file)?;
+    let heap = snapshot.view();
+    let roots = snapshot.roots();
+    if args.sequential {
+        return run_sequential(&args, &heap, roots);
+    }
+    let mut config = MarkerConfig::with_workers(args.threads.unwrap_or_else(args::ncpu));
+    config.deque = args.deque;
+    config.policy = args.policy;
+    config.steal = args.steal;
+    config.victim = args.victim;
+    if args.no_prefetch {
+        config.prefetch = 0;
+    }
+    config.spans = args.trace_out.is_some();
+    let mut marker = run::new_marker(config.clone())?;
+
+    let mut expected = None;
+    for _ in 0..args.warmup {
+        let (sample, _) = run::mark_once(&mut marker, &heap, roots, expected)?;
+        expected = Some(sample.marked_objects);
+    }
+    let mut samples = Vec::with_capacity(args.runs);
+    let mut all_stats: Vec<MarkStats> = Vec::with_capacity(args.runs);
+    let mut marked_bytes = 0;
+    for i in 0..args.runs {
+        let (sample, marking) = run::mark_once(&mut marker, &heap, roots, expected)?;
+        expected = Some(sample.marked_objects);
+        samples.push(sample);
+        all_stats.push(marking.stats.clone());
+        if i + 1 == args.runs {
+            marked_bytes = count_marked_bytes(&heap, marking.bitmap);
+        }
+    }
+    let mid = run::median_index(&samples);
+    let pauses: Vec<f64> = samples.iter().map(RunSample::pause_ms).collect();
+    let balances: Vec<f64> = samples.iter().map(|s| s.balance).collect();
+    let term_us: Vec<f64> = samples
+        .iter()
+        .map(|s| s.termination_latency_ns as f64 / 1e3)
+        .collect();
+    let report = MarkReport {
+        file: args.file.display().to_string(),
+        objects: heap.object_count(),
+        roots: roots.len() as u64,
+        marked_objects: samples[mid].marked_objects,
+        marked_bytes,
+        runs: args.runs,
+        warmup: args.warmup,
+        threads: config.workers,
+        deque: config.deque.to_string(),
+        policy: config.policy.to_string(),
+        steal: config.steal.to_string(),
+        victim: args::victim_name(config.victim).to_string(),
+        prefetch: config.prefetch > 0,
+        pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
+        balance: Balance {
+            max_over_mean: median(&balances),
+            worst: balances.iter().copied().fold(0.0, f64::max),
+        },
+        termination_latency_us: PauseStats::from_ms(&term_us).expect("at least one run"),
+        workers: run::worker_reports(&all_stats[mid]),
+        per_run: samples.clone(),
+    };
+
+    if let Some(path) = &args.trace_out {
+        let traces: Vec<RunTrace<'_>> = all_stats
+            .iter()
+            .enumerate()
+            .map(|(i, stats)| RunTrace {
+                label: format!(
+                    "run {}: {}, {} worker{}",
+                    i + 1,
+                    config.deque,
+                    config.workers,
+                    if config.workers == 1 { "" } else { "s" }
+                ),
+                stats,
+            })
+            .collect();
+        let other = serde_json::json!({
+            "tool": "stealmark mark",
+            "file": report.file,
+            "deque": report.deque,
+            "policy": report.policy,
+            "steal": report.steal,
+            "victim": report.victim,
+            "prefetch": report.prefetch,
+            "threads": report.threads,
+        });
+        let file = File::create(path).map_err(|e| CliError::io("create", path, e))?;
+        trace_event::write(file, &traces, other).map_err(|e| CliError::io("write", path, e))?;
+    }
+    if let Some(path) = &args.plot {
+        let timeline: Vec<Vec<(u64, u64)>> = all_stats[mid]
+            .workers
+            .iter()
+            .map(|r| r.timeline.iter().map(|s| (s.t_ns, u64::from(s.len))).collect())
+            .collect();
+        let title = format!(
+            "{}: {}, {}, steal {}, {} victims, {} workers",
+            file_name(&args.file),
+            config.deque,
+            config.policy,
+            config.steal,
+            report.victim,
+            config.workers
+        );
+        plot::write_mark_plot(
+            path,
+            &MarkPlot {
+                title: &title,
+                deque_length: &timeline,
+                timeline_pause_ns: all_stats[mid].pause_ns,
+                pauses_ms: &pauses,
+            },
+        )?;
+    }
+
+    if args.json {
+        print_json(&report);
+    } else {
+        print_report(&report);
+    }
+    Ok(())
+}
+
+/// Sums the sizes of the marked objects.
+fn count_marked_bytes(heap: &HeapView<'_>, bitmap: &MarkBitmap) -> u64 {
+    heap.objects()
+        .filter(|&o| bitmap.get(heap.mark_index(o)))
+        .map(|o| heap.size_bytes(o) as u64)
+        .sum()
+}
+
+fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> CliResult {
+    let mut samples = Vec::with_capacity(args.runs);
+    let mut marked = (0, 0);
+    for i in 0..args.warmup + args.runs {
+        let start = Instant::now();
+        let result = mark_sequential(heap, roots);
+        let pause_ns = start.elapsed().as_nanos() as u64;
+        marked = (result.objects, result.bytes);
+        if i >= args.warmup {
+            samples.push(RunSample {
+                pause_ns,
+                balance: 1.0,
+                termination_latency_ns: 0,
+                marked_objects: result.objects,
+            });
+        }
+    }
+    let pauses: Vec<f64> = samples.iter().map(RunSample::pause_ms).collect();
+    let report = MarkReport {
+        file: args.file.display().to_string(),
+        objects: heap.object_count(),
+        roots: roots.len() as u64,
+        marked_objects: marked.0,
+        marked_bytes: marked.1,
+        runs: args.runs,
+        warmup: args.warmup,
+        threads: 1,
+        deque: "sequential".into(),
+        policy: "none".into(),
+        steal: "none".into(),
+        victim: "none".into(),
+        prefetch: false,
+        pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
+        balance: Balance {
+            max_over_mean: 1.0,
+            worst: 1.0,
+        },
+        termination_latency_us: PauseStats::from_ms(&[0.0]).expect("one sample"),
+        workers: Vec::new(),
+        per_run: samples,
+    };
+    if let Some(path) = &args.plot {
+        let title = format!("{}: sequential oracle", file_name(&args.file));
+        plot::write_mark_plot(
+            path,
+            &MarkPlot {
+                title: &title,
+                deque_length: &[],
+                timeline_pause_ns: 0,
+                pauses_ms: &pauses,
+            },
+        )?;
+    }
+    if args.json {
+        print_json(&report);
+    } else {
+        print_report(&report);
+    }
+    Ok(())
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+fn print_json(report: &MarkReport) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(report).expect("the report serialises")
+    );
+}
+
+fn print_report(r: &MarkReport) {
+    println!(
+        "{}: {} objects, {} roots",
+        r.file,
+        output::count(r.objects),
+        output::count(r.roots)
+    );
+    if r.deque == "sequential" {
+        println!(
+            "marked {} objects ({}) with the sequential oracle",
+            output::count(r.marked_objects),
+            output::bytes(r.marked_bytes)
+        );
+    } else {
+        println!(
+            "marked {} objects ({}) with {} deques, {} policy, steal {}, {} victims, prefetch {}, {} worker{}",
+            output::count(r.marked_objects),
+            output::bytes(r.marked_bytes),
+            r.deque,
+            r.policy,
+            r.steal,
+            r.victim,
+            if r.prefetch { "on" } else { "off" },
+            r.threads,
+            if r.threads == 1 { "" } else { "s" }
+        );
+    }
+    let p = &r.pause_ms;
+    println!(
+        "pause over {} runs ({} warm-up): min {} ms  p50 {} ms  p90 {} ms  p99 {} ms  max {} ms  mean {} ms",
+        r.runs,
+        r.warmup,
+        output::ms(p.min),
+        output::ms(p.p50),
+        output::ms(p.p90),
+        output::ms(p.p99),
+        output::ms(p.max),
+        output::ms(p.mean)
+    );
+    if r.workers.is_empty() {
+        return;
+    }
+    println!(
+        "balance (max/mean objects scanned per worker): median {:.3}, worst {:.3}",
+        r.balance.max_over_mean, r.balance.worst
+    );
+    println!(
+        "termination latency (last object scanned to end of pause): p50 {:.1} µs, max {:.1} µs",
+        r.termination_latency_us.p50, r.termination_latency_us.max
+    );
+    println!("\nper worker, in the run with the median pause:");
+    let mut table = Table::new([
+        ("worker", Align::Right),
+        ("marked", Align::Right),
+        ("scanned", Align::Right),
+        ("slots", Align::Right),
+        ("steals ok/tried", Align::Right),
+        ("stolen", Align::Right),
+        ("overflow", Align::Right),
+        ("busy ms", Align::Right),
+        ("steal ms", Align::Right),
+        ("idle ms", Align::Right),
+        ("parks", Align::Right),
+    ]);
+    for w in &r.workers {
+        let s = &w.stats;
+        table.push(vec![
+            w.worker.to_string(),
+            output::count(s.objects_marked),
+            output::count(s.objects_scanned),
+            output::count(s.slots_scanned),
+            format!("{}/{}", output::count(s.steal_successes), output::count(s.steal_attempts)),
+            output::count(s.items_stolen),
+            output::count(s.overflow_pushes),
+            output::ms(s.busy_ns as f64 / 1e6),
+            output::ms(s.steal_ns as f64 / 1e6),
+            output::ms(s.idle_ns as f64 / 1e6),
+            output::count(s.parks),
+        ]);
+    }
+    print!("{}", table.render(Format::Table));
+}

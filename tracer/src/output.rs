@@ -1,0 +1,253 @@
+//! Tabular output in the formats `--format` offers: an aligned plain-text
+//! table for people, Markdown for documents, CSV for spreadsheets. (JSON is
+//! written by each command from its own serde types.)
+
+use std::fmt::Write as _;
+
+use clap::ValueEnum;
+
+/// An output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned columns, for a terminal.
+    Table,
+    /// A GitHub-flavoured Markdown table.
+    Markdown,
+    /// Comma-separated values with a header row (RFC 4180 quoting).
+    Csv,
+    /// One JSON document.
+    Json,
+}
+
+/// How a column's cells line up in the plain-text and Markdown forms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// Text columns.
+    Left,
+    /// Number columns.
+    Right,
+}
+
+/// A table of already-formatted cells.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    headers: Vec<(String, Align)>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these columns.
+    pub fn new<S: Into<String>>(columns: impl IntoIterator<Item = (S, Align)>) -> Table {
+        Table {
+            headers: columns.into_iter().map(|(h, a)| (h.into(), a)).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Appends a row; it must have one cell per column.
+    pub fn push(&mut self, row: Vec<String>) {
+        debug_assert_eq!(row.len(), self.headers.len(), "row width");
+        self.rows.push(row);
+    }
+
+    /// Renders the table in `format`. [`Format::Json`] renders an array of
+    /// objects keyed by column name, with every cell a string.
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Table => self.render_plain(),
+            Format::Markdown => self.render_markdown(),
+            Format::Csv => self.render_csv(),
+            Format::Json => self.render_json(),
+        }
+    }
+
+    fn widths(&self) -> Vec<usize> {
+        self.headers
+            .iter()
+            .enumerate()
+            .map(|(i, (h, _))| {
+                self.rows
+                    .iter()
+                    .map(|r| r[i].chars().count())
+                    .chain([h.chars().count()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect()
+    }
+
+    fn render_plain(&self) -> String {
+        let widths = self.widths();
+        let mut out = String::new();
+        let line = |out: &mut String, cells: &mut dyn Iterator<Item = &str>| {
+            let mut first = true;
+            let mut text = String::new();
+            for ((cell, width), (_, align)) in cells.zip(&widths).zip(&self.headers) {
+                if !first {
+                    text.push_str("  ");
+                }
+                first = false;
+                match align {
+                    Align::Left => write!(text, "{cell:<width$}"),
+                    Align::Right => write!(text, "{cell:>width$}"),
+                }
+                .expect("writing to a String cannot fail");
+            }
+            out.push_str(text.trim_end());
+            out.push('\n');
+        };
+        line(&mut out, &mut self.headers.iter().map(|(h, _)| h.as_str()));
+        let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+        line(&mut out, &mut rule.iter().map(String::as_str));
+        for row in &self.rows {
+            line(&mut out, &mut row.iter().map(String::as_str));
+        }
+        out
+    }
+
+    fn render_markdown(&self) -> String {
+        let escape = |s: &str| s.replace('|', "\\|");
+        let mut out = String::new();
+        let heads: Vec<String> = self.headers.iter().map(|(h, _)| escape(h)).collect();
+        writeln!(out, "| {} |", heads.join(" | ")).expect("String write");
+        let rules: Vec<&str> = self
+            .headers
+            .iter()
+            .map(|(_, a)| match a {
+                Align::Left => "---",
+                Align::Right => "---:",
+            })
+            .collect();
+        writeln!(out, "|{}|", rules.join("|")).expect("String write");
+        for row in &self.rows {
+            let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
+            writeln!(out, "| {} |", cells.join(" | ")).expect("String write");
+        }
+        out
+    }
+
+    fn render_csv(&self) -> String {
+        fn field(s: &str) -> String {
+            if s.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.to_string()
+            }
+        }
+        let mut out = String::new();
+        let heads: Vec<String> = self.headers.iter().map(|(h, _)| field(h)).collect();
+        out.push_str(&heads.join(","));
+        out.push('\n');
+        for row in &self.rows {
+            let cells: Vec<String> = row.iter().map(|c| field(c)).collect();
+            out.push_str(&cells.join(","));
+            out.push('\n');
+        }
+        out
+    }
+
+    fn render_json(&self) -> String {
+        let rows: Vec<serde_json::Map<String, serde_json::Value>> = self
+            .rows
+            .iter()
+            .map(|row| {
+                self.headers
+                    .iter()
+                    .zip(row)
+                    .map(|((h, _), c)| (h.clone(), serde_json::Value::String(c.clone())))
+                    .collect()
+            })
+            .collect();
+        let mut text = serde_json::to_string_pretty(&rows).expect("strings serialise");
+        text.push('\n');
+        text
+    }
+}
+
+/// Formats milliseconds with three significant decimals for tables.
+pub fn ms(value: f64) -> String {
+    if value >= 100.0 {
+        format!("{value:.1}")
+    } else if value >= 10.0 {
+        format!("{value:.2}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
+/// Formats a count with thousands separators (`12,345,678`).
+pub fn count(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Formats a byte count with a binary unit (`1.5 MiB`).
+pub fn bytes(value: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = value as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{value} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Table {
+        let mut t = Table::new([("deque", Align::Left), ("p50 ms", Align::Right)]);
+        t.push(vec!["steal-half".into(), "1.250".into()]);
+        t.push(vec!["a,\"b\"".into(), "10.00".into()]);
+        t
+    }
+
+    #[test]
+    fn plain_columns_line_up() {
+        let text = sample().render(Format::Table);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "deque       p50 ms");
+        assert_eq!(lines[1], "----------  ------");
+        assert_eq!(lines[2], "steal-half   1.250");
+    }
+
+    #[test]
+    fn markdown_right_aligns_numbers_and_escapes_pipes() {
+        let text = sample().render(Format::Markdown);
+        assert!(text.starts_with("| deque | p50 ms |\n|---|---:|\n"));
+    }
+
+    #[test]
+    fn csv_quotes_fields_that_need_it() {
+        let text = sample().render(Format::Csv);
+        assert_eq!(text, "deque,p50 ms\nsteal-half,1.250\n\"a,\"\"b\"\"\",10.00\n");
+    }
+
+    #[test]
+    fn json_rows_are_objects() {
+        let v: serde_json::Value = serde_json::from_str(&sample().render(Format::Json)).unwrap();
+        assert_eq!(v[0]["deque"], "steal-half");
+    }
+
+    #[test]
+    fn numbers_format_for_people() {
+        assert_eq!(count(12_345_678), "12,345,678");
+        assert_eq!(count(999), "999");
+        assert_eq!(bytes(1536), "1.5 KiB");
+        assert_eq!(bytes(12), "12 B");
+        assert_eq!(ms(0.12345), "0.123");
+    }
+}
