@@ -44,15 +44,6 @@ pub enum ModelError {
         /// The kinds available, comma-separated.
         known: String,
     },
-    /// A `--real` run named a deque kind that the deques crate does not
-    /// implement yet.
-    #[error("the {name} deque is not implemented in stealmark-deques yet; available: {available}")]
-    DequeUnavailable {
-        /// The name given.
-        name: String,
-        /// The kinds available, comma-separated.
-        available: String,
-    },
     /// A `--real` run was asked for something real threads cannot do.
     #[error("--real cannot run this: {0}")]
     RealUnsupported(String),

@@ -27,16 +27,48 @@ use std::sync::{Barrier, Mutex};
 
 use rand::Rng;
 use serde::Serialize;
+use stealmark_deques::abp::Abp;
+use stealmark_deques::chase_lev::{ChaseLev, ChaseLevQuiescent};
 use stealmark_deques::locked::Locked;
 use stealmark_deques::peer::Crossbeam;
+use stealmark_deques::steal_half::{StealHalf, StealHalfQuiescent};
 use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
 
 use crate::berenbrink::{BerenbrinkConfig, BerenbrinkReport, StealFunction};
 use crate::hendler_shavit::{HsConfig, HsReport, HsSteal, RatioTracker, PRODUCER_TASKS};
 use crate::{rng, ModelError};
 
-/// The deque kinds `--deque` accepts, as in the deques crate.
-pub const DEQUE_NAMES: [&str; 5] = ["steal-half", "chase-lev", "abp", "locked", "crossbeam"];
+/// The deque kinds `--deque` accepts: every [`WorkDeque::NAME`] of the deques
+/// crate (the `-q` kinds reclaim retired buffers at quiescent points, which
+/// these runs provide once per step).
+pub const DEQUE_NAMES: [&str; 7] = [
+    "steal-half",
+    "chase-lev",
+    "abp",
+    "locked",
+    "crossbeam",
+    "steal-half-q",
+    "chase-lev-q",
+];
+
+/// Calls `$run::<D>($config)` for the deque kind `D` whose `NAME` is `$name`.
+macro_rules! on_deque {
+    ($name:expr, $run:ident, $config:expr) => {
+        match $name {
+            n if n == StealHalf::NAME => $run::<StealHalf>($config),
+            n if n == ChaseLev::NAME => $run::<ChaseLev>($config),
+            n if n == Abp::NAME => $run::<Abp>($config),
+            n if n == Locked::NAME => $run::<Locked>($config),
+            n if n == Crossbeam::NAME => $run::<Crossbeam>($config),
+            n if n == StealHalfQuiescent::NAME => $run::<StealHalfQuiescent>($config),
+            n if n == ChaseLevQuiescent::NAME => $run::<ChaseLevQuiescent>($config),
+            other => Err(ModelError::UnknownDeque {
+                name: other.to_string(),
+                known: DEQUE_NAMES.join(", "),
+            }),
+        }
+    };
+}
 
 /// The most worker threads a real run starts.
 pub const MAX_THREADS: usize = 256;
@@ -238,6 +270,9 @@ pub fn berenbrink<D: WorkDeque>(
                         if owner.pop().is_some() {
                             counts.popped += 1;
                         }
+                        // No thief runs between the last barrier and the next
+                        // one: a quiescent point.
+                        owner.quiesce();
                         // Relaxed: read by worker 0 after the barrier below.
                         shared.lens[i].store(owner.len() as u64, Ordering::Relaxed);
                         shared.barrier.wait();
@@ -392,6 +427,9 @@ pub fn hendler_shavit<D: WorkDeque>(config: &HsConfig) -> Result<RealReport<HsRe
                         if owner.pop().is_some() {
                             counts.popped += 1;
                         }
+                        // Steals happen only before the barrier above: a
+                        // quiescent point.
+                        owner.quiesce();
                         // Relaxed: read by worker 0 after the barrier below.
                         shared.lens[i].store(owner.len() as u64, Ordering::Relaxed);
                         shared.barrier.wait();
@@ -435,21 +473,7 @@ pub fn hendler_shavit<D: WorkDeque>(config: &HsConfig) -> Result<RealReport<HsRe
 
 /// The deque kinds this build provides, by [`WorkDeque::NAME`].
 pub fn available_deques() -> Vec<&'static str> {
-    vec![Locked::NAME, Crossbeam::NAME]
-}
-
-fn unavailable(name: &str) -> ModelError {
-    if DEQUE_NAMES.contains(&name) {
-        ModelError::DequeUnavailable {
-            name: name.to_string(),
-            available: available_deques().join(", "),
-        }
-    } else {
-        ModelError::UnknownDeque {
-            name: name.to_string(),
-            known: DEQUE_NAMES.join(", "),
-        }
-    }
+    DEQUE_NAMES.to_vec()
 }
 
 /// Runs [`berenbrink`] over the deque kind whose `NAME` is `deque`.
@@ -457,11 +481,7 @@ pub fn berenbrink_on(
     deque: &str,
     config: &BerenbrinkConfig,
 ) -> Result<RealReport<BerenbrinkReport>, ModelError> {
-    match deque {
-        name if name == Locked::NAME => berenbrink::<Locked>(config),
-        name if name == Crossbeam::NAME => berenbrink::<Crossbeam>(config),
-        other => Err(unavailable(other)),
-    }
+    on_deque!(deque, berenbrink, config)
 }
 
 /// Runs [`hendler_shavit`] over the deque kind whose `NAME` is `deque`.
@@ -469,9 +489,5 @@ pub fn hendler_shavit_on(
     deque: &str,
     config: &HsConfig,
 ) -> Result<RealReport<HsReport>, ModelError> {
-    match deque {
-        name if name == Locked::NAME => hendler_shavit::<Locked>(config),
-        name if name == Crossbeam::NAME => hendler_shavit::<Crossbeam>(config),
-        other => Err(unavailable(other)),
-    }
+    on_deque!(deque, hendler_shavit, config)
 }
