@@ -16,7 +16,7 @@
 //! A slot is `0` (null) or the byte offset of the target's layout word, with
 //! bit 0 set for a weak reference. Bits 1 and 2 of a slot are always zero.
 //!
-//! [`validate_arena`] checks all of that; every heap handed out by this crate
+//! The loader and the builder validate all of that; every heap handed out by this crate
 //! went through it.
 
 use std::fmt;
@@ -243,10 +243,13 @@ pub(crate) const fn layout_size_words(layout: u64) -> u64 {
 }
 
 /// What [`validate_arena`] learnt about a valid arena.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug)]
 pub(crate) struct ArenaSummary {
     /// The number of objects.
     pub objects: u64,
+    /// The object-start bitmap: bit `i % 64` of word `i / 64` is set iff an
+    /// object's layout word is arena word `i`. For checking roots.
+    pub starts: Vec<u64>,
 }
 
 /// An arena problem: the word index it was found at, and what is wrong.
@@ -337,7 +340,7 @@ pub(crate) fn validate_arena(words: &[u64], type_count: u64) -> Result<ArenaSumm
         }
         at += layout_size_words(layout) as usize;
     }
-    Ok(ArenaSummary { objects })
+    Ok(ArenaSummary { objects, starts })
 }
 
 /// Checks one non-zero reference word (a slot or a root) against the
@@ -362,18 +365,6 @@ pub(crate) fn check_reference(word: u64, arena_bytes: u64, starts: &[u64]) -> Re
         return Err(Problem::NotAnObjectStart { value: word });
     }
     Ok(())
-}
-
-/// Rebuilds the object-start bitmap of an arena that [`validate_arena`]
-/// accepted (used to check roots after the arena).
-pub(crate) fn object_starts(words: &[u64]) -> Vec<u64> {
-    let mut starts = vec![0u64; words.len().div_ceil(64)];
-    let mut at = 1usize;
-    while at < words.len() {
-        starts[at / 64] |= 1 << (at % 64);
-        at += layout_size_words(u64::from_le(words[at])) as usize;
-    }
-    starts
 }
 
 #[cfg(test)]

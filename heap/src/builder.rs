@@ -6,9 +6,7 @@ use std::ptr::NonNull;
 
 use bumpalo::Bump;
 
-use crate::arena::{
-    check_reference, object_starts, validate_arena, ObjectHeader, Pos, Slot, HEADER_WORDS,
-};
+use crate::arena::{check_reference, validate_arena, ObjectHeader, Pos, Slot, HEADER_WORDS};
 use crate::error::BuildError;
 use crate::model::ObjRef;
 use crate::sink::HeapSink;
@@ -191,12 +189,11 @@ impl HeapBuilder {
                     problem,
                 }
             })?;
-        let starts = object_starts(words);
         let arena_bytes = words.len() as u64 * 8;
         let view = HeapView::new_validated(words, summary.objects);
         let mut roots = Vec::with_capacity(self.roots.len());
         for root in &self.roots {
-            check_reference(root.offset(), arena_bytes, &starts).map_err(|problem| {
+            check_reference(root.offset(), arena_bytes, &summary.starts).map_err(|problem| {
                 BuildError::Invalid {
                     offset: root.offset(),
                     problem,

@@ -8,8 +8,9 @@
 //!   it byte for byte.
 //! - [`HeapBuilder`] / [`Heap`]: a heap in a bumpalo arena; [`Snapshot`]: a
 //!   memory-mapped, validated snapshot file; [`SnapshotWriter`]: the
-//!   streaming writer. Producers emit into either through [`HeapSink`].
-//! - [`generate`]: seeded synthetic heap shapes ([`Shape`]).
+//!   streaming writer ([`snapshot::format`] has the format constants).
+//!   Producers emit into either through [`HeapSink`].
+//! - [`generate`](mod@generate): seeded synthetic heap shapes ([`Shape`]).
 //! - [`mark_sequential`]: the sequential marker, the oracle every parallel
 //!   result is checked against.
 //!
@@ -32,6 +33,7 @@ pub mod generate;
 pub mod model;
 mod oracle;
 mod sink;
+pub mod snapshot;
 mod view;
 
 pub use arena::{ObjectHeader, Pos, Slot};
@@ -42,6 +44,7 @@ pub use generate::{generate, generate_heap, GenConfig, GenError, GenInfo, Genera
 pub use model::{ObjRef, ObjectModel, SlotKind};
 pub use oracle::{mark_sequential, OracleResult, WeakRef};
 pub use sink::{HeapSink, Layout};
+pub use snapshot::{write_heap, Progress, Snapshot, SnapshotWriter, WriteSummary};
 pub use view::{HeapView, Objects};
 
 /// Importers of foreign heap dumps (V8 `.heapsnapshot`, Java HPROF).
