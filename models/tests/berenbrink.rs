@@ -86,10 +86,13 @@ fn steal_half_stays_bounded_where_steal_one_diverges() {
 }
 
 #[test]
-fn steal_one_is_stable_when_lambda_n_is_below_two() {
-    // λn = 1.6 < 2: Theorem 22 does not apply, and the host plus one thief
-    // serve everything.
-    let c = config(8, 1, 0.2, StealFunction::One);
+fn steal_one_is_stable_well_below_its_capacity() {
+    // λn = 1.2: Theorem 22 does not apply. The host serves one task per step
+    // and a thief one more when some empty processor's request hits the host
+    // (probability 1 − (15/16)^15 ≈ 0.62), so about 1.6 tasks per step can
+    // be served. (At λn = 1.6 with n = 8 the margin is nil and the chain is
+    // near-critical.)
+    let c = config(16, 1, 0.075, StealFunction::One);
     assert_eq!(c.prediction(), Prediction::None);
     assert!(simulate(&c).unwrap().stable);
 }

@@ -266,6 +266,26 @@ impl<R> Either<R> {
     }
 }
 
+/// The reports of the two policies a plot compares: the run already made
+/// for the requested policy, and a new run (same parameters) for the others.
+fn one_and_half<P: PartialEq + Copy, R: Clone>(
+    policies: [P; 2],
+    requested: P,
+    done: &R,
+    run: impl Fn(P) -> SimResult<Either<R>>,
+) -> SimResult<Vec<R>> {
+    policies
+        .into_iter()
+        .map(|p| {
+            if p == requested {
+                Ok(done.clone())
+            } else {
+                run(p).map(|r| r.report().clone())
+            }
+        })
+        .collect()
+}
+
 fn berenbrink_once(
     config: &BerenbrinkConfig,
     deque: Option<&str>,
@@ -288,17 +308,12 @@ fn run_berenbrink(a: &BerenbrinkArgs) -> SimResult {
     let deque = a.real.deque()?;
     let outcome = berenbrink_once(&config, deque)?;
     if let Some(path) = &a.plot {
-        let mut series = Vec::new();
-        for steal in [StealFunction::One, StealFunction::Half] {
-            let report = if steal == config.steal {
-                outcome.report().clone()
-            } else {
-                berenbrink_once(&BerenbrinkConfig { steal, ..config }, deque)?
-                    .report()
-                    .clone()
-            };
-            series.push(report);
-        }
+        let series = one_and_half(
+            [StealFunction::One, StealFunction::Half],
+            config.steal,
+            outcome.report(),
+            |steal| berenbrink_once(&BerenbrinkConfig { steal, ..config }, deque),
+        )?;
         write_berenbrink_plot(path, &config, deque, &series)?;
     }
     if a.json {
@@ -461,17 +476,12 @@ fn run_hendler_shavit(a: &HendlerShavitArgs) -> SimResult {
     let deque = a.real.deque()?;
     let outcome = hs_once(&config, deque)?;
     if let Some(path) = &a.plot {
-        let mut series = Vec::new();
-        for steal in [HsSteal::One, HsSteal::Half] {
-            let report = if steal == config.steal {
-                outcome.report().clone()
-            } else {
-                hs_once(&HsConfig { steal, ..config }, deque)?
-                    .report()
-                    .clone()
-            };
-            series.push(report);
-        }
+        let series = one_and_half(
+            [HsSteal::One, HsSteal::Half],
+            config.steal,
+            outcome.report(),
+            |steal| hs_once(&HsConfig { steal, ..config }, deque),
+        )?;
         write_hs_plot(path, &config, deque, &series)?;
     }
     if a.json {
