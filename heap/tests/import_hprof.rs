@@ -18,48 +18,7 @@ use stealmark_heap::{HeapBuilder, HeapGraph};
 /// A program with an inheritance chain, weak and soft references whose
 /// referents nothing else holds, object arrays with nulls, statics, a cycle,
 /// and garbage (the dump includes unreachable objects: `live` is false).
-const PROGRAM: &str = r#"
-import com.sun.management.HotSpotDiagnosticMXBean;
-import java.lang.management.ManagementFactory;
-import java.lang.ref.SoftReference;
-import java.lang.ref.WeakReference;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-
-public class Dump {
-    static class Base { Object baseRef; int x; }
-    static class Mid extends Base { Object midRef; long y; }
-    static class Leaf extends Mid { Object leafRef; Leaf next; }
-
-    static Object keep;
-    static final String CONSTANT = "constant";
-
-    public static void main(String[] args) throws Exception {
-        Leaf head = new Leaf(), cur = head;
-        for (int i = 0; i < 3000; i++) {
-            Leaf n = new Leaf();
-            n.baseRef = new int[] { i };
-            n.midRef = (i % 2 == 0) ? "s" + i : null;
-            n.leafRef = head;                      // cycles back to the head
-            cur.next = n;
-            cur = n;
-        }
-        List<Object> weak = new ArrayList<>();
-        for (int i = 0; i < 200; i++) {
-            weak.add(new WeakReference<>(new Object[] { "weakly held " + i }));
-            weak.add(new SoftReference<>(new Leaf()));
-        }
-        Object[] sparse = new Object[100];
-        for (int i = 0; i < sparse.length; i += 3) sparse[i] = new HashMap<String, Integer>();
-        Object garbage = null;
-        for (int i = 0; i < 5000; i++) garbage = new Object[] { new Object(), garbage == null ? null : "g" };
-        keep = new Object[] { head, weak, sparse };
-        HotSpotDiagnosticMXBean bean = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
-        bean.dumpHeap(args[0], false);
-    }
-}
-"#;
+const PROGRAM: &str = include_str!("import_common/Dump.java");
 
 /// Compiles and runs the program once per test run, returning the dump,
 /// or `None` (the tests say they are skipped) without a JDK.

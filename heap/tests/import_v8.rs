@@ -14,55 +14,11 @@ use stealmark_heap::{HeapBuilder, HeapGraph};
 
 /// Builds an object graph with lists, trees, cycles, arrays, maps, closures
 /// and weak references, then writes a heap snapshot to `argv[2]`.
-const GENERATE: &str = r#"
-const v8 = require('v8');
-class Node { constructor(v) { this.v = v; this.next = null; this.kids = []; } }
-const head = new Node(0);
-let cur = head;
-for (let i = 1; i < 2000; i++) {
-  const n = new Node(i);
-  cur.next = n;
-  if (i % 3 === 0) cur.kids.push(new Node(-i), head);   // a cycle back to the head
-  cur = n;
-}
-const table = new Map();
-for (let i = 0; i < 500; i++) table.set('k' + i, { i, s: 'v' + i, f: () => i });
-const weak = [];
-for (let i = 0; i < 100; i++) weak.push(new WeakRef({ dropped: i }));
-const wm = new WeakMap();
-wm.set(head, { meta: 'weakly held' });
-globalThis.keep = { head, table, weak, wm, big: new Array(10000).fill(0).map((_, i) => ({ i })) };
-v8.writeHeapSnapshot(process.argv[2]);
-"#;
+const GENERATE: &str = include_str!("import_common/generate.js");
 
 /// Counts nodes, edges and weak edges, and the nodes reachable from node 0
 /// through non-weak edges, straight from the JSON, following `snapshot.meta`.
-const COUNT: &str = r#"
-const s = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
-const m = s.snapshot.meta;
-const nf = m.node_fields.length, ef = m.edge_fields.length;
-const ec = m.node_fields.indexOf('edge_count');
-const et = m.edge_fields.indexOf('type'), to = m.edge_fields.indexOf('to_node');
-const weakType = m.edge_types[et].indexOf('weak');
-const n = s.nodes.length / nf, e = s.edges.length / ef;
-const first = new Float64Array(n + 1);
-for (let i = 0; i < n; i++) first[i + 1] = first[i] + s.nodes[i * nf + ec];
-let weak = 0;
-for (let j = 0; j < e; j++) if (s.edges[j * ef + et] === weakType) weak++;
-const seen = new Uint8Array(n);
-const stack = [0];
-seen[0] = 1;
-let reachable = 1;
-while (stack.length) {
-  const v = stack.pop();
-  for (let j = first[v]; j < first[v + 1]; j++) {
-    if (s.edges[j * ef + et] === weakType) continue;
-    const w = s.edges[j * ef + to] / nf;
-    if (!seen[w]) { seen[w] = 1; reachable++; stack.push(w); }
-  }
-}
-console.log(JSON.stringify({ objects: n, references: e, weak, roots: 1, reachable }));
-"#;
+const COUNT: &str = include_str!("import_common/count.js");
 
 /// Writes a snapshot of a Node.js process once per test run, or returns
 /// `None` (the tests say they are skipped) without node.

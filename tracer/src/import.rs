@@ -1,12 +1,193 @@
-//! `stealmark import`: placeholder until the importers issue (#6) fills it.
+//! `stealmark import`: convert a V8 heap snapshot or a Java HPROF heap dump
+//! into a stealmark snapshot, streaming both files.
+//!
+//! The snapshot is written to `OUT.partial` beside `OUT` and renamed when
+//! complete, so a failed import never leaves a truncated file under the name
+//! asked for.
 
-use clap::Args;
+use std::cell::{Cell, RefCell};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+use stealmark_heap::import::{self, ImportSummary, InputFile};
+use stealmark_heap::{mark_sequential, HeapGraph, Snapshot, SnapshotWriter};
+
+use crate::output;
+use crate::progress::Progress;
 
 /// Arguments of `stealmark import`.
 #[derive(Args)]
-pub struct ImportArgs {}
+#[command(after_help = "Examples:\n  \
+    stealmark import v8 app.heapsnapshot -o app.smk\n  \
+    stealmark import hprof java_pid4242.hprof.gz -o java.smk --reachable\n\n\
+    V8: every node is an object of its self_size, every edge a slot (`weak` edges weak), \
+    node 0 the root.\n\
+    HPROF: classes, instances and arrays are objects; fields (superclasses' included), \
+    class, super, loader, signers, protection domain, constant-pool and static references \
+    are slots; Reference.referent is weak; ROOT_* records name the roots; references to \
+    objects missing from the dump are dropped and counted.")]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    format: Format,
+}
+
+/// The input formats.
+#[derive(Subcommand)]
+enum Format {
+    /// Import a V8 `.heapsnapshot` (Node.js `v8.writeHeapSnapshot`, Chrome
+    /// DevTools), optionally gzip-compressed.
+    V8(Files),
+    /// Import a Java HPROF heap dump (`JAVA PROFILE 1.0.1` or `1.0.2`, as
+    /// written by jmap, jcmd GC.heap_dump or HotSpotDiagnosticMXBean), or a
+    /// gzip-compressed one.
+    Hprof(Files),
+}
+
+/// The input and output files.
+#[derive(Args)]
+struct Files {
+    /// The heap dump to read (gzip compression is detected from its bytes).
+    #[arg(value_name = "IN")]
+    input: PathBuf,
+    /// The snapshot file to write.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    output: PathBuf,
+    /// Afterwards, open the snapshot and count the objects reachable from
+    /// the roots through strong slots (the sequential oracle).
+    #[arg(long)]
+    reachable: bool,
+}
 
 /// Runs `stealmark import`.
-pub fn run(_args: ImportArgs) -> Result<(), Box<dyn std::error::Error>> {
-    Err("import is not implemented yet".into())
+pub fn run(args: ImportArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let (files, v8) = match args.format {
+        Format::V8(f) => (f, true),
+        Format::Hprof(f) => (f, false),
+    };
+    if files.output.file_name().is_none() {
+        return Err(format!("-o {} is not a file name", files.output.display()).into());
+    }
+    let start = Instant::now();
+    let passes = if v8 { 1 } else { 3 };
+    let input = InputFile::open(&files.input)
+        .map_err(|e| format!("cannot open {}: {e}", files.input.display()))?;
+    let len = input.len();
+    // One bar over all passes, in bytes of the file on disk.
+    let progress = Progress::new(len * passes, "import", "bytes");
+    let pass_base = Rc::new(Cell::new(0u64));
+    let input = {
+        let (set, base) = (RefCell::new(progress.setter()), Rc::clone(&pass_base));
+        input.on_progress(move |done| (set.borrow_mut())(base.get() + done))
+    };
+
+    let partial = partial_path(&files.output);
+    let result = (|| -> Result<ImportSummary, Box<dyn std::error::Error>> {
+        let mut writer = SnapshotWriter::create(&partial)
+            .map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
+        let cannot = |e| format!("cannot import {}: {e}", files.input.display());
+        let summary = if v8 {
+            let reader = input
+                .reader()
+                .map_err(|e| format!("cannot read {}: {e}", files.input.display()))?;
+            import::v8(reader, &mut writer).map_err(cannot)?
+        } else {
+            let mut pass_no = 0u64;
+            import::hprof(&input, &mut writer, &mut |name| {
+                pass_base.set(pass_no * len);
+                pass_no += 1;
+                progress.message(format!("pass {pass_no}/3: {name}"));
+            })
+            .map_err(cannot)?
+        };
+        writer
+            .finish()
+            .map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
+        fs::rename(&partial, &files.output)
+            .map_err(|e| format!("cannot create {}: {e}", files.output.display()))?;
+        Ok(summary)
+    })();
+    progress.finish();
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = fs::remove_file(&partial);
+            return Err(e);
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    let written = fs::metadata(&files.output).map_or(0, |m| m.len());
+    print_summary(&files, v8, &summary, len, written, seconds);
+    if files.reachable {
+        let snap = Snapshot::open(&files.output)?;
+        let oracle = mark_sequential(&snap.view(), snap.roots());
+        println!(
+            "  reachable     {:>14}  ({} of the heap, strong slots only)",
+            output::count(oracle.objects),
+            output::bytes(oracle.bytes)
+        );
+    }
+    Ok(())
+}
+
+/// Prints what was imported and anything dropped.
+fn print_summary(
+    files: &Files,
+    v8: bool,
+    s: &ImportSummary,
+    read: u64,
+    written: u64,
+    seconds: f64,
+) {
+    println!(
+        "imported {} {} ({}) into {} ({}) in {seconds:.1} s, {:.0} MB/s",
+        if v8 {
+            "V8 heap snapshot"
+        } else {
+            "HPROF heap dump"
+        },
+        files.input.display(),
+        output::bytes(read),
+        files.output.display(),
+        output::bytes(written),
+        read as f64 / 1e6 / seconds.max(1e-9),
+    );
+    let line =
+        |what: &str, n: u64, note: String| println!("  {what:<13} {:>14}{note}", output::count(n));
+    line("objects", s.objects, String::new());
+    line(
+        "references",
+        s.references,
+        format!("  ({} weak)", output::count(s.weak_references)),
+    );
+    line("roots", s.roots, String::new());
+    line("types", s.types, String::new());
+    if v8 {
+        line("dropped", 0, String::new());
+    } else {
+        line(
+            "dropped",
+            s.dropped_references,
+            "  references to objects missing from the dump".to_owned(),
+        );
+        line(
+            "",
+            s.dropped_roots,
+            "  roots missing from the dump".to_owned(),
+        );
+        line(
+            "",
+            s.undecoded_instances,
+            "  instances of classes missing from the dump (fields not scanned)".to_owned(),
+        );
+    }
+}
+
+/// The temporary name the snapshot is written under.
+fn partial_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    path.with_file_name(name)
 }

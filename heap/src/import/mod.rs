@@ -125,6 +125,11 @@ impl Placer {
         }
     }
 
+    /// The arena words placed so far, from the sink's first word.
+    fn arena_words(&self) -> u64 {
+        self.layout.arena_words() + self.shift / 8
+    }
+
     /// Places the next object, or `None` if the arena would overflow.
     fn push(&mut self, slots: u32, payload_words: u32) -> Option<crate::arena::Pos> {
         let size = crate::arena::HEADER_WORDS + u64::from(slots) + u64::from(payload_words);

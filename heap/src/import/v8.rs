@@ -298,11 +298,11 @@ fn l_known(layout: &Option<Layout>) -> usize {
         .map_or(0, |l| l.node_type_names.len().max(1))
 }
 
-/// Computes every node's arena position.
+/// Computes every node's arena position, and tells the sink the total.
 fn place<R: Read, S: HeapSink + ?Sized>(
     r: &JsonReader<R>,
     n: &mut Nodes,
-    sink: &S,
+    sink: &mut S,
 ) -> Result<(), ImportError> {
     let mut placer = Placer::new(sink);
     n.pos.reserve_exact(n.edge_count.len());
@@ -312,6 +312,7 @@ fn place<R: Read, S: HeapSink + ?Sized>(
             .ok_or_else(|| r.error(Malformed::TooMany("arena words")))?;
         n.pos.push(pos);
     }
+    sink.reserve(n.pos.len() as u64, placer.arena_words());
     Ok(())
 }
 

@@ -1,8 +1,15 @@
 //! Class layouts: where the reference fields of an instance lie in its
 //! INSTANCE_DUMP field data, and which of them is the weak `referent`.
 
+use std::cell::Cell;
+
 use super::reader::{basic_type_size, TYPE_OBJECT};
 use crate::import::error::{ImportError, Malformed};
+
+/// Entries in the class look-up cache.
+const CACHE_LEN: usize = 1024;
+/// A cache entry that holds nothing.
+const EMPTY: u32 = u32::MAX;
 
 /// A class as pass 1 keeps it.
 pub(crate) struct ClassInfo {
@@ -35,6 +42,9 @@ pub(crate) struct Classes {
     /// `(class id, index into layouts)`, sorted by id: a few thousand
     /// classes, searched in cache.
     index: Vec<(u64, u32)>,
+    /// A direct-mapped cache of `index` look-ups, one per instance record:
+    /// `(class id, index)`, with [`EMPTY`] for an unused entry.
+    cache: Box<[Cell<(u64, u32)>]>,
     /// Per class: its instance layout, or `None` when a superclass is
     /// missing from the dump, so that its instances cannot be decoded.
     pub(crate) layouts: Vec<Option<Layout>>,
@@ -74,13 +84,26 @@ impl Classes {
                 referent_names,
             )?);
         }
-        Ok(Classes { index, layouts })
+        let cache = vec![Cell::new((0, EMPTY)); CACHE_LEN].into_boxed_slice();
+        Ok(Classes {
+            index,
+            cache,
+            layouts,
+        })
     }
 
     /// The dump-order index of the class `class_id`, if it is dumped.
     #[inline]
     pub(crate) fn find(&self, class_id: u64) -> Option<u32> {
-        find(&self.index, class_id)
+        // Class ids are addresses: drop the alignment bits, fold the rest.
+        let h = ((class_id >> 3) ^ (class_id >> 13)) as usize % CACHE_LEN;
+        let (id, i) = self.cache[h].get();
+        if id == class_id && i != EMPTY {
+            return Some(i);
+        }
+        let found = find(&self.index, class_id)?;
+        self.cache[h].set((class_id, found));
+        Some(found)
     }
 
     /// The layout of the class with dump-order index `i`, if resolvable.

@@ -19,9 +19,10 @@ impl IdMap {
     /// Sorts `pairs` and builds the directory. Returns the smallest id that
     /// occurs twice, if any, as the error.
     pub(crate) fn new(mut pairs: Vec<(u64, u64)>) -> Result<IdMap, u64> {
-        // Dumps list objects mostly in address order, which pdqsort handles
-        // in near-linear time.
-        pairs.sort_unstable();
+        // Dumps list objects in long runs of ascending addresses (classes
+        // first, then each heap region or segment in address order): the
+        // stable sort finds the runs and merges them in near-linear time.
+        pairs.sort();
         if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
             return Err(w[0].0);
         }

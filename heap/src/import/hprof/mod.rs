@@ -145,11 +145,13 @@ pub(crate) fn import<S: HeapSink + ?Sized, Src: Reopen + ?Sized>(
         dropped,
         undecoded,
         references,
+        placer,
         ..
     } = count;
     if counted != object_count {
         return Err(changed(input_bytes));
     }
+    sink.reserve(object_count, placer.arena_words());
     let mut type_names: Vec<String> = FIXED_TYPE_NAMES.iter().map(|s| (*s).to_owned()).collect();
     for (i, name_id) in class_names.iter().enumerate() {
         let name = name_id.and_then(|n| names.get(&n).cloned().flatten());
