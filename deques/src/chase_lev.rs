@@ -143,7 +143,7 @@ impl<R: Reclaim> ChaseLevOwner<R> {
     }
 
     /// The number of retired arrays not freed yet (always zero with
-    /// epoch-based reclamation).
+    /// epoch-based reclamation, except under Miri).
     pub fn retired(&self) -> usize {
         self.inner.buffer.retired_len()
     }

@@ -264,6 +264,8 @@ fn check_invariant(range_len: usize, deque_len: usize) {
 }
 
 /// Grows `buffer` to hold `needed` items, copying `[top, bottom)`.
+#[cold]
+#[inline(never)]
 fn grow<R: Reclaim>(buffer: &SharedBuffer<R>, top: usize, bottom: usize, needed: usize) -> &Buffer {
     let capacity = needed.next_power_of_two();
     assert!(
@@ -287,7 +289,7 @@ impl<R: Reclaim> StealHalfOwner<R> {
     }
 
     /// The number of retired arrays not freed yet (always zero with
-    /// epoch-based reclamation).
+    /// epoch-based reclamation, except under Miri).
     pub fn retired(&self) -> usize {
         self.inner.buffer.retired_len()
     }
@@ -302,6 +304,8 @@ impl<R: Reclaim> StealHalfOwner<R> {
 
     /// Re-arms the steal range for the current length, starting from the
     /// word `seen`; retries while thieves change it.
+    #[cold]
+    #[inline(never)]
     fn rearm(&mut self, mut seen: Range) {
         loop {
             let top = self.full_top(seen);
@@ -365,12 +369,71 @@ impl<R: Reclaim> StealHalfOwner<R> {
     }
 
     /// Shrinks the array after a pop that left `len` items from `top`.
+    #[inline]
     fn maybe_shrink(&self, top: usize, len: usize) {
         let capacity = self.inner.buffer.owner_load().capacity();
         if capacity > self.min_capacity && len < capacity / SHRINK_FACTOR {
-            self.inner
-                .buffer
-                .replace(capacity / 2, top as isize, self.bottom as isize);
+            self.shrink(top, capacity / 2);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn shrink(&self, top: usize, capacity: usize) {
+        self.inner
+            .buffer
+            .replace(capacity, top as isize, self.bottom as isize);
+    }
+
+    /// The rest of `pop` after `bottom` was decremented to `b - 1` and the
+    /// fence: the deque was emptied by thieves, or popping needs a CAS.
+    #[cold]
+    #[inline(never)]
+    fn pop_slow(&mut self, mut word: Range, b: usize) -> Option<usize> {
+        let inner = &*self.inner;
+        let j = b.wrapping_sub(1);
+        loop {
+            let top = self.full_top(word);
+            let len = b.wrapping_sub(top);
+            if len == 0 {
+                // Thieves took everything: restore `bottom == top`. Relaxed:
+                // a thief that reads the older `j` only sees less room.
+                inner.bottom.store(b, Ordering::Relaxed);
+                return None;
+            }
+            // Claim `j` by re-arming the range below it; for the last item,
+            // by advancing `top` past it.
+            let new = if len == 1 {
+                Range::new(word.tag() + 1, b, 0, true)
+            } else {
+                Range::new(word.tag() + 1, top, target_len(len - 1), true)
+            };
+            self.stats.cas_attempted += 1;
+            // SeqCst on success: totally ordered with the thieves' CASes; its
+            // release half publishes the new range. Acquire on failure: pairs
+            // with the winning thief's CAS (see `push`).
+            match inner
+                .range
+                .compare_exchange(word.0, new.0, Ordering::SeqCst, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    self.stats.cas_succeeded += 1;
+                    self.prev = new;
+                    check_invariant(new.len(), len - 1);
+                    let item = inner.buffer.owner_load().read(j as isize);
+                    if len == 1 {
+                        // `top` is now `b`: restore `bottom` to match.
+                        // Relaxed: the range is empty, no thief uses it.
+                        inner.bottom.store(b, Ordering::Relaxed);
+                    } else {
+                        self.bottom = j;
+                    }
+                    self.stats.pops += 1;
+                    self.maybe_shrink(if len == 1 { b } else { top }, len - 1);
+                    return Some(item);
+                }
+                Err(current) => word = Range(current),
+            }
         }
     }
 }
@@ -421,13 +484,13 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
 
     #[inline]
     fn pop(&mut self) -> Option<usize> {
-        let inner = &*self.inner;
         let b = self.bottom;
-        // Acquire: pairs with thieves' CAS (see `push`); a quick empty check.
-        let first = Range(inner.range.load(Ordering::Acquire));
-        if self.full_top(first) == b {
+        // A quick empty check without touching shared memory: `top` only
+        // grows, so if our last word's `top` is `b` the deque is empty.
+        if self.full_top(self.prev) == b {
             return None;
         }
+        let inner = &*self.inner;
         let j = b.wrapping_sub(1);
         inner.bottom.store(j, Ordering::Relaxed);
         // SeqCst: pairs with the SeqCst fence in a steal, between its load of
@@ -435,62 +498,22 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
         // decremented bottom, or we see its range word below.
         fence(Ordering::SeqCst);
         // Acquire: pairs with thieves' CAS (see `push`).
-        let mut word = Range(inner.range.load(Ordering::Acquire));
-        let buffer = inner.buffer.owner_load();
-        loop {
-            let top = self.full_top(word);
-            let len = b.wrapping_sub(top);
-            if len == 0 {
-                // Thieves took everything: restore `bottom == top`. Relaxed:
-                // a thief that reads the older `j` only sees less room.
-                inner.bottom.store(b, Ordering::Relaxed);
-                return None;
-            }
-            if word == self.prev && !len.is_power_of_two() && len > 2 * word.len() {
-                // No steal since our last write, and `j` is at or above the
-                // floor `top + 2 * len` that every thief stays under: the
-                // item is ours without a CAS.
-                check_invariant(word.len(), len - 1);
-                let item = buffer.read(j as isize);
-                self.bottom = j;
-                self.stats.pops += 1;
-                self.maybe_shrink(top, len - 1);
-                return Some(item);
-            }
-            // Claim `j` by re-arming the range below it; for the last item,
-            // by advancing `top` past it.
-            let new = if len == 1 {
-                Range::new(word.tag() + 1, b, 0, true)
-            } else {
-                Range::new(word.tag() + 1, top, target_len(len - 1), true)
-            };
-            self.stats.cas_attempted += 1;
-            // SeqCst on success: totally ordered with the thieves' CASes; its
-            // release half publishes the new range. Acquire on failure: pairs
-            // with the winning thief's CAS (see `push`).
-            match inner
-                .range
-                .compare_exchange(word.0, new.0, Ordering::SeqCst, Ordering::Acquire)
-            {
-                Ok(_) => {
-                    self.stats.cas_succeeded += 1;
-                    self.prev = new;
-                    check_invariant(new.len(), len - 1);
-                    let item = buffer.read(j as isize);
-                    if len == 1 {
-                        // `top` is now `b`: restore `bottom` to match.
-                        // Relaxed: the range is empty, no thief uses it.
-                        inner.bottom.store(b, Ordering::Relaxed);
-                    } else {
-                        self.bottom = j;
-                    }
-                    self.stats.pops += 1;
-                    self.maybe_shrink(if len == 1 { b } else { top }, len - 1);
-                    return Some(item);
-                }
-                Err(current) => word = Range(current),
-            }
+        let word = Range(inner.range.load(Ordering::Acquire));
+        let top = self.full_top(word);
+        let len = b.wrapping_sub(top);
+        if word == self.prev && !len.is_power_of_two() && len > 2 * word.len() {
+            // No steal since our last write, no power of two crossed, and
+            // `j` is at or above the floor `top + 2 * len` that every thief
+            // stays under: the item is ours without a CAS. (`len == 0` fails
+            // the last test and goes to the slow path.)
+            check_invariant(word.len(), len - 1);
+            let item = inner.buffer.owner_load().read(j as isize);
+            self.bottom = j;
+            self.stats.pops += 1;
+            self.maybe_shrink(top, len - 1);
+            return Some(item);
         }
+        self.pop_slow(word, b)
     }
 
     fn len(&self) -> usize {

@@ -16,8 +16,8 @@ use stealmark_deques::steal_half::{StealHalf, StealHalfQuiescent};
 use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
 
 /// Items per run and seeds per thief count, reduced under Miri.
-const ITEMS: usize = if cfg!(miri) { 200 } else { 50_000 };
-const SEEDS: u64 = if cfg!(miri) { 1 } else { 8 };
+const ITEMS: usize = if cfg!(miri) { 200 } else { 30_000 };
+const SEEDS: u64 = if cfg!(miri) { 1 } else { 6 };
 const MAX_THIEVES: usize = if cfg!(miri) { 2 } else { 7 };
 
 /// One run: returns how many times each item `0..ITEMS` came out.
