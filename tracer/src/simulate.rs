@@ -406,7 +406,7 @@ fn run_mitzenmacher(a: &MitzenmacherArgs) -> SimResult {
     };
     writeln!(
         out,
-        "Mitzenmacher, section {}\n  λ = {}, {} processors, T = {}, K = {}, D = {}, {delay}, time {} (warm-up {}), seed {}\n",
+        "Mitzenmacher, {}\n  λ = {}, {} processors, T = {}, K = {}, D = {}, {delay}, time {} (warm-up {}), seed {}\n",
         r.section,
         config.lambda,
         config.processors,

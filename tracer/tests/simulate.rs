@@ -150,7 +150,10 @@ fn mitzenmacher_variants_integrate_the_equations() {
         "20000",
     ]);
     assert_eq!(r["fixed_point_method"], "ode");
-    assert_eq!(r["section"], "3.2 transfer delay");
+    assert_eq!(
+        r["section"],
+        "3.2 transfer delay, 3.3 multiple choices, 3.4 multiple steals"
+    );
     assert!(r["relative_error"].as_f64().unwrap() < 0.05, "{r}");
     stealmark()
         .args([
@@ -163,7 +166,9 @@ fn mitzenmacher_variants_integrate_the_equations() {
         ])
         .assert()
         .success()
-        .stdout(predicate::str::contains("2.2 simple work stealing"))
+        .stdout(predicate::str::contains(
+            "Mitzenmacher, 2.2 simple work stealing",
+        ))
         .stdout(predicate::str::contains("fixed point (closed form)"));
 }
 

@@ -136,23 +136,33 @@ impl MitzenmacherConfig {
         Ok(())
     }
 
-    /// The section of the paper whose equations describe this system.
-    pub fn section(&self) -> &'static str {
-        if self.transfer_rate.is_some() {
-            "3.2 transfer delay"
-        } else if self.choices > 1 {
-            "3.3 multiple choices"
-        } else if self.steal_count > 1 {
-            "3.4 multiple steals"
-        } else if self.preempt_at > 0 {
-            "2.5 preemptive stealing"
-        } else if self.retry_rate > 0.0 {
-            "2.4 repeated steal attempts"
-        } else if self.threshold > 2 {
-            "2.3 threshold stealing"
-        } else {
-            "2.2 simple work stealing"
+    /// The sections of the paper whose equations describe this system
+    /// (several, comma-separated, when knobs are combined).
+    pub fn section(&self) -> String {
+        let mut parts = Vec::new();
+        if self.retry_rate > 0.0 {
+            parts.push("2.4 repeated steal attempts");
         }
+        if self.preempt_at > 0 {
+            parts.push("2.5 preemptive stealing");
+        }
+        if self.transfer_rate.is_some() {
+            parts.push("3.2 transfer delay");
+        }
+        if self.choices > 1 {
+            parts.push("3.3 multiple choices");
+        }
+        if self.steal_count > 1 {
+            parts.push("3.4 multiple steals");
+        }
+        if parts.is_empty() {
+            parts.push(if self.threshold > 2 {
+                "2.3 threshold stealing"
+            } else {
+                "2.2 simple work stealing"
+            });
+        }
+        parts.join(", ")
     }
 }
 
@@ -161,8 +171,8 @@ impl MitzenmacherConfig {
 pub struct MitzenmacherReport {
     /// The configuration that ran.
     pub config: MitzenmacherConfig,
-    /// The paper section whose equations apply.
-    pub section: &'static str,
+    /// The paper sections whose equations apply.
+    pub section: String,
     /// The simulation's mean time in system (tasks that arrived after warm-up).
     pub simulated_time_in_system: f64,
     /// The fluid-limit fixed point's expected time in system.
