@@ -1,0 +1,219 @@
+//! `stealmark import` end to end: real dumps made at test time by Node.js
+//! and Java are imported through the CLI, the snapshots are opened, and
+//! marking them with every deque at 2 and 8 workers must equal the
+//! sequential oracle exactly (marked set, object count, weak references).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{fails_with, stealmark};
+use stealmark_heap::{mark_sequential, HeapGraph, Snapshot};
+use stealmark_marker::{DequeKind, Marker, MarkerConfig};
+
+/// The programs the heap importer tests use, shared with them.
+const GENERATE_JS: &str = include_str!("../../heap/tests/import_common/generate.js");
+const DUMP_JAVA: &str = include_str!("../../heap/tests/import_common/Dump.java");
+
+/// Whether `program` runs; says clearly that the test is skipped if not.
+fn have(program: &str, version_flag: &str, test: &str) -> bool {
+    let ok = Command::new(program)
+        .arg(version_flag)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIPPED {test}: `{program}` is not installed (CI installs it; see .ci/run)");
+    }
+    ok
+}
+
+/// Runs a command that must succeed.
+fn run(cmd: &mut Command) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A Node.js heap snapshot in `dir`.
+fn node_snapshot(dir: &Path) -> PathBuf {
+    let script = dir.join("generate.js");
+    std::fs::write(&script, GENERATE_JS).unwrap();
+    let out = dir.join("node.heapsnapshot");
+    run(Command::new("node").arg(&script).arg(&out));
+    out
+}
+
+/// A HotSpot heap dump in `dir`.
+fn java_dump(dir: &Path) -> PathBuf {
+    let src = dir.join("Dump.java");
+    std::fs::write(&src, DUMP_JAVA).unwrap();
+    run(Command::new("javac").arg("-d").arg(dir).arg(&src));
+    let out = dir.join("java.hprof");
+    run(Command::new("java")
+        .arg("-Xmx256m")
+        .arg("-cp")
+        .arg(dir)
+        .arg("Dump")
+        .arg(&out));
+    out
+}
+
+/// Imports through the CLI with `--reachable`; returns standard output.
+fn import(format: &str, input: &Path, output: &Path) -> String {
+    let out = stealmark()
+        .args(["import", format])
+        .arg(input)
+        .arg("-o")
+        .arg(output)
+        .arg("--reachable")
+        .output()
+        .expect("stealmark runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "import failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!output.with_extension("smk.partial").exists());
+    stdout
+}
+
+/// The number in the summary line that starts with `label`.
+fn summary_count(stdout: &str, label: &str) -> u64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with(label))
+        .unwrap_or_else(|| panic!("no `{label}` line in {stdout}"));
+    let field = line.split_whitespace().nth(1).unwrap_or_default();
+    field
+        .replace(',', "")
+        .parse()
+        .unwrap_or_else(|_| panic!("bad `{label}` line: {line}"))
+}
+
+/// Marks the snapshot with every deque at 2 and 8 workers and compares
+/// each result with the oracle. Returns the oracle's object count.
+fn every_deque_matches_the_oracle(path: &Path) -> u64 {
+    let snap = Snapshot::open(path).expect("the imported snapshot validates");
+    let view = snap.view();
+    let oracle = mark_sequential(&view, snap.roots());
+    let mut oracle_weak: Vec<(usize, usize)> = oracle
+        .weak_refs
+        .iter()
+        .map(|w| (w.holder.word(), w.target.word()))
+        .collect();
+    oracle_weak.sort_unstable();
+    for &deque in DequeKind::ALL {
+        for workers in [2, 8] {
+            let what = format!("{} deque={deque} workers={workers}", path.display());
+            let mut config = MarkerConfig::with_workers(workers);
+            config.deque = deque;
+            let mut marker = Marker::new(config).expect("valid config");
+            let m = marker.mark(&view, snap.roots());
+            assert!(
+                m.bitmap
+                    .words()
+                    .eq(oracle.marked.as_words().iter().copied()),
+                "{what}: marked {} objects, oracle {}",
+                m.bitmap.count(),
+                oracle.objects
+            );
+            assert_eq!(m.stats.objects_marked(), oracle.objects, "{what}");
+            let mut weak: Vec<(usize, usize)> =
+                m.weak_refs().map(|w| (w.holder, w.target)).collect();
+            weak.sort_unstable();
+            assert_eq!(weak, oracle_weak, "{what}: weak references");
+        }
+    }
+    oracle.objects
+}
+
+#[test]
+fn node_snapshot_imports_and_marks_like_the_oracle() {
+    if !have(
+        "node",
+        "--version",
+        "node_snapshot_imports_and_marks_like_the_oracle",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = node_snapshot(dir.path());
+    let output = dir.path().join("node.smk");
+    let stdout = import("v8", &input, &output);
+    assert!(stdout.contains("imported V8 heap snapshot"), "{stdout}");
+    let reachable = every_deque_matches_the_oracle(&output);
+    assert_eq!(summary_count(&stdout, "reachable"), reachable);
+    assert_eq!(summary_count(&stdout, "roots"), 1);
+    let snap = Snapshot::open(&output).unwrap();
+    assert_eq!(
+        summary_count(&stdout, "objects"),
+        snap.view().object_count()
+    );
+}
+
+#[test]
+fn java_dump_imports_and_marks_like_the_oracle() {
+    let test = "java_dump_imports_and_marks_like_the_oracle";
+    if !have("java", "-version", test) || !have("javac", "-version", test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = java_dump(dir.path());
+    let output = dir.path().join("java.smk");
+    let stdout = import("hprof", &input, &output);
+    assert!(stdout.contains("imported HPROF heap dump"), "{stdout}");
+    assert!(
+        stdout.contains("references to objects missing from the dump"),
+        "{stdout}"
+    );
+    let reachable = every_deque_matches_the_oracle(&output);
+    assert_eq!(summary_count(&stdout, "reachable"), reachable);
+    assert!(
+        reachable < summary_count(&stdout, "objects"),
+        "the dump holds garbage"
+    );
+
+    // Gzip-compressed input gives the same snapshot, byte for byte.
+    if !have("gzip", "--version", test) {
+        return;
+    }
+    run(Command::new("gzip").arg("-k").arg("-1").arg(&input));
+    let gz = dir.path().join("java.hprof.gz");
+    let from_gz = dir.path().join("java-gz.smk");
+    import("hprof", &gz, &from_gz);
+    assert_eq!(
+        std::fs::read(&from_gz).unwrap(),
+        std::fs::read(&output).unwrap()
+    );
+}
+
+#[test]
+fn malformed_input_is_one_line_with_an_offset_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.heapsnapshot");
+    std::fs::write(&bad, br#"{"snapshot":{"meta":{}}, "nodes":[1,2]}"#).unwrap();
+    let out = dir.path().join("out.smk");
+    let (bad_s, out_s) = (bad.to_str().unwrap(), out.to_str().unwrap());
+    let err = fails_with(&["import", "v8", bad_s, "-o", out_s], 1);
+    assert!(err.contains("at byte 12"), "{err}");
+    let err = fails_with(&["import", "hprof", bad_s, "-o", out_s], 1);
+    assert!(
+        err.contains("at byte 0") && err.contains("JAVA PROFILE"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    assert!(!dir.path().join("out.smk.partial").exists());
+    let missing = dir.path().join("missing.hprof");
+    let err = fails_with(
+        &["import", "hprof", missing.to_str().unwrap(), "-o", out_s],
+        1,
+    );
+    assert!(err.contains("cannot open"), "{err}");
+}
