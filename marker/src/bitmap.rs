@@ -55,6 +55,27 @@ impl MarkBitmap {
         self.bits = bits;
     }
 
+    /// Resizes for `bits` indices without clearing the bits kept (new words
+    /// are zero). Reuses the storage when it is large enough.
+    pub(crate) fn resize_uncleared(&mut self, bits: usize) {
+        self.words
+            .resize_with(bits.div_ceil(64), || AtomicU64::new(0));
+        self.bits = bits;
+    }
+
+    /// Clears part `part` of `parts` equal parts of the words, so that
+    /// `parts` threads can clear the bitmap together (each one then finds
+    /// its part of the bitmap in its own cache). The caller orders the
+    /// stores before any marking (the engine uses a barrier).
+    pub(crate) fn clear_part(&self, part: usize, parts: usize) {
+        let n = self.words.len();
+        let (lo, hi) = (n * part / parts, n * (part + 1) / parts);
+        for w in &self.words[lo..hi] {
+            // Relaxed: published by the caller's barrier (Release/Acquire).
+            w.store(0, Ordering::Relaxed);
+        }
+    }
+
     /// The number of indices the bitmap covers.
     pub fn len(&self) -> usize {
         self.bits

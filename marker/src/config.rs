@@ -163,6 +163,14 @@ pub struct MarkerConfig {
     /// Depth of the prefetch FIFO between the mark stack and the scan
     /// (0 turns prefetching off; at most [`MarkerConfig::MAX_PREFETCH`]).
     pub prefetch: usize,
+    /// Keep new grey objects on a private stack and share the oldest of them
+    /// through the deque (see `deque_reserve`); `false` pushes every object
+    /// onto the deque, as in Flood et al.
+    pub private_work: bool,
+    /// With private work: the items a busy worker keeps in its deque while
+    /// no worker is idle. While any worker is idle, busy workers share half
+    /// of their private items.
+    pub deque_reserve: usize,
     /// Capacity of each worker's deque: fixed for `abp`, initial for the others.
     pub deque_capacity: usize,
     /// Arrays with more than twice this many slots are scanned in chunks of
@@ -261,6 +269,8 @@ impl Default for MarkerConfig {
             threshold_factor: 2.0,
             balance_interval: 16,
             prefetch: 8,
+            private_work: true,
+            deque_reserve: 32,
             deque_capacity: 4096,
             array_chunk: 512,
             timeline_interval: 4096,

@@ -58,6 +58,7 @@ mod config;
 mod fifo;
 mod overflow;
 mod pool;
+mod private;
 pub mod sequential;
 mod stats;
 mod termination;
@@ -188,15 +189,17 @@ impl Marker {
     }
 
     /// Marks everything reachable from `roots` in the marker's own side
-    /// bitmap, which is cleared first and returned with the statistics.
+    /// bitmap, which the workers clear first (each its own part, so that the
+    /// bitmap's lines start out in the caches of the cores that mark), and
+    /// returns it with the statistics.
     ///
     /// Panics if a worker panicked (a heap whose [`ObjectModel`] breaks its
     /// contract), re-raising the worker's panic.
     pub fn mark<H: ObjectModel>(&mut self, heap: &H, roots: &[ObjRef]) -> Marking<'_> {
         let start = Instant::now();
         let mut bitmap = std::mem::take(&mut self.bitmap);
-        bitmap.reset(heap.mark_index_bound());
-        self.run(heap, roots, &bitmap, start);
+        bitmap.resize_uncleared(heap.mark_index_bound());
+        self.run(heap, roots, &bitmap, Some(&bitmap), start);
         self.bitmap = bitmap;
         Marking {
             bitmap: &self.bitmap,
@@ -213,7 +216,7 @@ impl Marker {
         roots: &[ObjRef],
         store: &S,
     ) -> &MarkStats {
-        self.run(heap, roots, store, Instant::now());
+        self.run(heap, roots, store, None, Instant::now());
         &self.stats
     }
 
@@ -222,6 +225,7 @@ impl Marker {
         heap: &H,
         roots: &[ObjRef],
         store: &S,
+        clear: Option<&MarkBitmap>,
         start: Instant,
     ) {
         self.term.reset(self.config.workers);
@@ -236,6 +240,8 @@ impl Marker {
                 config: &self.config,
                 term: &self.term,
                 start: phase_start,
+                clear,
+                cleared: std::sync::atomic::AtomicUsize::new(0),
                 panic: Mutex::new(None),
             };
             self.pool.broadcast(&|i| phase.run_worker(i));

@@ -112,6 +112,14 @@ impl Termination {
         self.done.load(Ordering::Acquire)
     }
 
+    /// How many of `workers` are counted idle (a cheap, possibly stale hint:
+    /// the status word is written only when a worker goes idle or returns).
+    #[inline]
+    pub(crate) fn idle_workers(&self, workers: usize) -> usize {
+        // Relaxed: a hint for sharing work; see `sleepers`.
+        workers.saturating_sub(self.active.load(Ordering::Relaxed))
+    }
+
     /// Whether any worker is parked (a cheap, possibly stale hint).
     #[inline]
     pub(crate) fn sleepers(&self) -> usize {

@@ -3,6 +3,7 @@
 
 use std::any::Any;
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crossbeam_utils::{Backoff, CachePadded};
@@ -13,10 +14,11 @@ use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
 use stealmark_heap::{ObjRef, ObjectModel, SlotKind};
 
 use crate::arrays::ArrayTable;
-use crate::bitmap::MarkStore;
+use crate::bitmap::{MarkBitmap, MarkStore};
 use crate::config::{BalancePolicy, DequeKind, MarkerConfig, StealAmount, VictimSelection};
 use crate::fifo::Fifo;
 use crate::overflow::Overflow;
+use crate::private::PrivateStack;
 use crate::stats::{Span, SpanKind, TimelineSample, WeakRef, WorkerRecord};
 use crate::termination::{Reactivate, Termination};
 
@@ -29,6 +31,9 @@ const WAKE_GRAIN: usize = 4;
 /// What one worker keeps between phases.
 pub(crate) struct Slot<D: WorkDeque> {
     owner: D::Owner,
+    /// The private part of the mark stack; its capacity is kept from one
+    /// phase to the next.
+    private: PrivateStack,
     rng: Pcg64,
     thief_stats: ThiefStats,
     record: WorkerRecord,
@@ -57,6 +62,7 @@ impl<D: WorkDeque> Engine<D> {
             let seed = config.seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             slots.push(CachePadded::new(Mutex::new(Slot {
                 owner,
+                private: PrivateStack::default(),
                 rng: Pcg64::seed_from_u64(seed),
                 thief_stats: ThiefStats::default(),
                 record: WorkerRecord::default(),
@@ -98,6 +104,11 @@ pub(crate) struct Phase<'a, D: WorkDeque, H, S> {
     pub(crate) config: &'a MarkerConfig,
     pub(crate) term: &'a Termination,
     pub(crate) start: Instant,
+    /// The side bitmap, when the workers clear it themselves before marking
+    /// (each its own part, so the lines start in the cache of a core that
+    /// marks), meeting at `cleared` before anyone marks.
+    pub(crate) clear: Option<&'a MarkBitmap>,
+    pub(crate) cleared: AtomicUsize,
     /// The first panic raised by a worker, re-raised by the caller.
     pub(crate) panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
@@ -107,6 +118,18 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Phase<'_, D, H, S> {
     /// phase for everyone (the caller re-raises it).
     pub(crate) fn run_worker(&self, index: usize) {
         let mut slot = self.engine.slots[index].lock();
+        if let Some(bitmap) = self.clear {
+            let n = self.config.workers;
+            bitmap.clear_part(index, n);
+            // Release/Acquire: each worker's clearing stores happen before
+            // every other worker's marking, which starts after it has seen
+            // all `n` arrivals. Spins and yields only: clearing is short.
+            self.cleared.fetch_add(1, Ordering::Release);
+            let backoff = Backoff::new();
+            while self.cleared.load(Ordering::Acquire) < n {
+                backoff.snooze();
+            }
+        }
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             Worker::new(self, index, &mut slot).run();
         }));
@@ -124,9 +147,14 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     slot: &'p mut Slot<D>,
     fifo: Fifo,
     depth: usize,
+    /// Whether new grey objects go to the private stack first.
+    private: bool,
     /// Objects left until the next policy evaluation and wake-up check.
     until_balance: u32,
-    /// Objects left until the next timeline sample.
+    /// Arrays with more slots than this are scanned in chunks.
+    big_array: usize,
+    /// Objects left until the next timeline sample (counted down in steps of
+    /// `balance_interval`, at each periodic check).
     until_sample: u32,
     sample_interval: u32,
     /// The load at the last balance (threshold policy).
@@ -138,6 +166,7 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
 impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H, S> {
     fn new(phase: &'p Phase<'a, D, H, S>, index: usize, slot: &'p mut Slot<D>) -> Self {
         slot.record.clear();
+        slot.private.clear();
         slot.owner.reset_stats();
         slot.thief_stats = ThiefStats::default();
         let c = phase.config;
@@ -147,7 +176,9 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             slot,
             fifo: Fifo::new(),
             depth: c.prefetch,
+            private: c.private_work,
             until_balance: c.balance_interval,
+            big_array: 2 * c.array_chunk,
             until_sample: c.timeline_interval,
             sample_interval: c.timeline_interval,
             last_balance_len: 0,
@@ -274,35 +305,31 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         }
     }
 
-    /// Scans until the deque and the FIFO are empty.
+    /// Scans until the private stack, the deque and the FIFO are empty.
     fn drain(&mut self) {
         while let Some(w) = self.next_local() {
-            self.process(w);
+            if ArrayTable::is_token(w) {
+                self.process_token(w);
+            } else {
+                self.process_object(w);
+            }
             self.until_balance -= 1;
             if self.until_balance == 0 {
                 self.until_balance = self.phase.config.balance_interval;
                 self.periodic();
             }
-            if self.sample_interval != 0 {
-                self.until_sample -= 1;
-                if self.until_sample == 0 {
-                    self.until_sample = self.sample_interval;
-                    let len = self.slot.owner.len() + self.fifo.len();
-                    let now = self.now_ns();
-                    self.sample(now, len);
-                }
-            }
         }
     }
 
-    /// The next word to scan: through the prefetch FIFO when it is on.
+    /// The next word to scan: from the private stack, else the deque,
+    /// through the prefetch FIFO when it is on.
     #[inline]
     fn next_local(&mut self) -> Option<usize> {
         if self.depth == 0 {
-            return self.slot.owner.pop();
+            return self.pop();
         }
         while self.fifo.len() < self.depth {
-            match self.slot.owner.pop() {
+            match self.pop() {
                 Some(w) => {
                     if !ArrayTable::is_token(w) {
                         self.phase.heap.prefetch(obj_ref(w));
@@ -315,8 +342,65 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         self.fifo.pop()
     }
 
+    /// Pops the newest private item, else the newest item of the deque.
+    #[inline]
+    fn pop(&mut self) -> Option<usize> {
+        match self.slot.private.pop() {
+            Some(w) => Some(w),
+            None => self.slot.owner.pop(),
+        }
+    }
+
+    /// This worker's load: private and shared items.
+    #[inline]
+    fn load(&self) -> usize {
+        self.slot.private.len() + self.slot.owner.len()
+    }
+
+    /// Pushes a newly grey object: onto the private stack, or straight onto
+    /// the deque when private work is off.
     #[inline]
     fn push(&mut self, w: usize) {
+        if self.private {
+            self.slot.private.push(w);
+        } else {
+            self.push_shared(w);
+        }
+    }
+
+    /// Tops up the deque from the oldest private items: to half of the
+    /// private stack while any worker is idle, else to the reserve.
+    fn share(&mut self) {
+        let private = self.slot.private.len();
+        if private < 2 {
+            return;
+        }
+        let c = self.phase.config;
+        let idle = self.phase.term.idle_workers(c.workers) > 0;
+        let want = if idle {
+            private / 2
+        } else {
+            c.deque_reserve.min(private / 2)
+        };
+        let shared = self.slot.owner.len();
+        if shared >= want {
+            return;
+        }
+        let slot = &mut *self.slot;
+        for &w in slot.private.take_oldest(want - shared) {
+            if let Err(w) = slot.owner.push(w) {
+                let e = self.phase.engine;
+                let moved =
+                    e.overflow
+                        .spill(w, &mut slot.owner, self.phase.config.deque_capacity / 2);
+                slot.record.stats.overflow_pushes += moved as u64;
+            }
+        }
+    }
+
+    /// Pushes onto the deque, spilling to the overflow storage when full.
+    #[inline]
+    fn push_shared(&mut self, w: usize) {
         if let Err(w) = self.slot.owner.push(w) {
             self.spill(w);
         }
@@ -339,24 +423,28 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         }
     }
 
-    #[inline]
-    fn process(&mut self, w: usize) {
-        if ArrayTable::is_token(w) {
-            self.process_token(w);
-            return;
-        }
+    /// Scans an object, or opens it as a large array.
+    #[inline(always)]
+    fn process_object(&mut self, w: usize) {
         let obj = obj_ref(w);
-        let heap = self.phase.heap;
-        let n = heap.slot_count(obj);
+        let n = self.phase.heap.slot_count(obj);
         self.slot.record.stats.objects_scanned += 1;
-        let chunk = self.phase.config.array_chunk;
-        if n > 2 * chunk {
-            if let Some(token) = self.phase.engine.arrays.open(w, n.div_ceil(chunk)) {
-                self.process_token(token);
-                return;
-            }
+        if n > self.big_array {
+            self.open_array(w, n);
+        } else {
+            self.scan(obj, 0..n);
         }
-        self.scan(obj, 0..n);
+    }
+
+    /// Starts scanning a large array in chunks (whole, if the descriptor
+    /// table is full).
+    #[cold]
+    fn open_array(&mut self, w: usize, n: usize) {
+        let chunk = self.phase.config.array_chunk;
+        match self.phase.engine.arrays.open(w, n.div_ceil(chunk)) {
+            Some(token) => self.process_token(token),
+            None => self.scan(obj_ref(w), 0..n),
+        }
     }
 
     /// Claims a chunk of a large array, republishes the token while chunks
@@ -375,30 +463,46 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
     }
 
     /// Visits the slots in `slots`: marks and pushes strong targets, records
-    /// weak ones.
-    #[inline]
+    /// weak ones. The per-slot closure is kept small (counters in locals,
+    /// weak references out of line) so that it inlines into the heap's
+    /// `scan_slots` loop.
+    #[inline(always)]
     fn scan(&mut self, obj: ObjRef, slots: Range<usize>) {
         let heap = self.phase.heap;
         let store = self.phase.store;
-        heap.scan_slots(obj, slots, |target, kind| {
-            self.slot.record.stats.slots_scanned += 1;
-            match kind {
-                SlotKind::Strong => {
+        let mut visited = 0u64;
+        let mut marked = 0u64;
+        if self.private {
+            let slot = &mut *self.slot;
+            let private = &mut slot.private;
+            let record = &mut slot.record;
+            heap.scan_slots(obj, slots, |target, kind| {
+                visited += 1;
+                if kind == SlotKind::Strong {
                     if store.try_mark(heap, target) {
-                        self.slot.record.stats.objects_marked += 1;
-                        self.push(target.word());
+                        marked += 1;
+                        private.push(target.word());
                     }
+                } else {
+                    record_weak(record, obj, target);
                 }
-                SlotKind::Weak => {
-                    let rec = &mut self.slot.record;
-                    rec.stats.weak_refs += 1;
-                    rec.weak_refs.push(WeakRef {
-                        holder: obj.word(),
-                        target: target.word(),
-                    });
+            });
+        } else {
+            heap.scan_slots(obj, slots, |target, kind| {
+                visited += 1;
+                if kind == SlotKind::Strong {
+                    if store.try_mark(heap, target) {
+                        marked += 1;
+                        self.push_shared(target.word());
+                    }
+                } else {
+                    record_weak(&mut self.slot.record, obj, target);
                 }
-            }
-        });
+            });
+        }
+        let st = &mut self.slot.record.stats;
+        st.slots_scanned += visited;
+        st.objects_marked += marked;
     }
 
     /// Every `balance_interval` objects: wake parked workers in proportion
@@ -406,7 +510,21 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
     fn periodic(&mut self) {
         #[cfg(feature = "inject-delays")]
         self.inject_delay();
-        let len = self.slot.owner.len();
+        if self.sample_interval != 0 {
+            self.until_sample = self
+                .until_sample
+                .saturating_sub(self.phase.config.balance_interval);
+            if self.until_sample == 0 {
+                self.until_sample = self.sample_interval;
+                let len = self.load() + self.fifo.len();
+                let now = self.now_ns();
+                self.sample(now, len);
+            }
+        }
+        if self.private {
+            self.share();
+        }
+        let len = self.load();
         if len >= WAKE_GRAIN && self.phase.term.sleepers() > 0 {
             let k = self.phase.term.wake(len / WAKE_GRAIN);
             self.slot.record.stats.wakeups_sent += k as u64;
@@ -444,7 +562,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         if self.phase.engine.thieves[v].len() > 2 * len + 1 {
             self.slot.record.stats.balance_attempts += 1;
             self.steal_from(v);
-            self.last_balance_len = self.slot.owner.len();
+            self.last_balance_len = self.load();
         }
     }
 
@@ -483,7 +601,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             ),
             StealAmount::One => match thief.steal(&mut self.slot.thief_stats) {
                 Steal::Success(w) => {
-                    self.push(w);
+                    self.push_shared(w);
                     true
                 }
                 Steal::Empty | Steal::Abort => false,
@@ -516,7 +634,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         }
         // A bounded deque's overflow storage is checked under its lock before
         // the worker may count itself idle (see docs/design.md).
-        !self.slot.owner.is_empty() || (e.bounded && !e.overflow.is_empty_locked() && self.refill())
+        self.load() > 0 || (e.bounded && !e.overflow.is_empty_locked() && self.refill())
     }
 
     /// The termination protocol. Returns `true` when the worker has found
@@ -577,6 +695,17 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             std::thread::sleep(std::time::Duration::from_micros(u64::from(r) * 20));
         }
     }
+}
+
+/// Records a weak reference (out of line: rare, and it may allocate).
+#[cold]
+#[inline(never)]
+fn record_weak(record: &mut WorkerRecord, holder: ObjRef, target: ObjRef) {
+    record.stats.weak_refs += 1;
+    record.weak_refs.push(WeakRef {
+        holder: holder.word(),
+        target: target.word(),
+    });
 }
 
 /// The object a mark-stack word (without tag) names.

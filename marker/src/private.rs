@@ -1,0 +1,102 @@
+//! The private part of a worker's mark stack.
+//!
+//! Every pop from a work-stealing deque pays a full fence (the owner orders
+//! its `bottom` store before it reads `top`), and a fence stalls until the
+//! scan's outstanding cache misses complete: at one pop per object that
+//! costs a marker much of its memory-level parallelism. So new grey objects
+//! go to this private stack, and a worker shares its *oldest* private items
+//! — nearest the roots, with the largest subgraphs below them, which is what
+//! thieves want — through its deque: a small reserve while every worker is
+//! busy, half of them while any worker is idle (see `Worker::share`).
+//!
+//! It is a `Vec` used as a stack from the top and drained from the bottom
+//! (`base`), so pushes and pops cost what a `Vec`'s do; the capacity is kept
+//! between phases.
+
+/// A stack that can also give away its oldest items.
+#[derive(Debug, Default)]
+pub(crate) struct PrivateStack {
+    items: Vec<usize>,
+    /// Items below this index have been given away.
+    base: usize,
+}
+
+impl PrivateStack {
+    /// The number of items.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.items.len() - self.base
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, w: usize) {
+        if self.items.len() == self.items.capacity() && self.base > 0 {
+            self.compact();
+        }
+        self.items.push(w);
+    }
+
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<usize> {
+        if self.items.len() > self.base {
+            self.items.pop()
+        } else {
+            self.clear();
+            None
+        }
+    }
+
+    /// Removes and returns up to `n` of the oldest items, oldest first.
+    pub(crate) fn take_oldest(&mut self, n: usize) -> &[usize] {
+        let lo = self.base;
+        let hi = (lo + n).min(self.items.len());
+        self.base = hi;
+        &self.items[lo..hi]
+    }
+
+    /// Empties the stack, keeping its capacity.
+    pub(crate) fn clear(&mut self) {
+        self.items.clear();
+        self.base = 0;
+    }
+
+    /// Moves the live items down over the given-away ones, when that frees
+    /// at least half the buffer (so compaction is amortised O(1) per push);
+    /// otherwise the `Vec` grows as usual.
+    #[cold]
+    fn compact(&mut self) {
+        if self.base >= self.items.len() / 2 {
+            self.items.copy_within(self.base.., 0);
+            self.items.truncate(self.items.len() - self.base);
+            self.base = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lifo_at_the_top_oldest_first_at_the_bottom() {
+        let mut s = PrivateStack::default();
+        for i in 0..10 {
+            s.push(i);
+        }
+        assert_eq!(s.take_oldest(3), &[0, 1, 2]);
+        assert_eq!(s.len(), 7);
+        assert_eq!(s.pop(), Some(9));
+        for i in 10..100 {
+            s.push(i);
+        }
+        assert_eq!(s.take_oldest(2), &[3, 4]);
+        let mut rest = Vec::new();
+        while let Some(w) = s.pop() {
+            rest.push(w);
+        }
+        let mut expect: Vec<usize> = (5..9).chain(10..100).collect();
+        expect.reverse();
+        assert_eq!(rest, expect);
+        assert_eq!(s.len(), 0);
+    }
+}
