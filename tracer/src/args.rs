@@ -28,7 +28,9 @@ pub fn runs(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(0) => Err("at least one run is needed".into()),
         Ok(n) => Ok(n),
-        Err(_) => Err(format!("`{s}` is not a run count; give a whole number such as 10")),
+        Err(_) => Err(format!(
+            "`{s}` is not a run count; give a whole number such as 10"
+        )),
     }
 }
 
@@ -37,7 +39,11 @@ pub fn runs(s: &str) -> Result<usize, String> {
 /// which may follow a decimal fraction (`2.5M`).
 pub fn count(s: &str) -> Result<u64, String> {
     let bad = || format!("`{s}` is not a count; give a number such as 1000000, 250k or 2.5M");
-    let t: String = s.trim().chars().filter(|c| *c != '_' && *c != ',').collect();
+    let t: String = s
+        .trim()
+        .chars()
+        .filter(|c| *c != '_' && *c != ',')
+        .collect();
     let (digits, scale) = match t.char_indices().last() {
         Some((i, 'k' | 'K')) => (&t[..i], 1e3),
         Some((i, 'm' | 'M')) => (&t[..i], 1e6),

@@ -127,11 +127,7 @@ pub struct MatrixResult {
 }
 
 /// The matrix of `threads × deques × policies`, in that nesting order.
-pub fn matrix(
-    threads: &[usize],
-    deques: &[DequeKind],
-    policies: &[BalancePolicy],
-) -> Vec<Config> {
+pub fn matrix(threads: &[usize], deques: &[DequeKind], policies: &[BalancePolicy]) -> Vec<Config> {
     let mut out = Vec::new();
     for &t in threads {
         for &deque in deques {
@@ -350,9 +346,12 @@ pub fn run(args: BenchArgs) -> CliResult {
     let result = run_matrix(&heap, roots, &configs, args.runs)?;
     let with_policy = policies.len() > 1;
     if let Some(path) = &args.plot {
+        let name = args.file.file_name().map_or_else(
+            || args.file.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         let title = format!(
-            "{}: median pause of {} alternated runs per configuration",
-            args.file.display(),
+            "{name}: median pause of {} alternated runs per configuration",
             args.runs
         );
         plot::write_bench_plot(path, &title, &bars(&result, with_policy))?;

@@ -57,8 +57,7 @@ pub struct GenArgs {
 
 /// The shape names, parsed into the heap's [`Shape`].
 fn shape() -> impl TypedValueParser<Value = Shape> {
-    PossibleValuesParser::new(Shape::ALL.iter().map(|s| s.name()))
-        .try_map(|s| s.parse::<Shape>())
+    PossibleValuesParser::new(Shape::ALL.iter().map(|s| s.name())).try_map(|s| s.parse::<Shape>())
 }
 
 /// Parses a garbage fraction in [0, 1).
@@ -123,9 +122,10 @@ fn write_snapshot(config: &GenConfig, path: &Path) -> CliResult<GenInfo> {
     let partial = partial_path(path);
     let progress = Progress::new(config.objects, "gen", "objects");
     let result = (|| {
+        let mut set = progress.setter();
         let mut writer = SnapshotWriter::create(&partial)
-            .map_err(|e| CliError::failed(format!("creating {}", path.display()), e))?;
-        writer.on_progress(|done| progress.set(done));
+            .map_err(|e| CliError::failed(format!("creating {}", path.display()), e))?
+            .on_progress(move |p| set(p.objects));
         let info = generate(config, &mut writer).map_err(|e| match e {
             GenError::Config(message) => CliError::usage(message),
             GenError::Sink(e) => CliError::failed(format!("writing {}", path.display()), e),

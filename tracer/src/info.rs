@@ -125,7 +125,11 @@ fn print_report(r: &InfoReport) {
         ),
         (
             "bytes",
-            format!("{} ({} B of objects)", output::bytes(r.bytes), output::count(r.bytes)),
+            format!(
+                "{} ({} B of objects)",
+                output::bytes(r.bytes),
+                output::count(r.bytes)
+            ),
         ),
         ("type names", output::count(r.type_names)),
         (

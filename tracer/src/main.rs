@@ -1,15 +1,42 @@
 //! `stealmark`: generate, inspect, import, trace and benchmark heap snapshots.
+//!
+//! Exit codes: 0 on success, 2 for a usage error (a bad flag or value), 1 for
+//! any other failure (a missing or corrupt file, an I/O error). Every error
+//! is one line on standard error saying what to do.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod args;
+mod bench;
+mod demo;
+mod error;
+mod gen;
+mod heapfile;
 mod import;
+mod info;
+mod mark;
+mod output;
+mod pause;
+mod plot;
+mod progress;
+mod run;
 mod simulate;
+mod trace_event;
 
-/// Parallel GC marking over work-stealing deques.
+use error::CliError;
+
+/// Parallel GC marking over work-stealing deques: generate heap snapshots,
+/// inspect them, mark them with any deque and balancing policy, and compare
+/// pause times and load balance.
 #[derive(Parser)]
-#[command(name = "stealmark", version, about)]
+#[command(
+    name = "stealmark",
+    version,
+    about,
+    after_help = "Start with:\n  stealmark demo\n\nOr, step by step:\n  stealmark gen --shape runtime --objects 2000000 -o heap.smk\n  stealmark info heap.smk\n  stealmark mark heap.smk --threads 2 --deque steal-half --runs 20\n  stealmark bench heap.smk --threads 1,2 --deques steal-half,chase-lev,crossbeam"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -17,23 +44,92 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Generate a synthetic heap and write it as a snapshot file.
+    Gen(gen::GenArgs),
+    /// Validate a snapshot and report its contents.
+    Info(info::InfoArgs),
+    /// Mark a snapshot repeatedly and report pause times and balance.
+    Mark(mark::MarkArgs),
+    /// Compare deques, policies and worker counts on one snapshot.
+    Bench(bench::BenchArgs),
+    /// Build a runtime-like heap in memory and compare every deque on it.
+    Demo(demo::DemoArgs),
     /// Import a foreign heap dump (V8 or HPROF) into a stealmark snapshot.
     Import(import::ImportArgs),
     /// Simulate the balancing models that justify the policies.
     Simulate(simulate::SimulateArgs),
 }
 
+/// Converts the error of a subcommand that reports its own error type.
+fn external<E: std::fmt::Display>(what: &str, result: Result<(), E>) -> Result<(), CliError> {
+    result.map_err(|e| CliError::failed(what, e))
+}
+
+/// Replaces the panic message and backtrace hint with one line: a panic is
+/// a bug in the tool, never the user's fault, and must not look like a
+/// usage problem.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("unknown panic");
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "error: internal error in stealmark ({message}{location}); this is a bug, please report it with the command line"
+        );
+    }));
+}
+
 fn main() -> ExitCode {
+    install_panic_hook();
+    // Usage errors: clap prints them and exits with code 2.
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Import(args) => import::run(args),
-        Command::Simulate(args) => simulate::run(args),
+        Command::Gen(args) => gen::run(args),
+        Command::Info(args) => info::run(args),
+        Command::Mark(args) => mark::run(args),
+        Command::Bench(args) => bench::run(args),
+        Command::Demo(args) => demo::run(args),
+        Command::Import(args) => external("import", import::run(args)),
+        Command::Simulate(args) => external("simulate", simulate::run(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::from(1)
+            eprintln!("error: {}", err.one_line());
+            ExitCode::from(err.exit_code())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_tree_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_subcommand_has_an_example() {
+        for sub in Cli::command().get_subcommands() {
+            let name = sub.get_name();
+            if name == "import" || name == "simulate" {
+                continue;
+            }
+            let help = sub
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            assert!(help.contains("stealmark "), "{name} --help has no example");
         }
     }
 }

@@ -203,7 +203,12 @@ pub fn run(args: MarkArgs) -> CliResult {
         let timeline: Vec<Vec<(u64, u64)>> = all_stats[mid]
             .workers
             .iter()
-            .map(|r| r.timeline.iter().map(|s| (s.t_ns, u64::from(s.len))).collect())
+            .map(|r| {
+                r.timeline
+                    .iter()
+                    .map(|s| (s.t_ns, u64::from(s.len)))
+                    .collect()
+            })
             .collect();
         let title = format!(
             "{}: {}, {}, steal {}, {} victims, {} workers",
@@ -303,8 +308,10 @@ fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> Cli
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 fn print_json(report: &MarkReport) {
@@ -385,7 +392,11 @@ fn print_report(r: &MarkReport) {
             output::count(s.objects_marked),
             output::count(s.objects_scanned),
             output::count(s.slots_scanned),
-            format!("{}/{}", output::count(s.steal_successes), output::count(s.steal_attempts)),
+            format!(
+                "{}/{}",
+                output::count(s.steal_successes),
+                output::count(s.steal_attempts)
+            ),
             output::count(s.items_stolen),
             output::count(s.overflow_pushes),
             output::ms(s.busy_ns as f64 / 1e6),

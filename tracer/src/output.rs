@@ -233,7 +233,10 @@ mod tests {
     #[test]
     fn csv_quotes_fields_that_need_it() {
         let text = sample().render(Format::Csv);
-        assert_eq!(text, "deque,p50 ms\nsteal-half,1.250\n\"a,\"\"b\"\"\",10.00\n");
+        assert_eq!(
+            text,
+            "deque,p50 ms\nsteal-half,1.250\n\"a,\"\"b\"\"\",10.00\n"
+        );
     }
 
     #[test]

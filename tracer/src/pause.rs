@@ -74,7 +74,10 @@ mod tests {
     #[test]
     fn single_sample_is_every_statistic() {
         let s = PauseStats::from_ms(&[2.5]).unwrap();
-        assert_eq!((s.min, s.p50, s.p99, s.max, s.mean), (2.5, 2.5, 2.5, 2.5, 2.5));
+        assert_eq!(
+            (s.min, s.p50, s.p99, s.max, s.mean),
+            (2.5, 2.5, 2.5, 2.5, 2.5)
+        );
     }
 
     #[test]

@@ -75,9 +75,11 @@ pub struct MarkPlot<'a> {
 /// distribution.
 pub fn write_mark_plot(path: &Path, plot: &MarkPlot<'_>) -> CliResult {
     render_to_file(path, (1000, 900), |root| {
-        let root = root
-            .titled(plot.title, ("sans-serif", 22))
-            .map_err(err)?;
+        let root = root.titled(plot.title, ("sans-serif", 22)).map_err(err)?;
+        if plot.deque_length.iter().all(Vec::is_empty) {
+            // The sequential oracle has no deques: the distribution alone.
+            return draw_pause_distribution(&root, plot.pauses_ms);
+        }
         let (top, bottom) = root.split_vertically(470);
         draw_deque_timeline(&top, plot.deque_length, plot.timeline_pause_ns)?;
         draw_pause_distribution(&bottom, plot.pauses_ms)
@@ -96,13 +98,13 @@ fn draw_deque_timeline(
         .max()
         .unwrap_or(0);
     let x_max = (t_end as f64 / 1e6).max(1e-3);
-    let y_max = series
+    let top = series
         .iter()
         .flat_map(|s| s.iter().map(|&(_, l)| l))
         .max()
         .unwrap_or(0)
-        .max(1) as f64
-        * 1.08;
+        .max(1);
+    let y_max = top + top / 12 + 1;
     let mut chart = ChartBuilder::on(area)
         .caption(
             "Deque length of each worker during the last pause",
@@ -111,29 +113,28 @@ fn draw_deque_timeline(
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+        .build_cartesian_2d(0f64..x_max, 0u64..y_max)
         .map_err(err)?;
     chart
         .configure_mesh()
         .x_desc("time since the pause started (ms)")
         .y_desc("grey objects in the deque")
-        .y_label_formatter(&|v| format!("{v:.0}"))
+        .y_labels(y_max.min(10) as usize + 1)
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(err)?;
-    let any_samples = series.iter().any(|s| !s.is_empty());
     for (w, samples) in series.iter().enumerate() {
         let c = colour(w);
         // A deque length holds until the next sample: draw steps.
         let mut points = Vec::with_capacity(samples.len() * 2);
-        let mut last: Option<f64> = None;
+        let mut last: Option<u64> = None;
         for &(t, len) in samples {
             let x = t as f64 / 1e6;
             if let Some(prev) = last {
                 points.push((x, prev));
             }
-            points.push((x, len as f64));
-            last = Some(len as f64);
+            points.push((x, len));
+            last = Some(len);
         }
         chart
             .draw_series(LineSeries::new(points, c.stroke_width(2)))
@@ -141,27 +142,19 @@ fn draw_deque_timeline(
             .label(format!("worker {w}"))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
     }
-    if any_samples {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .draw()
-            .map_err(err)?;
-    } else {
-        chart
-            .draw_series([Text::new(
-                "no deque samples were recorded",
-                (x_max * 0.3, y_max * 0.5),
-                ("sans-serif", 16),
-            )])
-            .map_err(err)?;
-    }
-    Ok(())
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .draw()
+        .map_err(err)
 }
 
-fn draw_pause_distribution(area: &DrawingArea<SVGBackend<'_>, Shift>, pauses: &[f64]) -> PlotResult {
+fn draw_pause_distribution(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    pauses: &[f64],
+) -> PlotResult {
     let Some(stats) = PauseStats::from_ms(pauses) else {
         return Ok(());
     };
@@ -179,12 +172,14 @@ fn draw_pause_distribution(area: &DrawingArea<SVGBackend<'_>, Shift>, pauses: &[
         let b = (((p - lo) / width) as usize).min(bins - 1);
         counts[b] += 1;
     }
-    let y_max = f64::from(counts.iter().copied().max().unwrap_or(1)) * 1.25;
+    let top = counts.iter().copied().max().unwrap_or(1);
+    let y_max = top + top / 4 + 1;
     let mut chart = ChartBuilder::on(area)
         .caption(
             format!(
-                "Pause times over {} runs: p50 {:.3} ms, p99 {:.3} ms",
+                "Pause times over {} run{}: p50 {:.3} ms, p99 {:.3} ms",
                 sorted.len(),
+                if sorted.len() == 1 { "" } else { "s" },
                 percentile(&sorted, 0.5),
                 percentile(&sorted, 0.99)
             ),
@@ -193,13 +188,13 @@ fn draw_pause_distribution(area: &DrawingArea<SVGBackend<'_>, Shift>, pauses: &[
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(lo..hi, 0f64..y_max)
+        .build_cartesian_2d(lo..hi, 0u32..y_max)
         .map_err(err)?;
     chart
         .configure_mesh()
         .x_desc("pause (ms)")
         .y_desc("runs")
-        .y_label_formatter(&|v| format!("{v:.0}"))
+        .y_labels(y_max.min(10) as usize + 1)
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(err)?;
@@ -208,7 +203,7 @@ fn draw_pause_distribution(area: &DrawingArea<SVGBackend<'_>, Shift>, pauses: &[
         .draw_series(counts.iter().enumerate().map(|(i, &n)| {
             let x0 = lo + width * i as f64;
             Rectangle::new(
-                [(x0 + width * 0.04, 0.0), (x0 + width * 0.96, f64::from(n))],
+                [(x0 + width * 0.04, 0), (x0 + width * 0.96, n)],
                 bar.mix(0.75).filled(),
             )
         }))
@@ -222,7 +217,7 @@ fn draw_pause_distribution(area: &DrawingArea<SVGBackend<'_>, Shift>, pauses: &[
     ] {
         chart
             .draw_series(LineSeries::new(
-                [(value, 0.0), (value, y_max)],
+                [(value, 0), (value, y_max)],
                 c.stroke_width(2),
             ))
             .map_err(err)?

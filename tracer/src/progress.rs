@@ -48,10 +48,14 @@ impl Progress {
         Progress { bar: Some(bar) }
     }
 
-    /// Sets the count done so far.
-    pub fn set(&self, done: u64) {
-        if let Some(bar) = &self.bar {
-            bar.set_position(done);
+    /// A callback that sets the count done so far, for producers that
+    /// report progress from anywhere (it holds its own handle on the bar).
+    pub fn setter(&self) -> impl FnMut(u64) + Send + 'static {
+        let bar = self.bar.clone();
+        move |done| {
+            if let Some(bar) = &bar {
+                bar.set_position(done);
+            }
         }
     }
 

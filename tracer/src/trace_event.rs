@@ -259,7 +259,10 @@ mod tests {
             end_ns: 5_000,
         });
         rec.timeline.push(TimelineSample { t_ns: 0, len: 3 });
-        rec.timeline.push(TimelineSample { t_ns: 2_000, len: 1 });
+        rec.timeline.push(TimelineSample {
+            t_ns: 2_000,
+            len: 1,
+        });
         MarkStats {
             workers: vec![rec],
             pause_ns: 10_000,

@@ -1,0 +1,138 @@
+//! `stealmark bench`: every output format, the plot, and bad input.
+
+mod common;
+
+use common::{assert_svg, fails_with, gen, json_of, stealmark};
+use predicates::prelude::*;
+
+#[test]
+fn json_has_one_result_per_configuration_with_ratios() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "random", 10_000);
+    let doc = json_of(stealmark().arg("bench").arg(&path).args([
+        "--threads",
+        "1,2",
+        "--deques",
+        "chase-lev,locked",
+        "--policies",
+        "on-empty,threshold",
+        "--runs",
+        "3",
+        "--format",
+        "json",
+    ]));
+    let results = doc["bench"]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 8);
+    assert_eq!(doc["bench"]["baseline"], "chase-lev / on-empty");
+    let marked = results[0]["marked_objects"].clone();
+    for r in results {
+        assert_eq!(r["marked_objects"], marked);
+        assert_eq!(r["per_run"].as_array().unwrap().len(), 3);
+        for key in ["min", "p50", "p90", "p99", "max", "mean"] {
+            assert!(r["pause_ms"][key].as_f64().unwrap() > 0.0);
+        }
+        assert!(r["ratio_to_baseline"].as_f64().unwrap() > 0.0);
+        if r["deque"] == "chase-lev" && r["policy"] == "on-empty" {
+            assert_eq!(r["ratio_to_baseline"], 1.0, "the baseline against itself");
+        }
+        if r["threads"] == 1 {
+            assert_eq!(r["speedup"], 1.0);
+        }
+    }
+}
+
+#[test]
+fn table_markdown_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "binary-tree", 5000);
+    let base = [
+        "--threads",
+        "2",
+        "--deques",
+        "steal-half,crossbeam",
+        "--runs",
+        "2",
+    ];
+    stealmark()
+        .arg("bench")
+        .arg(&path)
+        .args(base)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("vs baseline"))
+        .stdout(predicate::str::contains("crossbeam"));
+    let md = stealmark()
+        .arg("bench")
+        .arg(&path)
+        .args(base)
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(md.stdout).unwrap();
+    assert!(md.starts_with("| workers | deque |"), "{md}");
+    assert_eq!(md.lines().count(), 4);
+    let csv = stealmark()
+        .arg("bench")
+        .arg(&path)
+        .args(base)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[0].starts_with("workers,deque,p50 ms"));
+    let width = lines[0].split(',').count();
+    assert!(lines.iter().all(|l| l.split(',').count() == width));
+}
+
+#[test]
+fn plot_is_a_valid_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "random", 5000);
+    let svg = dir.path().join("bench.svg");
+    stealmark()
+        .arg("bench")
+        .arg(&path)
+        .args([
+            "--threads",
+            "1,2",
+            "--deques",
+            "abp,steal-half",
+            "--runs",
+            "2",
+            "--format",
+            "csv",
+            "--plot",
+        ])
+        .arg(&svg)
+        .assert()
+        .success();
+    let texts = assert_svg(&svg);
+    assert!(texts.iter().any(|t| t.contains("2 workers")), "{texts:?}");
+    assert!(texts.iter().any(|t| t == "steal-half"), "{texts:?}");
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "list", 100);
+    let file = path.to_str().unwrap();
+    fails_with(&["bench", file, "--threads", "1,0"], 2);
+    fails_with(&["bench", file, "--deques", "abp,bogus"], 2);
+    fails_with(&["bench", file, "--policies", "never"], 2);
+    fails_with(&["bench", file, "--format", "xml"], 2);
+    fails_with(&["bench", file, "--runs", "0"], 2);
+    fails_with(&["bench", "/nonexistent/heap.smk"], 1);
+}
+
+#[test]
+fn help_shows_an_example() {
+    stealmark()
+        .args(["bench", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "stealmark bench heap.smk --threads",
+        ));
+}

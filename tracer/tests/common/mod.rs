@@ -1,0 +1,88 @@
+//! Helpers shared by the `cli_*` end-to-end tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// The `stealmark` binary, with standard error not a terminal (so no
+/// progress bars).
+pub fn stealmark() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_stealmark"))
+}
+
+/// Generates a small snapshot of `shape` with `objects` objects in `dir`.
+pub fn gen(dir: &Path, shape: &str, objects: u64) -> PathBuf {
+    let path = dir.join(format!("{shape}-{objects}.smk"));
+    stealmark()
+        .args([
+            "gen",
+            "--shape",
+            shape,
+            "--objects",
+            &objects.to_string(),
+            "--seed",
+            "7",
+            "-o",
+        ])
+        .arg(&path)
+        .assert()
+        .success();
+    path
+}
+
+/// Runs `stealmark args...` and checks that it fails with `code` and a
+/// one-line error (no panic, no backtrace). Returns standard error.
+pub fn fails_with(args: &[&str], code: i32) -> String {
+    let out = stealmark().args(args).output().expect("stealmark runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "args {args:?}: stderr {stderr}"
+    );
+    assert!(
+        !stderr.contains("panicked"),
+        "args {args:?} panicked: {stderr}"
+    );
+    assert!(
+        !stderr.contains("RUST_BACKTRACE"),
+        "args {args:?}: {stderr}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "args {args:?} printed to stdout on failure"
+    );
+    if code == 1 {
+        assert_eq!(
+            stderr.trim_end().lines().count(),
+            1,
+            "not one line: {stderr}"
+        );
+        assert!(stderr.starts_with("error: "), "{stderr}");
+    }
+    stderr
+}
+
+/// Parses standard output as JSON.
+pub fn json_of(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().expect("stealmark runs");
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
+/// Checks that `path` is well-formed XML with an `<svg>` root, and returns
+/// the text of its `<text>` elements.
+pub fn assert_svg(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).expect("the SVG exists");
+    let doc = roxmltree::Document::parse(&text).expect("the SVG is well-formed XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    doc.descendants()
+        .filter(|n| n.tag_name().name() == "text")
+        .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+        .collect()
+}
