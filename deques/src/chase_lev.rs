@@ -2,7 +2,7 @@
 //! C11 memory orderings of Lê, Pop, Cohen and Zappa Nardelli (PPoPP 2013).
 //!
 //! `top` and `bottom` are unbounded logical indices into a circular array
-//! ([`crate::buffer`]). The owner pushes and pops at `bottom` without any
+//! (`buffer.rs`). The owner pushes and pops at `bottom` without any
 //! read-modify-write except when it takes the last item, which it races for
 //! with a CAS on `top`; thieves CAS `top` to take one item.
 //!

@@ -23,6 +23,28 @@
 //!   compare against.
 //!
 //! Every handle keeps cheap counters ([`OwnerStats`], [`ThiefStats`]).
+//!
+//! The growable deques come in two reclamation flavours: [`chase_lev::ChaseLev`]
+//! and [`steal_half::StealHalf`] free retired arrays with crossbeam-epoch (each
+//! steal pins); [`chase_lev::ChaseLevQuiescent`] and
+//! [`steal_half::StealHalfQuiescent`] pin nothing and keep retired arrays until
+//! the deque is dropped or the owner frees them at a quiescent point
+//! (`unsafe fn free_retired`). See `docs/design.md` (section "Deques").
+//!
+//! # How it is checked
+//!
+//! ```text
+//! cargo test -p stealmark-deques                # model, stress, unit and doc tests
+//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p stealmark-deques --release --test loom
+//! cargo +nightly miri test -p stealmark-deques  # default Stacked Borrows
+//! ```
+//!
+//! Under Miri the tests shrink their sizes (`cfg(miri)`), skip the crossbeam
+//! peer (whose slot reads are racy by design), and the epoch flavour keeps
+//! retired arrays until drop instead of calling crossbeam-epoch, whose
+//! internals fail Stacked Borrows (crossbeam issue #545); everything the
+//! deques themselves do is checked.
 
 #![cfg_attr(not(loom), warn(missing_docs))]
 
