@@ -5,7 +5,7 @@
 //! [`HeapSink`] object by object (a [`SnapshotWriter`](crate::SnapshotWriter)
 //! to stream it to a snapshot file, or a [`HeapBuilder`](crate::HeapBuilder)
 //! to build it in memory); neither ever holds the whole input. The V8 importer
-//! makes one pass; the HPROF importer makes three (see [`hprof`]'s notes),
+//! makes one pass; the HPROF importer makes three (see [`hprof`](fn@crate::import::hprof)),
 //! because a slot count is only known once the whole id set is.
 //!
 //! The mapping rules follow issue 6, so that reachable counts can be
@@ -22,7 +22,13 @@
 //!   objects named by ROOT_* records; nulls are not slots, and references to
 //!   objects missing from the dump are dropped and counted.
 //!
-//! Malformed input yields an [`ImportError`] naming the problem and its byte
+//! **Sizes.** An arena object is its two header words, its slots and zero
+//! payload words; the importers choose the payload so that the object is as
+//! large as the source says (V8 `self_size`; for HPROF an estimate of the
+//! HotSpot layout, see [`hprof`](fn@crate::import::hprof)), rounded up to whole words and never
+//! smaller than header plus slots.
+//!
+//! Malformed input yields an [`ImportError`](crate::import::ImportError) naming the problem and its byte
 //! offset; the importers never panic on any input.
 
 mod error;
@@ -97,8 +103,22 @@ pub fn v8<R: Read, S: HeapSink + ?Sized>(
 
 /// Imports a Java HPROF dump into `sink`, reading it three times from the
 /// start (see [`Reopen`]). `pass` is called as each pass starts, with its
-/// name (`scan`, `count`, `emit`). Type names are added to the sink before
-/// the objects.
+/// name:
+///
+/// 1. `scan`: object ids, class layouts, roots, and the names that identify
+///    `java.lang.ref.Reference.referent`;
+/// 2. `count`: every object's slot count (dropping references to objects
+///    missing from the dump needs the whole id set) and arena position;
+/// 3. `emit`: the objects, in dump order, then the roots.
+///
+/// Memory: 16 bytes per object for the id → position map (sorted pairs with
+/// a directory on the high bits), plus the class layouts; never a record
+/// more than once at a time. Type names (Java names of the dumped classes,
+/// `java.lang.Class` for class objects, `int[]` and so on for primitive
+/// arrays) are added to the sink before the objects. Sizes estimate HotSpot's
+/// 64-bit layout: two identifiers of header plus the payload the dump holds
+/// (field values; array length and elements; static values), rounded up to
+/// 8 bytes.
 pub fn hprof<Src: Reopen + ?Sized, S: HeapSink + ?Sized>(
     src: &Src,
     sink: &mut S,

@@ -334,36 +334,16 @@ fn read_nodes<R: Read>(
     let start = r.offset();
     // The header's count sizes the columns, but it is only trusted up to a
     // bound, so that a lying header cannot make the importer allocate.
-    let cap = usize::try_from(l.node_count.min(1 << 24)).unwrap_or(0);
+    let cap = usize::try_from(l.node_count.min(1 << 22)).unwrap_or(0);
     let mut n = Nodes {
         type_id: Vec::with_capacity(cap),
         payload_words: Vec::with_capacity(cap),
         edge_count: Vec::with_capacity(cap),
         pos: Vec::new(),
     };
-    let mut row = vec![0u64; l.node_fields];
-    let mut offsets = vec![0u64; l.node_fields];
-    let mut field = 0;
-    if r.begin_array()? {
-        loop {
-            offsets[field] = r.offset();
-            row[field] = r.u64("a node field")?;
-            field += 1;
-            if field == l.node_fields {
-                field = 0;
-                push_node(r, l, t, &mut n, &row, &offsets)?;
-            }
-            if !r.comma_or(b']', "`,` or `]` in nodes")? {
-                break;
-            }
-        }
-    }
-    if field != 0 {
-        return Err(r.error(Malformed::BadMeta(format!(
-            "the nodes array length is not a multiple of {} node fields",
-            l.node_fields
-        ))));
-    }
+    read_rows(r, l.node_fields, "node", |r, row, offsets| {
+        push_node(r, l, t, &mut n, row, offsets)
+    })?;
     let found = n.edge_count.len() as u64;
     if found != l.node_count {
         return Err(r.error_at(
@@ -457,70 +437,47 @@ fn read_edges<R: Read, S: HeapSink + ?Sized>(
     let mut slots: Vec<Slot> = Vec::new();
     // The node whose edges are streaming by.
     let mut node = emit_edgeless(sink, n, 0)?;
-    let mut field = 0;
-    let mut edge_type = 0u64;
-    let mut to_node = 0u64;
-    let mut to_node_at = 0u64;
     let mut found = 0u64;
-    if r.begin_array()? {
-        loop {
-            let at = r.offset();
-            let v = r.u64("an edge field")?;
-            if Some(field) == l.edge_type {
-                if v >= l.edge_type_count as u64 {
-                    return Err(r.error_at(
-                        at,
-                        Malformed::BadEnum {
-                            field: "edge type",
-                            value: v,
-                            len: l.edge_type_count,
-                        },
-                    ));
-                }
-                edge_type = v;
-            }
-            if field == l.edge_to_node {
-                to_node = v;
-                to_node_at = at;
-            }
-            field += 1;
-            if field == l.edge_fields {
-                field = 0;
-                if node == node_count {
-                    return Err(r.error_at(
-                        at,
-                        Malformed::CountMismatch {
-                            what: "edges (sum of the nodes' edge_count)",
-                            declared: found,
-                            found: found + 1,
-                        },
-                    ));
-                }
-                found += 1;
-                let target = to_node / nf;
-                if to_node % nf != 0 || target >= node_count as u64 {
-                    return Err(r.error_at(to_node_at, Malformed::BadToNode(to_node)));
-                }
-                let weak = l.edge_type.is_some() && Some(edge_type) == l.weak_edge_type;
-                summary.weak_references += u64::from(weak);
-                slots.push(Slot::new(n.pos[target as usize], weak));
-                if slots.len() == n.edge_count[node] as usize {
-                    emit(sink, n, node, &slots)?;
-                    slots.clear();
-                    node = emit_edgeless(sink, n, node + 1)?;
-                }
-            }
-            if !r.comma_or(b']', "`,` or `]` in edges")? {
-                break;
-            }
+    read_rows(r, l.edge_fields, "edge", |r, row, offsets| {
+        if node == node_count {
+            return Err(r.error_at(
+                offsets[0],
+                Malformed::CountMismatch {
+                    what: "edges (sum of the nodes' edge_count)",
+                    declared: found,
+                    found: found + 1,
+                },
+            ));
         }
-    }
-    if field != 0 {
-        return Err(r.error(Malformed::BadMeta(format!(
-            "the edges array length is not a multiple of {} edge fields",
-            l.edge_fields
-        ))));
-    }
+        found += 1;
+        let weak = match l.edge_type {
+            Some(f) if row[f] >= l.edge_type_count as u64 => {
+                return Err(r.error_at(
+                    offsets[f],
+                    Malformed::BadEnum {
+                        field: "edge type",
+                        value: row[f],
+                        len: l.edge_type_count,
+                    },
+                ));
+            }
+            Some(f) => Some(row[f]) == l.weak_edge_type,
+            None => false,
+        };
+        let to_node = row[l.edge_to_node];
+        let target = to_node / nf;
+        if to_node % nf != 0 || target >= node_count as u64 {
+            return Err(r.error_at(offsets[l.edge_to_node], Malformed::BadToNode(to_node)));
+        }
+        summary.weak_references += u64::from(weak);
+        slots.push(Slot::new(n.pos[target as usize], weak));
+        if slots.len() == n.edge_count[node] as usize {
+            emit(sink, n, node, &slots)?;
+            slots.clear();
+            node = emit_edgeless(sink, n, node + 1)?;
+        }
+        Ok(())
+    })?;
     if node != node_count {
         let declared = n.edge_count.iter().map(|&c| u64::from(c)).sum();
         return Err(r.error(Malformed::CountMismatch {
@@ -540,6 +497,39 @@ fn read_edges<R: Read, S: HeapSink + ?Sized>(
         ));
     }
     summary.references = found;
+    Ok(())
+}
+
+/// Streams a flat array of non-negative integers as rows of `fields`
+/// values, calling `row(reader, values, offsets)` for each complete row.
+fn read_rows<R: Read>(
+    r: &mut JsonReader<R>,
+    fields: usize,
+    what: &'static str,
+    mut row: impl FnMut(&JsonReader<R>, &[u64], &[u64]) -> Result<(), ImportError>,
+) -> Result<(), ImportError> {
+    let mut values = vec![0u64; fields];
+    let mut offsets = vec![0u64; fields];
+    let mut field = 0;
+    if r.begin_array()? {
+        loop {
+            offsets[field] = r.offset();
+            values[field] = r.u64(what)?;
+            field += 1;
+            if field == fields {
+                field = 0;
+                row(r, &values, &offsets)?;
+            }
+            if !r.comma_or(b']', "`,` or `]`")? {
+                break;
+            }
+        }
+    }
+    if field != 0 {
+        return Err(r.error(Malformed::BadMeta(format!(
+            "the {what}s array length is not a multiple of its {fields} {what} fields"
+        ))));
+    }
     Ok(())
 }
 
