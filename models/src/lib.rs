@@ -44,6 +44,7 @@
 
 mod error;
 mod rng;
+mod step_barrier;
 mod trend;
 
 pub mod berenbrink;

@@ -2,7 +2,7 @@
 //! deque.
 //!
 //! One worker thread per processor, each owning one deque of kind `D`. Steps
-//! are synchronised with a [`Barrier`] (three waits per step), so the chain's
+//! are synchronised with a barrier (three waits per step), so the chain's
 //! phases happen in order while the steals inside a phase race for real:
 //!
 //! - Berenbrink: (1) every generator on a host pushes a task with probability
@@ -23,7 +23,7 @@
 //! [`PRODUCER_TASKS`]: crate::hendler_shavit::PRODUCER_TASKS
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 
 use rand::Rng;
 use serde::Serialize;
@@ -36,6 +36,7 @@ use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
 
 use crate::berenbrink::{BerenbrinkConfig, BerenbrinkReport, StealFunction};
 use crate::hendler_shavit::{HsConfig, HsReport, HsSteal, RatioTracker, PRODUCER_TASKS};
+use crate::step_barrier::StepBarrier;
 use crate::{rng, ModelError};
 
 /// The deque kinds `--deque` accepts: every [`WorkDeque::NAME`] of the deques
@@ -119,7 +120,7 @@ fn check_threads(processors: usize, steps: u64) -> Result<(), ModelError> {
 struct Shared<T> {
     thieves: Vec<T>,
     lens: Vec<AtomicU64>,
-    barrier: Barrier,
+    barrier: StepBarrier,
     failed: AtomicBool,
     error: Mutex<Option<ModelError>>,
 }
@@ -130,7 +131,7 @@ impl<T> Shared<T> {
         Shared {
             thieves,
             lens: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            barrier: Barrier::new(n),
+            barrier: StepBarrier::new(n),
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
         }
@@ -145,7 +146,7 @@ impl<T> Shared<T> {
 
     fn failed(&self) -> bool {
         // Relaxed: every store happened before a barrier wait that this
-        // load follows (Barrier::wait synchronises all participants).
+        // load follows (StepBarrier::wait synchronises all participants).
         self.failed.load(Ordering::Relaxed)
     }
 
@@ -236,6 +237,7 @@ pub fn berenbrink<D: WorkDeque>(
             .map(|(i, mut owner)| {
                 let shared = &shared;
                 scope.spawn(move || {
+                    let _poison = shared.barrier.poison_on_panic();
                     let mut rng = rng::seeded(seed_for(config.seed, i));
                     let mut counts = WorkerCounts::default();
                     let mut loads = Vec::new();
@@ -250,7 +252,9 @@ pub fn berenbrink<D: WorkDeque>(
                                 }
                             }
                         }
-                        shared.barrier.wait();
+                        if shared.barrier.wait().is_err() {
+                            break;
+                        }
                         if owner.is_empty() {
                             let k = rng.random_range(0..n);
                             if k != i {
@@ -266,7 +270,9 @@ pub fn berenbrink<D: WorkDeque>(
                                 );
                             }
                         }
-                        shared.barrier.wait();
+                        if shared.barrier.wait().is_err() {
+                            break;
+                        }
                         if owner.pop().is_some() {
                             counts.popped += 1;
                         }
@@ -275,7 +281,9 @@ pub fn berenbrink<D: WorkDeque>(
                         owner.quiesce();
                         // Relaxed: read by worker 0 after the barrier below.
                         shared.lens[i].store(owner.len() as u64, Ordering::Relaxed);
-                        shared.barrier.wait();
+                        if shared.barrier.wait().is_err() {
+                            break;
+                        }
                         if i == 0 {
                             loads.push(shared.total());
                         }
@@ -377,6 +385,7 @@ pub fn hendler_shavit<D: WorkDeque>(config: &HsConfig) -> Result<RealReport<HsRe
             .map(|(i, mut owner)| {
                 let shared = &shared;
                 scope.spawn(move || {
+                    let _poison = shared.barrier.poison_on_panic();
                     let mut rng = rng::seeded(seed_for(config.seed, i));
                     let mut counts = WorkerCounts::default();
                     let mut tracker = (i == 0).then(|| RatioTracker::new(n, config.steps));
@@ -414,7 +423,9 @@ pub fn hendler_shavit<D: WorkDeque>(config: &HsConfig) -> Result<RealReport<HsRe
                                 }
                             }
                         }
-                        shared.barrier.wait();
+                        if shared.barrier.wait().is_err() {
+                            break;
+                        }
                         if i < producers {
                             for _ in 0..PRODUCER_TASKS {
                                 let item = counts.pushed as usize;
@@ -432,7 +443,9 @@ pub fn hendler_shavit<D: WorkDeque>(config: &HsConfig) -> Result<RealReport<HsRe
                         owner.quiesce();
                         // Relaxed: read by worker 0 after the barrier below.
                         shared.lens[i].store(owner.len() as u64, Ordering::Relaxed);
-                        shared.barrier.wait();
+                        if shared.barrier.wait().is_err() {
+                            break;
+                        }
                         if shared.failed() {
                             break;
                         }

@@ -252,16 +252,16 @@ fn emit(text: &str) -> SimResult {
 /// A model report, or a real run's report around it.
 #[derive(Serialize)]
 #[serde(untagged)]
-enum Either<R> {
+enum Outcome<R> {
     Model(R),
     Real(RealReport<R>),
 }
 
-impl<R> Either<R> {
+impl<R> Outcome<R> {
     fn report(&self) -> &R {
         match self {
-            Either::Model(r) => r,
-            Either::Real(r) => &r.report,
+            Outcome::Model(r) => r,
+            Outcome::Real(r) => &r.report,
         }
     }
 }
@@ -272,7 +272,7 @@ fn one_and_half<P: PartialEq + Copy, R: Clone>(
     policies: [P; 2],
     requested: P,
     done: &R,
-    run: impl Fn(P) -> SimResult<Either<R>>,
+    run: impl Fn(P) -> SimResult<Outcome<R>>,
 ) -> SimResult<Vec<R>> {
     policies
         .into_iter()
@@ -289,10 +289,10 @@ fn one_and_half<P: PartialEq + Copy, R: Clone>(
 fn berenbrink_once(
     config: &BerenbrinkConfig,
     deque: Option<&str>,
-) -> SimResult<Either<BerenbrinkReport>> {
+) -> SimResult<Outcome<BerenbrinkReport>> {
     Ok(match deque {
-        None => Either::Model(berenbrink::simulate(config)?),
-        Some(name) => Either::Real(real::berenbrink_on(name, config)?),
+        None => Outcome::Model(berenbrink::simulate(config)?),
+        Some(name) => Outcome::Real(real::berenbrink_on(name, config)?),
     })
 }
 
@@ -322,8 +322,8 @@ fn run_berenbrink(a: &BerenbrinkArgs) -> SimResult {
     let mut out = String::new();
     let r = outcome.report();
     let mode = match &outcome {
-        Either::Model(_) => "the Markov chain of Fig. 1".to_string(),
-        Either::Real(real) => format!(
+        Outcome::Model(_) => "the Markov chain of Fig. 1".to_string(),
+        Outcome::Real(real) => format!(
             "{} worker threads over the {} deque",
             config.processors, real.deque
         ),
@@ -364,7 +364,7 @@ fn run_berenbrink(a: &BerenbrinkArgs) -> SimResult {
         count(r.serviced),
         count(r.stolen)
     )?;
-    if let Either::Real(real) = &outcome {
+    if let Outcome::Real(real) = &outcome {
         writeln!(
         out,
             "deque                 {}: {} steal attempts, {} succeeded, {} lost a race; tasks conserved: {}",
@@ -458,10 +458,10 @@ fn run_mitzenmacher(a: &MitzenmacherArgs) -> SimResult {
     emit(&out)
 }
 
-fn hs_once(config: &HsConfig, deque: Option<&str>) -> SimResult<Either<HsReport>> {
+fn hs_once(config: &HsConfig, deque: Option<&str>) -> SimResult<Outcome<HsReport>> {
     Ok(match deque {
-        None => Either::Model(hendler_shavit::simulate(config)?),
-        Some(name) => Either::Real(real::hendler_shavit_on(name, config)?),
+        None => Outcome::Model(hendler_shavit::simulate(config)?),
+        Some(name) => Outcome::Real(real::hendler_shavit_on(name, config)?),
     })
 }
 
@@ -490,8 +490,8 @@ fn run_hendler_shavit(a: &HendlerShavitArgs) -> SimResult {
     let mut out = String::new();
     let r = outcome.report();
     let mode = match &outcome {
-        Either::Model(_) => "the step model of section 3".to_string(),
-        Either::Real(real) => format!(
+        Outcome::Model(_) => "the step model of section 3".to_string(),
+        Outcome::Real(real) => format!(
             "{} worker threads over the {} deque",
             config.processors, real.deque
         ),
@@ -544,7 +544,7 @@ fn run_hendler_shavit(a: &HendlerShavitArgs) -> SimResult {
         count(r.balances),
         count(r.moved)
     )?;
-    if let Either::Real(real) = &outcome {
+    if let Outcome::Real(real) = &outcome {
         writeln!(
         out,
             "deque                           {}: {} steal attempts, {} lost a race; items conserved: {}",
