@@ -17,7 +17,9 @@
 //!   workers, every shape;
 //! - `variants`: the engine at 1 worker with each deque kind and with
 //!   private work off, against the sequential marker;
-//! - `profile`: only the engine at 1 worker and the sequential marker.
+//! - `profile`: only the engine at 1 worker and the sequential marker;
+//! - `detail`: per-worker statistics of three collections at 2 workers,
+//!   every shape.
 //!
 //! `prefetch`, `scaling`, `multiprogramming`, `variants` and `profile` use
 //! the `random`, `power-law` and `runtime` shapes. Defaults: 8,000,000
@@ -79,7 +81,7 @@ fn main() {
     let main_shapes = [Shape::Random, Shape::PowerLaw, Shape::Runtime];
     for &shape in Shape::ALL {
         let is_main = main_shapes.contains(&shape);
-        if !(is_main || has("peer") || has("balance")) {
+        if !(is_main || has("peer") || has("balance") || has("detail")) {
             continue;
         }
         let g = generate_heap(&GenConfig::new(shape, objects)).expect("generator");
@@ -164,6 +166,34 @@ fn main() {
                 "  T8 termination: median latency at 2 workers (goal <= 50 us): {:.1} us",
                 e.termination_latency_ns.unwrap() as f64 / 1e3
             );
+        }
+        if has("detail") {
+            let mut m = stealmark_marker::Marker::new(engine(2, DequeKind::StealHalf)).unwrap();
+            for _ in 0..3 {
+                let st = m.mark(&view, roots).stats;
+                println!(
+                    "  pause {:.2} ms, balance {:.3}, termination latency {:.1} us",
+                    st.pause_ns as f64 / 1e6,
+                    st.balance(),
+                    st.termination_latency_ns as f64 / 1e3
+                );
+                for (i, w) in st.workers.iter().enumerate() {
+                    let s = &w.stats;
+                    println!(
+                        "    w{i}: scanned {} stolen {}/{} attempts, items {} parks {} wakeups {} busy {:.2} steal {:.2} idle {:.2} ms, last work {:.2} ms",
+                        s.objects_scanned,
+                        s.steal_successes,
+                        s.steal_attempts,
+                        s.items_stolen,
+                        s.parks,
+                        s.wakeups_sent,
+                        s.busy_ns as f64 / 1e6,
+                        s.steal_ns as f64 / 1e6,
+                        s.idle_ns as f64 / 1e6,
+                        s.last_work_ns as f64 / 1e6
+                    );
+                }
+            }
         }
         if is_main && has("variants") {
             let mut s = vec![Subject::sequential(8).named("sequential-pf8")];

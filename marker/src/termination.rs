@@ -25,6 +25,8 @@ use parking_lot::{Condvar, Mutex};
 pub(crate) struct Termination {
     /// Workers counted active (the global status word).
     active: CachePadded<AtomicUsize>,
+    /// Workers looking for work, for busy workers' sharing decisions.
+    hungry: CachePadded<AtomicUsize>,
     /// Set once, by the worker that takes `active` to zero.
     done: CachePadded<AtomicBool>,
     /// Workers parked on `wake`; mirrors the count under `sleep` so that busy
@@ -46,6 +48,7 @@ impl Termination {
     pub(crate) fn new() -> Termination {
         Termination {
             active: CachePadded::new(AtomicUsize::new(0)),
+            hungry: CachePadded::new(AtomicUsize::new(0)),
             done: CachePadded::new(AtomicBool::new(false)),
             sleepers: CachePadded::new(AtomicUsize::new(0)),
             sleep: Mutex::new(0),
@@ -58,6 +61,7 @@ impl Termination {
     pub(crate) fn reset(&self, workers: usize) {
         // Relaxed: published to the workers by the pool's mutex.
         self.active.store(workers, Ordering::Relaxed);
+        self.hungry.store(0, Ordering::Relaxed);
         self.done.store(false, Ordering::Relaxed);
         self.sleepers.store(0, Ordering::Relaxed);
         *self.sleep.lock() = 0;
@@ -112,12 +116,27 @@ impl Termination {
         self.done.load(Ordering::Acquire)
     }
 
-    /// How many of `workers` are counted idle (a cheap, possibly stale hint:
-    /// the status word is written only when a worker goes idle or returns).
+    /// Counts the caller as looking for work (stealing or idle).
     #[inline]
-    pub(crate) fn idle_workers(&self, workers: usize) -> usize {
-        // Relaxed: a hint for sharing work; see `sleepers`.
-        workers.saturating_sub(self.active.load(Ordering::Relaxed))
+    pub(crate) fn hungry_enter(&self) {
+        // Relaxed: a hint for busy workers deciding how much to share; it
+        // carries no data and liveness never depends on it.
+        self.hungry.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The caller has found work (or the phase is over).
+    #[inline]
+    pub(crate) fn hungry_leave(&self) {
+        // Relaxed: see `hungry_enter`.
+        self.hungry.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// How many workers are looking for work (a cheap, possibly stale hint:
+    /// written only when a worker runs out of work or finds some).
+    #[inline]
+    pub(crate) fn hungry(&self) -> usize {
+        // Relaxed: see `hungry_enter`.
+        self.hungry.load(Ordering::Relaxed)
     }
 
     /// Whether any worker is parked (a cheap, possibly stale hint).

@@ -25,6 +25,10 @@ use crate::termination::{Reactivate, Termination};
 /// Array descriptors per marker: arrays being scanned in chunks at once.
 const ARRAY_DESCRIPTORS: usize = 4096;
 
+/// While a worker looks for work, busy workers keep up to this many of their
+/// private items in their deques (half their private stack, at most this).
+const IDLE_SHARE_MAX: usize = 1024;
+
 /// A busy worker wakes one parked worker per this many items in its deque.
 const WAKE_GRAIN: usize = 4;
 
@@ -195,15 +199,20 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
     fn run(&mut self) {
         self.span_start = self.now_ns();
         self.mark_roots();
+        let term = self.phase.term;
         loop {
             self.drain();
             self.switch(SpanKind::Stealing);
+            term.hungry_enter();
             if self.refill() {
+                term.hungry_leave();
                 self.switch(SpanKind::Marking);
                 continue;
             }
             self.switch(SpanKind::Idle);
-            if self.idle() {
+            let found = self.idle();
+            term.hungry_leave();
+            if found {
                 self.switch(SpanKind::Marking);
             } else {
                 break;
@@ -369,16 +378,16 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
     }
 
     /// Tops up the deque from the oldest private items: to half of the
-    /// private stack while any worker is idle, else to the reserve.
+    /// private stack (at most [`IDLE_SHARE_MAX`]) while any worker is
+    /// looking for work, else to the reserve.
     fn share(&mut self) {
         let private = self.slot.private.len();
         if private < 2 {
             return;
         }
         let c = self.phase.config;
-        let idle = self.phase.term.idle_workers(c.workers) > 0;
-        let want = if idle {
-            private / 2
+        let want = if self.phase.term.hungry() > 0 {
+            (private / 2).min(IDLE_SHARE_MAX)
         } else {
             c.deque_reserve.min(private / 2)
         };
@@ -453,8 +462,9 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         let Some(claim) = self.phase.engine.arrays.claim(token) else {
             return;
         };
+        // Tokens are the array's parallelism: they go straight to the deque.
         for _ in 0..claim.push_back {
-            self.push(token);
+            self.push_shared(token);
         }
         let chunk = self.phase.config.array_chunk;
         let lo = claim.chunk * chunk;
