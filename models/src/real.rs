@@ -168,24 +168,81 @@ struct WorkerCounts {
     stats: ThiefStats,
 }
 
-fn push_or_fail<D: WorkDeque, T>(
-    owner: &mut D::Owner,
-    item: usize,
-    shared: &Shared<T>,
+/// One worker's deque, its view of the shared state and its counters.
+struct Seat<'a, D: WorkDeque> {
+    owner: D::Owner,
+    shared: &'a Shared<D::Thief>,
     worker: usize,
     capacity: usize,
-    step: u64,
-) -> bool {
-    if owner.push(item).is_ok() {
-        return true;
+    counts: WorkerCounts,
+}
+
+impl<'a, D: WorkDeque> Seat<'a, D> {
+    fn new(owner: D::Owner, shared: &'a Shared<D::Thief>, worker: usize, capacity: usize) -> Self {
+        Seat {
+            owner,
+            shared,
+            worker,
+            capacity,
+            counts: WorkerCounts::default(),
+        }
     }
-    shared.fail(ModelError::DequeFull {
-        deque: D::NAME,
-        worker,
-        capacity,
-        step,
-    });
-    false
+
+    /// Pushes `item`; a full bounded deque fails the run with `DequeFull`.
+    fn push(&mut self, item: usize, step: u64) -> bool {
+        if self.owner.push(item).is_ok() {
+            return true;
+        }
+        self.shared.fail(ModelError::DequeFull {
+            deque: D::NAME,
+            worker: self.worker,
+            capacity: self.capacity,
+            step,
+        });
+        false
+    }
+
+    /// Pushes a newly generated task.
+    fn generate(&mut self, step: u64) {
+        if self.push(self.counts.pushed as usize, step) {
+            self.counts.pushed += 1;
+        }
+    }
+
+    /// Serves one task, if any.
+    fn serve(&mut self) {
+        if self.owner.pop().is_some() {
+            self.counts.popped += 1;
+        }
+    }
+
+    /// Steals up to `count` items one at a time from worker `victim` (a
+    /// stolen item moves: it is neither pushed nor popped anew). Stops at
+    /// the first empty or lost steal.
+    fn steal_singles(&mut self, victim: usize, count: u64, step: u64) {
+        for _ in 0..count {
+            match self.shared.thieves[victim].steal(&mut self.counts.stats) {
+                Steal::Success(item) => {
+                    if !self.push(item, step) {
+                        return;
+                    }
+                }
+                Steal::Empty | Steal::Abort => return,
+            }
+        }
+    }
+
+    /// Moves about half of worker `victim`'s items into this deque.
+    fn steal_half(&mut self, victim: usize) {
+        self.shared.thieves[victim].steal_half(&mut self.owner, &mut self.counts.stats);
+    }
+
+    /// Publishes this deque's length for worker 0 (read after the next
+    /// barrier wait).
+    fn publish_len(&self) {
+        // Relaxed: read by worker 0 after the barrier wait that follows.
+        self.shared.lens[self.worker].store(self.owner.len() as u64, Ordering::Relaxed);
+    }
 }
 
 fn join_all<T>(handles: Vec<std::thread::ScopedJoinHandle<'_, T>>) -> Result<Vec<T>, ModelError> {
@@ -234,53 +291,43 @@ pub fn berenbrink<D: WorkDeque>(
         let handles: Vec<_> = owners
             .into_iter()
             .enumerate()
-            .map(|(i, mut owner)| {
+            .map(|(i, owner)| {
                 let shared = &shared;
                 scope.spawn(move || {
                     let _poison = shared.barrier.poison_on_panic();
                     let mut rng = rng::seeded(seed_for(config.seed, i));
-                    let mut counts = WorkerCounts::default();
+                    let mut seat = Seat::<D>::new(owner, shared, i, capacity);
                     let mut loads = Vec::new();
                     let generators = config.generators_on(i);
                     for step in 1..=config.steps {
                         for _ in 0..generators {
                             if rng.random_bool(config.lambda) {
-                                let item = counts.pushed as usize;
-                                if push_or_fail::<D, _>(&mut owner, item, shared, i, capacity, step)
-                                {
-                                    counts.pushed += 1;
+                                seat.generate(step);
+                            }
+                        }
+                        if shared.barrier.wait().is_err() {
+                            break;
+                        }
+                        if seat.owner.is_empty() {
+                            let k = rng.random_range(0..n);
+                            if k != i {
+                                match config.steal {
+                                    StealFunction::One => seat.steal_singles(k, 1, step),
+                                    StealFunction::Const(c) => seat.steal_singles(k, c, step),
+                                    StealFunction::Half | StealFunction::Fraction(_) => {
+                                        seat.steal_half(k)
+                                    }
                                 }
                             }
                         }
                         if shared.barrier.wait().is_err() {
                             break;
                         }
-                        if owner.is_empty() {
-                            let k = rng.random_range(0..n);
-                            if k != i {
-                                steal_into::<D>(
-                                    &mut owner,
-                                    &shared.thieves[k],
-                                    config.steal,
-                                    &mut counts,
-                                    shared,
-                                    i,
-                                    capacity,
-                                    step,
-                                );
-                            }
-                        }
-                        if shared.barrier.wait().is_err() {
-                            break;
-                        }
-                        if owner.pop().is_some() {
-                            counts.popped += 1;
-                        }
+                        seat.serve();
                         // No thief runs between the last barrier and the next
                         // one: a quiescent point.
-                        owner.quiesce();
-                        // Relaxed: read by worker 0 after the barrier below.
-                        shared.lens[i].store(owner.len() as u64, Ordering::Relaxed);
+                        seat.owner.quiesce();
+                        seat.publish_len();
                         if shared.barrier.wait().is_err() {
                             break;
                         }
@@ -291,7 +338,7 @@ pub fn berenbrink<D: WorkDeque>(
                             break;
                         }
                     }
-                    (counts, loads)
+                    (seat.counts, loads)
                 })
             })
             .collect();
@@ -331,44 +378,6 @@ pub fn berenbrink<D: WorkDeque>(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn steal_into<D: WorkDeque>(
-    owner: &mut D::Owner,
-    victim: &D::Thief,
-    steal: StealFunction,
-    counts: &mut WorkerCounts,
-    shared: &Shared<D::Thief>,
-    worker: usize,
-    capacity: usize,
-    step: u64,
-) {
-    let singles = match steal {
-        StealFunction::Half | StealFunction::Fraction(_) => {
-            victim.steal_half(owner, &mut counts.stats);
-            return;
-        }
-        StealFunction::One => 1,
-        StealFunction::Const(c) => c,
-    };
-    for _ in 0..singles {
-        match victim.steal(&mut counts.stats) {
-            Steal::Success(item) => {
-                // A stolen item moves; it is neither pushed nor popped anew.
-                if owner.push(item).is_err() {
-                    shared.fail(ModelError::DequeFull {
-                        deque: D::NAME,
-                        worker,
-                        capacity,
-                        step,
-                    });
-                    return;
-                }
-            }
-            Steal::Empty | Steal::Abort => return,
-        }
-    }
-}
-
 /// Runs the Hendler-Shavit workload on `n` threads over deque kind `D`.
 pub fn hendler_shavit<D: WorkDeque>(config: &HsConfig) -> Result<RealReport<HsReport>, ModelError> {
     config.validate()?;
@@ -382,44 +391,28 @@ pub fn hendler_shavit<D: WorkDeque>(config: &HsConfig) -> Result<RealReport<HsRe
         let handles: Vec<_> = owners
             .into_iter()
             .enumerate()
-            .map(|(i, mut owner)| {
+            .map(|(i, owner)| {
                 let shared = &shared;
                 scope.spawn(move || {
                     let _poison = shared.barrier.poison_on_panic();
                     let mut rng = rng::seeded(seed_for(config.seed, i));
-                    let mut counts = WorkerCounts::default();
+                    let mut seat = Seat::<D>::new(owner, shared, i, capacity);
                     let mut tracker = (i == 0).then(|| RatioTracker::new(n, config.steps));
                     for step in 1..=config.steps {
                         if let Some(t) = tracker.as_mut() {
                             // Relaxed: written before the previous step's last barrier.
                             t.record(shared.lens.iter().map(|l| l.load(Ordering::Relaxed)));
                         }
-                        let own = owner.len();
+                        let own = seat.owner.len();
                         if rng.random_bool(config.balance_probability(own as u64)) {
                             let mut q = rng.random_range(0..n - 1);
                             if q >= i {
                                 q += 1;
                             }
-                            let victim = &shared.thieves[q];
-                            if victim.len() > own {
+                            if shared.thieves[q].len() > own {
                                 match config.steal {
-                                    HsSteal::Half => {
-                                        victim.steal_half(&mut owner, &mut counts.stats);
-                                    }
-                                    HsSteal::One => {
-                                        if let Steal::Success(item) =
-                                            victim.steal(&mut counts.stats)
-                                        {
-                                            if owner.push(item).is_err() {
-                                                shared.fail(ModelError::DequeFull {
-                                                    deque: D::NAME,
-                                                    worker: i,
-                                                    capacity,
-                                                    step,
-                                                });
-                                            }
-                                        }
-                                    }
+                                    HsSteal::Half => seat.steal_half(q),
+                                    HsSteal::One => seat.steal_singles(q, 1, step),
                                 }
                             }
                         }
@@ -428,21 +421,14 @@ pub fn hendler_shavit<D: WorkDeque>(config: &HsConfig) -> Result<RealReport<HsRe
                         }
                         if i < producers {
                             for _ in 0..PRODUCER_TASKS {
-                                let item = counts.pushed as usize;
-                                if push_or_fail::<D, _>(&mut owner, item, shared, i, capacity, step)
-                                {
-                                    counts.pushed += 1;
-                                }
+                                seat.generate(step);
                             }
                         }
-                        if owner.pop().is_some() {
-                            counts.popped += 1;
-                        }
+                        seat.serve();
                         // Steals happen only before the barrier above: a
                         // quiescent point.
-                        owner.quiesce();
-                        // Relaxed: read by worker 0 after the barrier below.
-                        shared.lens[i].store(owner.len() as u64, Ordering::Relaxed);
+                        seat.owner.quiesce();
+                        seat.publish_len();
                         if shared.barrier.wait().is_err() {
                             break;
                         }
@@ -450,7 +436,7 @@ pub fn hendler_shavit<D: WorkDeque>(config: &HsConfig) -> Result<RealReport<HsRe
                             break;
                         }
                     }
-                    (counts, tracker)
+                    (seat.counts, tracker)
                 })
             })
             .collect();
