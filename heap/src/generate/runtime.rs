@@ -171,6 +171,42 @@ const NEAR: u64 = 256;
 const LIVE: u8 = 0x80;
 const NO_PARENT: u32 = u32::MAX;
 
+/// Uniform random picks from a table of positions, drawn `PICK_AHEAD` picks
+/// in advance so that the table entry can be prefetched: the tables are far
+/// larger than the caches and the picks are random, so each pick would
+/// otherwise wait for memory. The picks are still i.i.d. uniform and
+/// deterministic (the draws are only made earlier).
+struct RandomPicks {
+    ahead: [u32; PICK_AHEAD],
+    next: usize,
+}
+
+const PICK_AHEAD: usize = 32;
+
+impl RandomPicks {
+    fn new(table: &[Pos], rng: &mut Pcg64) -> RandomPicks {
+        let mut ahead = [0; PICK_AHEAD];
+        if !table.is_empty() {
+            for a in &mut ahead {
+                *a = rng.random_range(0..table.len() as u64) as u32;
+            }
+        }
+        RandomPicks { ahead, next: 0 }
+    }
+
+    /// The next pick from `table` (which must be the non-empty table given to
+    /// `new`).
+    #[inline]
+    fn next(&mut self, table: &[Pos], rng: &mut Pcg64) -> Pos {
+        let pick = table[self.ahead[self.next] as usize];
+        let fresh = rng.random_range(0..table.len() as u64) as u32;
+        crate::model::prefetch_read(table[fresh as usize..].as_ptr().cast());
+        self.ahead[self.next] = fresh;
+        self.next = (self.next + 1) % PICK_AHEAD;
+        pick
+    }
+}
+
 /// Picks a value from `(value, weight)` pairs in proportion to the weights.
 fn pick_weighted<T: Copy>(table: &[(T, u32)], rng: &mut Pcg64) -> T {
     let total: u64 = table.iter().map(|&(_, w)| u64::from(w)).sum();
@@ -244,6 +280,8 @@ pub(super) fn generate<S: HeapSink>(
     let mut roots = 0u64;
     let mut live_index = 0usize;
     let mut buf: Vec<Slot> = Vec::with_capacity(LARGE_ARRAY_SLOTS as usize);
+    let mut any_live = RandomPicks::new(&live, rng);
+    let mut any_garbage = RandomPicks::new(&garbage, rng);
     for i in 0..n_us {
         let c = class_of[i];
         let class = &CLASSES[(c & !LIVE) as usize];
@@ -261,9 +299,9 @@ pub(super) fn generate<S: HeapSink>(
             for k in 0..slots {
                 let slot = if class.kind == Kind::WeakRef && k == 0 {
                     let target = if n_garbage > 0 && rng.random_bool(WEAK_TO_GARBAGE) {
-                        garbage[rng.random_range(0..n_garbage) as usize]
+                        any_garbage.next(&garbage, rng)
                     } else {
-                        live[rng.random_range(0..n_live) as usize]
+                        any_live.next(&live, rng)
                     };
                     Slot::weak(target)
                 } else if class.kind == Kind::TreeNode && k == slots - 1 && parent[j] != NO_PARENT {
@@ -280,7 +318,7 @@ pub(super) fn generate<S: HeapSink>(
                         let hi = (j as u64 + NEAR).min(n_live - 1);
                         Slot::strong(live[rng.random_range(lo..=hi) as usize])
                     } else if r < TREE_SHARE + CROSS_SHARE {
-                        Slot::strong(live[rng.random_range(0..n_live) as usize])
+                        Slot::strong(any_live.next(&live, rng))
                     } else {
                         Slot::NULL
                     }
@@ -291,9 +329,9 @@ pub(super) fn generate<S: HeapSink>(
             for k in 0..slots {
                 let r: f64 = rng.random();
                 let target = if r < 0.4 && n_garbage > 0 {
-                    garbage[rng.random_range(0..n_garbage) as usize]
+                    any_garbage.next(&garbage, rng)
                 } else if r < 0.7 {
-                    live[rng.random_range(0..n_live) as usize]
+                    any_live.next(&live, rng)
                 } else {
                     buf.push(Slot::NULL);
                     continue;

@@ -11,6 +11,9 @@ use crate::sink::HeapSink;
 /// needs a huge buffer.
 const BATCH: usize = 4096;
 
+/// How many random picks are drawn ahead of their use, to prefetch them.
+const PICK_AHEAD: usize = 32;
+
 /// Words of one appended garbage object (2 slots, no payload).
 pub(super) const GARBAGE_WORDS: u64 = 4;
 
@@ -108,6 +111,10 @@ pub(super) fn power_law<S: HeapSink>(
     // proportion to in-degree.
     let mut targets: Vec<u32> =
         Vec::with_capacity((n * u64::from(degree - degree.min(2))) as usize);
+    // The edge picks are drawn PICK_AHEAD picks before they are used, so
+    // that the (random, cache-missing) read of `targets` can be prefetched.
+    let mut ahead = [0usize; PICK_AHEAD];
+    let mut drawn = 0usize;
     let mut buf = Vec::with_capacity(degree as usize);
     for i in 0..n {
         emit(sink, header, &mut buf, |k| {
@@ -120,7 +127,18 @@ pub(super) fn power_law<S: HeapSink>(
             let t = if targets.is_empty() || rng.random_bool(0.5) {
                 rng.random_range(0..i)
             } else {
-                u64::from(targets[rng.random_range(0..targets.len() as u64) as usize])
+                let fresh = rng.random_range(0..targets.len() as u64) as usize;
+                crate::model::prefetch_read(targets[fresh..].as_ptr().cast());
+                let slot = drawn % PICK_AHEAD;
+                let pick = if drawn < PICK_AHEAD {
+                    // Warming up: nothing drawn ahead yet.
+                    rng.random_range(0..targets.len() as u64) as usize
+                } else {
+                    ahead[slot]
+                };
+                ahead[slot] = fresh;
+                drawn += 1;
+                u64::from(targets[pick])
             };
             targets.push(t as u32);
             Slot::strong(nth(start, size, t))
