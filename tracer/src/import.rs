@@ -141,18 +141,35 @@ fn print_summary(
     written: u64,
     seconds: f64,
 ) {
+    let rate = |bytes: u64| bytes as f64 / 1e6 / seconds.max(1e-9);
+    // For a compressed file, the rate of the dump data says how fast the
+    // importer is; the file's own rate is given beside it.
+    let (size, speed) = if s.input_bytes != read {
+        (
+            format!(
+                "{}, {} decompressed",
+                output::bytes(read),
+                output::bytes(s.input_bytes)
+            ),
+            format!(
+                "{:.0} MB/s of dump data, {:.0} MB/s of the compressed file",
+                rate(s.input_bytes),
+                rate(read)
+            ),
+        )
+    } else {
+        (output::bytes(read), format!("{:.0} MB/s", rate(read)))
+    };
+    let format = if v8 {
+        "V8 heap snapshot"
+    } else {
+        "HPROF heap dump"
+    };
     println!(
-        "imported {} {} ({}) into {} ({}) in {seconds:.1} s, {:.0} MB/s",
-        if v8 {
-            "V8 heap snapshot"
-        } else {
-            "HPROF heap dump"
-        },
+        "imported {format} {} ({size}) into {} ({}) in {seconds:.1} s, {speed}",
         files.input.display(),
-        output::bytes(read),
         files.output.display(),
         output::bytes(written),
-        read as f64 / 1e6 / seconds.max(1e-9),
     );
     let line =
         |what: &str, n: u64, note: String| println!("  {what:<13} {:>14}{note}", output::count(n));
