@@ -106,7 +106,11 @@ enum Policy {
 
 /// Expands the DAG on `threads` workers; returns the elapsed time.
 fn run<D: WorkDeque>(threads: usize, policy: Policy, limit: u64, expected: u64) -> Duration {
-    let capacity = if D::NAME == "abp" { ABP_CAPACITY } else { CAPACITY };
+    let capacity = if D::NAME == "abp" {
+        ABP_CAPACITY
+    } else {
+        CAPACITY
+    };
     let (mut owners, thieves): (Vec<D::Owner>, Vec<D::Thief>) =
         (0..threads).map(|_| D::with_capacity(capacity)).unzip();
     owners[0].push(ROOT).expect("empty deque");
@@ -175,31 +179,42 @@ fn run<D: WorkDeque>(threads: usize, policy: Policy, limit: u64, expected: u64) 
         }
     });
     let elapsed = start.elapsed();
-    assert_eq!(processed.load(Ordering::Relaxed), expected, "{}: lost or duplicated nodes", D::NAME);
+    assert_eq!(
+        processed.load(Ordering::Relaxed),
+        expected,
+        "{}: lost or duplicated nodes",
+        D::NAME
+    );
     elapsed
 }
+
+/// One timed expansion: `(threads, depth limit, expected nodes)`.
+type RunFn = fn(usize, u64, u64) -> Duration;
 
 /// A named configuration: deque, policy, threads.
 struct Config {
     name: String,
     threads: usize,
-    run: fn(usize, u64, u64) -> Duration,
+    run: RunFn,
 }
 
 fn configs() -> Vec<Config> {
-    fn with<D: WorkDeque>(policy: Policy) -> fn(usize, u64, u64) -> Duration {
+    fn with<D: WorkDeque>(policy: Policy) -> RunFn {
         match policy {
             Policy::One => |t, l, e| run::<D>(t, Policy::One, l, e),
             Policy::Half => |t, l, e| run::<D>(t, Policy::Half, l, e),
         }
     }
-    let kinds: [(&str, fn(usize, u64, u64) -> Duration); 7] = [
+    let kinds: [(&str, RunFn); 7] = [
         ("steal-half (half)", with::<StealHalf>(Policy::Half)),
         ("crossbeam (batch)", with::<Crossbeam>(Policy::Half)),
         ("chase-lev (one)", with::<ChaseLev>(Policy::One)),
         ("abp (one)", with::<Abp>(Policy::One)),
         ("locked (half)", with::<Locked>(Policy::Half)),
-        ("steal-half-q (half)", with::<StealHalfQuiescent>(Policy::Half)),
+        (
+            "steal-half-q (half)",
+            with::<StealHalfQuiescent>(Policy::Half),
+        ),
         ("chase-lev-q (one)", with::<ChaseLevQuiescent>(Policy::One)),
     ];
     THREADS
@@ -223,7 +238,11 @@ fn criterion_group(c: &mut Criterion, limit: u64, expected: u64) {
     group.throughput(criterion::Throughput::Elements(expected));
     for config in configs() {
         group.bench_function(BenchmarkId::new(&config.name, config.threads), |b| {
-            b.iter_custom(|iters| (0..iters).map(|_| (config.run)(config.threads, limit, expected)).sum())
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| (config.run)(config.threads, limit, expected))
+                    .sum()
+            })
         });
     }
     group.finish();

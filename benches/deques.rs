@@ -148,7 +148,12 @@ fn drain<D: WorkDeque>(mode: Drain) -> (Duration, ThiefStats) {
         Drain::Half => while thief.steal_half(&mut dest, &mut stats).success().is_some() {},
     }
     let elapsed = start.elapsed();
-    assert_eq!(stats.items_stolen, VICTIM as u64, "{} did not drain", D::NAME);
+    assert_eq!(
+        stats.items_stolen,
+        VICTIM as u64,
+        "{} did not drain",
+        D::NAME
+    );
     (elapsed, stats)
 }
 
@@ -156,7 +161,13 @@ fn drain<D: WorkDeque>(mode: Drain) -> (Duration, ThiefStats) {
 /// FIFO worker into a worker of the same flavour; `batch == false` steals one
 /// at a time.
 fn drain_crossbeam(lifo: bool, batch: bool) -> Duration {
-    let new = || if lifo { Worker::new_lifo() } else { Worker::new_fifo() };
+    let new = || {
+        if lifo {
+            Worker::new_lifo()
+        } else {
+            Worker::new_fifo()
+        }
+    };
     let victim = new();
     (0..VICTIM).for_each(|i| victim.push(i));
     let dest = new();
@@ -240,7 +251,11 @@ fn owner_config<D: WorkDeque>(name: &'static str, steady_pattern: bool) -> Confi
 }
 
 fn crossbeam_owner_config(name: &'static str, steady_pattern: bool) -> Config {
-    let w = if steady_pattern { crossbeam_filled() } else { Worker::new_lifo() };
+    let w = if steady_pattern {
+        crossbeam_filled()
+    } else {
+        Worker::new_lifo()
+    };
     let iters = 2000;
     Config {
         name,
@@ -409,7 +424,9 @@ fn ratios() {
     cas_line::<ChaseLev>("chase-lev: steal_batch (half)", Drain::Half);
     cas_line::<Abp>("abp: steal_half (loop)", Drain::Half);
     cas_line::<Crossbeam>("crossbeam LIFO: steal_batch (all)", Drain::Half);
-    println!("  crossbeam FIFO: steal_batch          1 CAS per batch of up to 32 (by construction)");
+    println!(
+        "  crossbeam FIFO: steal_batch          1 CAS per batch of up to 32 (by construction)"
+    );
 
     println!("\nCAS under contention: owner random walk + one thief stealing half, 300 ms each");
     fn contended_line<D: WorkDeque>() {
