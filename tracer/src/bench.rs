@@ -351,8 +351,8 @@ pub fn run(args: BenchArgs) -> CliResult {
             |n| n.to_string_lossy().into_owned(),
         );
         let title = format!(
-            "{name}: median pause of {} alternated runs per configuration",
-            args.runs
+            "{name}: median pause of {} alternated runs; labels: paired ratio to {}",
+            args.runs, result.baseline
         );
         plot::write_bench_plot(path, &title, &bars(&result, with_policy))?;
     }
@@ -373,10 +373,10 @@ pub fn run(args: BenchArgs) -> CliResult {
         format => {
             if format == Format::Table {
                 println!(
-                    "{}: {} objects, {} roots; {} alternated runs per configuration after a warm-up round; baseline {}",
+                    "{}: {}, {}; {} alternated runs per configuration after a warm-up round; baseline {}",
                     args.file.display(),
-                    output::count(heap.object_count()),
-                    output::count(roots.len() as u64),
+                    output::counted(heap.object_count(), "object"),
+                    output::counted(roots.len() as u64, "root"),
                     args.runs,
                     result.baseline
                 );

@@ -22,7 +22,7 @@ use crate::run;
 /// Objects in the demo heap: a few million, so that a pause is long enough
 /// (tens of milliseconds) to compare the deques, and the whole demo stays
 /// well under two minutes on two cores.
-const OBJECTS: u64 = 2_000_000;
+const OBJECTS: u64 = 3_000_000;
 /// The most measured runs per configuration.
 const RUNS: usize = 7;
 /// The fewest measured runs per configuration, however slow the machine.
@@ -118,11 +118,11 @@ pub fn run(args: DemoArgs) -> CliResult {
     }
 
     println!(
-        "stealmark demo: a `runtime` heap of {} objects ({} reachable, {} garbage, {} roots, {}), built in memory in {:.1} s",
+        "stealmark demo: a `runtime` heap of {} objects ({} reachable, {} garbage, {}, {}), built in memory in {:.1} s",
         output::count(info.objects),
         output::count(oracle.objects),
         output::count(info.garbage),
-        output::count(roots.len() as u64),
+        output::counted(roots.len() as u64, "root"),
         output::bytes(heap.arena_bytes()),
         build_s
     );
@@ -145,8 +145,8 @@ pub fn run(args: DemoArgs) -> CliResult {
     );
     print_summary(&result, oracle_p50, ncpu);
     println!();
-    println!("vs baseline: median pause over steal-half's at the same worker count (below 1.00x is faster)");
-    println!("speedup: the deque's median at 1 worker over its median here");
+    println!("vs baseline: median over rounds of the pause over steal-half's in the same round, same worker count (below 1.00x is faster)");
+    println!("speedup: median over rounds of the deque's pause at 1 worker over its pause here (above 1.00x is faster)");
     println!("balance: max over mean of objects scanned per worker (1.000 is perfect)");
     println!("term µs: median time from the last object scanned to the end of the pause");
     Ok(())

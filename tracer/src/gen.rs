@@ -91,12 +91,12 @@ pub fn run(args: GenArgs) -> CliResult {
         .map(|r| format!(", {} reachable", output::count(r)))
         .unwrap_or_default();
     println!(
-        "wrote {}: {} heap, {} objects ({} garbage{reachable}), {} roots, {} in {:.1} s",
+        "wrote {}: {} heap, {} ({} garbage{reachable}), {}, {} in {:.1} s",
         args.output.display(),
         info.shape,
-        output::count(info.objects),
+        output::counted(info.objects, "object"),
         output::count(info.garbage),
-        output::count(info.roots),
+        output::counted(info.roots, "root"),
         output::bytes(bytes),
         start.elapsed().as_secs_f64()
     );

@@ -10,6 +10,7 @@ use serde::Serialize;
 use stealmark_heap::{mark_sequential, HeapGraph, HeapView, ObjRef, ObjectModel};
 use stealmark_marker::{
     BalancePolicy, DequeKind, MarkBitmap, MarkStats, MarkerConfig, StealAmount, VictimSelection,
+    WorkerStats,
 };
 
 use crate::args;
@@ -249,11 +250,21 @@ fn count_marked_bytes(heap: &HeapView<'_>, bitmap: &MarkBitmap) -> u64 {
 fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> CliResult {
     let mut samples = Vec::with_capacity(args.runs);
     let mut marked = (0, 0);
+    // The oracle's one "worker": what it marked and scanned in the last run.
+    let mut worker = WorkerStats::default();
     for i in 0..args.warmup + args.runs {
         let start = Instant::now();
         let result = mark_sequential(heap, roots);
         let pause_ns = start.elapsed().as_nanos() as u64;
         marked = (result.objects, result.bytes);
+        worker = WorkerStats {
+            objects_marked: result.objects,
+            objects_scanned: result.objects,
+            slots_scanned: result.references,
+            weak_refs: result.weak_refs.len() as u64,
+            busy_ns: pause_ns,
+            ..WorkerStats::default()
+        };
         if i >= args.warmup {
             samples.push(RunSample {
                 pause_ns,
@@ -284,7 +295,11 @@ fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> Cli
             worst: 1.0,
         },
         termination_latency_us: PauseStats::from_ms(&[0.0]).expect("one sample"),
-        workers: Vec::new(),
+        workers: vec![WorkerReport {
+            worker: 0,
+            stats: worker,
+            timeline_samples: 0,
+        }],
         per_run: samples,
     };
     if let Some(path) = &args.plot {
@@ -323,10 +338,10 @@ fn print_json(report: &MarkReport) {
 
 fn print_report(r: &MarkReport) {
     println!(
-        "{}: {} objects, {} roots",
+        "{}: {}, {}",
         r.file,
-        output::count(r.objects),
-        output::count(r.roots)
+        output::counted(r.objects, "object"),
+        output::counted(r.roots, "root")
     );
     if r.deque == "sequential" {
         println!(
@@ -360,7 +375,7 @@ fn print_report(r: &MarkReport) {
         output::ms(p.max),
         output::ms(p.mean)
     );
-    if r.workers.is_empty() {
+    if r.deque == "sequential" {
         return;
     }
     println!(

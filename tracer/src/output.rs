@@ -188,6 +188,16 @@ pub fn count(value: u64) -> String {
     out
 }
 
+/// Formats a count and a noun, plural unless the count is one (`1 root`,
+/// `1,024 roots`).
+pub fn counted(value: u64, noun: &str) -> String {
+    if value == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", count(value))
+    }
+}
+
 /// Formats a byte count with a binary unit (`1.5 MiB`).
 pub fn bytes(value: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -249,6 +259,8 @@ mod tests {
     fn numbers_format_for_people() {
         assert_eq!(count(12_345_678), "12,345,678");
         assert_eq!(count(999), "999");
+        assert_eq!(counted(1, "root"), "1 root");
+        assert_eq!(counted(1200, "root"), "1,200 roots");
         assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(bytes(12), "12 B");
         assert_eq!(ms(0.12345), "0.123");

@@ -107,7 +107,7 @@ fn draw_deque_timeline(
     let y_max = top + top / 12 + 1;
     let mut chart = ChartBuilder::on(area)
         .caption(
-            "Deque length of each worker during the last pause",
+            "Deque length of each worker during the run with the median pause",
             ("sans-serif", 18),
         )
         .margin(12)

@@ -70,6 +70,7 @@ fn every_deque_policy_and_option_marks_the_same_set() {
         );
     let expected = seq["marked_objects"].clone();
     assert_eq!(seq["deque"], "sequential");
+    assert_eq!(seq["workers"][0]["objects_marked"], expected);
     for deque in DEQUES {
         for policy in POLICIES {
             let m = json_of(stealmark().arg("mark").arg(&path).args([
