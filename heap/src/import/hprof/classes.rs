@@ -3,6 +3,7 @@
 
 use std::cell::Cell;
 
+use super::reader::malformed;
 use super::reader::{basic_type_size, TYPE_OBJECT};
 use crate::import::error::{ImportError, Malformed};
 
@@ -21,39 +22,56 @@ pub(crate) struct ClassInfo {
     pub(crate) offset: u64,
 }
 
-/// A reference field of an instance layout.
+/// A reference field among a class's own fields.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct RefField {
-    /// Byte offset in the field data.
-    pub(crate) offset: u32,
+struct RefField {
+    /// Byte offset from the start of the class's own fields.
+    offset: u32,
     /// Whether this is `java.lang.ref.Reference.referent`.
-    pub(crate) weak: bool,
+    weak: bool,
 }
 
-/// The layout of a class's instances, superclass fields included.
-pub(crate) struct Layout {
-    /// Bytes of field data an instance has.
-    pub(crate) data_len: u64,
-    pub(crate) refs: Vec<RefField>,
+/// A class's own instance fields (its superclasses' are not included).
+struct Own {
+    refs: Vec<RefField>,
+    /// Bytes of field data the class itself declares.
+    size: u64,
 }
 
-/// Every dumped class, indexed by class id.
+/// Marks "no class" in [`Classes::first`] and [`Classes::next`].
+const NONE: u32 = u32::MAX;
+
+/// Every dumped class, indexed by class id, with what decoding an instance
+/// needs.
+///
+/// An instance's field data is its class's own fields, then its
+/// superclass's, and so on. Layouts are not flattened per class (a deep
+/// chain would make that quadratic in memory); instead each class links to
+/// the next class up its chain that declares fields, so decoding an
+/// instance takes one step per class with fields, at most one per byte of
+/// field data.
 pub(crate) struct Classes {
-    /// `(class id, index into layouts)`, sorted by id: a few thousand
-    /// classes, searched in cache.
+    /// `(class id, dump-order index)`, sorted by id: a few thousand classes,
+    /// searched in cache.
     index: Vec<(u64, u32)>,
     /// A direct-mapped cache of `index` look-ups, one per instance record:
     /// `(class id, index)`, with [`EMPTY`] for an unused entry.
     cache: Box<[Cell<(u64, u32)>]>,
-    /// Per class: its instance layout, or `None` when a superclass is
-    /// missing from the dump, so that its instances cannot be decoded.
-    pub(crate) layouts: Vec<Option<Layout>>,
+    own: Vec<Own>,
+    /// Bytes of field data of an instance (superclasses included), or
+    /// `None` when a superclass is missing from the dump.
+    data_len: Vec<Option<u64>>,
+    /// The first class with fields in the chain from the class up,
+    /// itself included.
+    first: Vec<u32>,
+    /// The first class with fields strictly above the class.
+    next: Vec<u32>,
 }
 
 impl Classes {
-    /// Resolves the layouts. `reference_classes` are the ids of
+    /// Resolves every class's chain. `reference_classes` are the ids of
     /// `java.lang.ref.Reference` (normally one), `referent_names` the string
-    /// ids of `referent`.
+    /// ids of `referent`; both sorted.
     pub(crate) fn new(
         classes: &[ClassInfo],
         id_size: u32,
@@ -68,28 +86,81 @@ impl Classes {
         index.sort_unstable();
         if let Some(w) = index.windows(2).find(|w| w[0].0 == w[1].0) {
             let c = &classes[w[1].1 as usize];
-            return Err(super::reader::malformed(
-                c.offset,
-                Malformed::DuplicateId(c.id),
-            ));
+            return Err(malformed(c.offset, Malformed::DuplicateId(c.id)));
         }
-        let mut layouts = Vec::with_capacity(classes.len());
-        for c in classes {
-            layouts.push(layout(
-                c,
-                classes,
-                &index,
-                id_size,
-                reference_classes,
-                referent_names,
-            )?);
-        }
-        let cache = vec![Cell::new((0, EMPTY)); CACHE_LEN].into_boxed_slice();
-        Ok(Classes {
+        let own = classes
+            .iter()
+            .map(|c| own_fields(c, id_size, reference_classes, referent_names))
+            .collect();
+        let n = classes.len();
+        let mut this = Classes {
             index,
-            cache,
-            layouts,
-        })
+            cache: vec![Cell::new((0, EMPTY)); CACHE_LEN].into_boxed_slice(),
+            own,
+            data_len: vec![None; n],
+            first: vec![NONE; n],
+            next: vec![NONE; n],
+        };
+        this.resolve(classes)?;
+        Ok(this)
+    }
+
+    /// Fills `data_len`, `first` and `next` in one walk up each chain,
+    /// stopping at classes already resolved: linear in the number of
+    /// classes, without recursion, and detecting cycles.
+    fn resolve(&mut self, classes: &[ClassInfo]) -> Result<(), ImportError> {
+        const NEW: u8 = 0;
+        const ON_PATH: u8 = 1;
+        const DONE: u8 = 2;
+        let mut state = vec![NEW; classes.len()];
+        let mut path = Vec::new();
+        for start in 0..classes.len() {
+            let mut k = start;
+            // The resolved class the path ends on, if any: `Ok(None)` for
+            // the root of the hierarchy, `Err(())` for a missing superclass.
+            let above: Result<Option<usize>, ()> = loop {
+                match state[k] {
+                    DONE => break Ok(Some(k)),
+                    ON_PATH => {
+                        let c = &classes[k];
+                        return Err(malformed(c.offset, Malformed::SuperclassCycle(c.id)));
+                    }
+                    _ => {}
+                }
+                state[k] = ON_PATH;
+                path.push(k);
+                let super_id = classes[k].super_id;
+                if super_id == 0 {
+                    break Ok(None);
+                }
+                match find(&self.index, super_id) {
+                    Some(s) => k = s as usize,
+                    None => break Err(()),
+                }
+            };
+            let mut above = above;
+            // `path` ends with the class just below `above`; resolve it
+            // downwards.
+            while let Some(k) = path.pop() {
+                let (len, first) = match above {
+                    Ok(Some(s)) => (self.data_len[s], self.first[s]),
+                    Ok(None) => (Some(0), NONE),
+                    Err(()) => (None, NONE),
+                };
+                let own = &self.own[k];
+                self.data_len[k] = match len {
+                    Some(l) => Some(l.checked_add(own.size).ok_or_else(|| {
+                        malformed(classes[k].offset, Malformed::TooMany("instance fields"))
+                    })?),
+                    None => None,
+                };
+                self.next[k] = first;
+                self.first[k] = if own.size > 0 { k as u32 } else { first };
+                state[k] = DONE;
+                above = Ok(Some(k));
+            }
+        }
+        Ok(())
     }
 
     /// The dump-order index of the class `class_id`, if it is dumped.
@@ -106,60 +177,52 @@ impl Classes {
         Some(found)
     }
 
-    /// The layout of the class with dump-order index `i`, if resolvable.
+    /// The bytes of field data an instance of class `i` has, or `None` if a
+    /// superclass is missing from the dump.
     #[inline]
-    pub(crate) fn layout(&self, i: u32) -> Option<&Layout> {
-        self.layouts.get(i as usize)?.as_ref()
+    pub(crate) fn data_len(&self, i: u32) -> Option<u64> {
+        *self.data_len.get(i as usize)?
+    }
+
+    /// Calls `f(offset, weak)` for each reference field of an instance of
+    /// class `i`, in field-data order.
+    #[inline]
+    pub(crate) fn for_each_ref_field(&self, i: u32, mut f: impl FnMut(u64, bool)) {
+        let mut k = self.first.get(i as usize).copied().unwrap_or(NONE);
+        let mut base = 0u64;
+        while k != NONE {
+            let own = &self.own[k as usize];
+            for r in &own.refs {
+                f(base + u64::from(r.offset), r.weak);
+            }
+            base += own.size;
+            k = self.next[k as usize];
+        }
     }
 }
 
-/// Walks the superclass chain of `c`, laying out its own fields first, then
-/// its superclass's, and so on, as INSTANCE_DUMP orders them.
-fn layout(
+/// A class's own fields: the reference fields and the size.
+fn own_fields(
     c: &ClassInfo,
-    classes: &[ClassInfo],
-    index: &[(u64, u32)],
     id_size: u32,
     reference_classes: &[u64],
     referent_names: &[u64],
-) -> Result<Option<Layout>, ImportError> {
+) -> Own {
+    let is_reference = reference_classes.binary_search(&c.id).is_ok();
     let mut refs = Vec::new();
-    let mut offset = 0u64;
-    let mut cur = c;
-    let mut steps = 0usize;
-    loop {
-        let is_reference = reference_classes.contains(&cur.id);
-        for &(name, ty) in &cur.fields {
-            if ty == TYPE_OBJECT {
-                let off = u32::try_from(offset).map_err(|_| {
-                    super::reader::malformed(c.offset, Malformed::TooMany("instance fields"))
-                })?;
-                refs.push(RefField {
-                    offset: off,
-                    weak: is_reference && referent_names.contains(&name),
-                });
-            }
-            // Types were checked when the class dump was read.
-            offset += u64::from(basic_type_size(ty, id_size).unwrap_or(0));
+    let mut size = 0u64;
+    for &(name, ty) in &c.fields {
+        if ty == TYPE_OBJECT {
+            // At most 65,535 fields of at most 8 bytes: fits in u32.
+            refs.push(RefField {
+                offset: size as u32,
+                weak: is_reference && referent_names.binary_search(&name).is_ok(),
+            });
         }
-        if cur.super_id == 0 {
-            return Ok(Some(Layout {
-                data_len: offset,
-                refs,
-            }));
-        }
-        steps += 1;
-        if steps > classes.len() {
-            return Err(super::reader::malformed(
-                c.offset,
-                Malformed::SuperclassCycle(c.id),
-            ));
-        }
-        match find(index, cur.super_id) {
-            Some(i) => cur = &classes[i as usize],
-            None => return Ok(None),
-        }
+        // Types were checked when the class dump was read.
+        size += u64::from(basic_type_size(ty, id_size).unwrap_or(0));
     }
+    Own { refs, size }
 }
 
 /// Binary search of a sorted `(id, index)` table.
@@ -169,4 +232,59 @@ fn find(index: &[(u64, u32)], id: u64) -> Option<u32> {
         .binary_search_by_key(&id, |p| p.0)
         .ok()
         .map(|i| index[i].1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(id: u64, super_id: u64, fields: &[(u64, u8)]) -> ClassInfo {
+        ClassInfo {
+            id,
+            super_id,
+            fields: fields.to_vec(),
+            offset: id,
+        }
+    }
+
+    #[test]
+    fn chains_lay_out_own_fields_first() {
+        // 0x30 extends 0x20 (no fields) extends 0x10 (java.lang.ref.Reference).
+        let classes = [
+            class(0x30, 0x20, &[(7, 10), (8, 2)]),
+            class(0x10, 0, &[(1, 2), (2, 2)]),
+            class(0x20, 0x10, &[]),
+            class(0x40, 0x99, &[(8, 2)]),
+        ];
+        let c = Classes::new(&classes, 8, &[0x10], &[1]).unwrap();
+        let i = c.find(0x30).unwrap();
+        assert_eq!(c.data_len(i), Some(4 + 8 + 16));
+        let mut refs = Vec::new();
+        c.for_each_ref_field(i, |o, w| refs.push((o, w)));
+        assert_eq!(refs, [(4, false), (12, true), (20, false)]);
+        let mut refs = Vec::new();
+        c.for_each_ref_field(c.find(0x20).unwrap(), |o, w| refs.push((o, w)));
+        assert_eq!(refs, [(0, true), (8, false)]);
+        // A missing superclass: no layout.
+        assert_eq!(c.data_len(c.find(0x40).unwrap()), None);
+        assert_eq!(c.find(0x99), None);
+    }
+
+    #[test]
+    fn deep_chains_are_linear_and_cycles_are_errors() {
+        let n = 100_000u64;
+        let classes: Vec<ClassInfo> = (1..=n)
+            .map(|i| class(i * 8, if i == 1 { 0 } else { (i - 1) * 8 }, &[(1, 2)]))
+            .collect();
+        let c = Classes::new(&classes, 4, &[], &[]).unwrap();
+        assert_eq!(c.data_len(c.find(n * 8).unwrap()), Some(4 * n));
+        let cyc = [class(8, 16, &[]), class(16, 24, &[]), class(24, 16, &[])];
+        assert!(matches!(
+            Classes::new(&cyc, 4, &[], &[]),
+            Err(ImportError::Malformed {
+                kind: Malformed::SuperclassCycle(_),
+                ..
+            })
+        ));
+    }
 }

@@ -92,12 +92,19 @@ pub(crate) fn import<S: HeapSink + ?Sized, Src: Reopen + ?Sized>(
         return Err(malformed(input_bytes, Malformed::Empty));
     }
     let ids = IdMap::new(std::mem::take(&mut scan.pairs));
-    let reference_classes: Vec<u64> = scan
+    // Sorted, for binary search: a hostile dump may repeat these names.
+    for v in [&mut scan.reference_names, &mut scan.referent_names] {
+        v.sort_unstable();
+        v.dedup();
+    }
+    let mut reference_classes: Vec<u64> = scan
         .load_class
         .iter()
-        .filter(|(_, name)| scan.reference_names.contains(name))
+        .filter(|(_, name)| scan.reference_names.binary_search(name).is_ok())
         .map(|&(class, _)| class)
         .collect();
+    reference_classes.sort_unstable();
+    reference_classes.dedup();
     let classes = Classes::new(
         &scan.classes,
         scan.id_size,
@@ -370,29 +377,28 @@ fn for_each_ref(
         }
         Record::Instance { id, class_id, data } => {
             strong(class_id);
-            let layout = ty
-                .checked_sub(FIRST_CLASS_TYPE)
-                .and_then(|i| classes.layout(i));
-            let Some(layout) = layout else {
+            let class = ty.checked_sub(FIRST_CLASS_TYPE);
+            let Some((class, len)) = class.and_then(|i| Some((i, classes.data_len(i)?))) else {
                 return Ok(false);
             };
-            if layout.data_len != data.len() as u64 {
+            if len != data.len() as u64 {
                 return Err(malformed(
                     offset,
                     Malformed::InstanceSize {
                         id,
-                        expected: layout.data_len,
+                        expected: len,
                         found: data.len() as u64,
                     },
                 ));
             }
-            for r in &layout.refs {
-                // In bounds: every field lies inside `data_len`.
-                let target = w.id_at(data.get(r.offset as usize..).unwrap_or_default());
+            classes.for_each_ref_field(class, |off, weak| {
+                // In bounds: every field lies inside the data, whose length
+                // was just checked.
+                let target = w.id_at(data.get(off as usize..).unwrap_or_default());
                 if target != 0 {
-                    f(target, r.weak);
+                    f(target, weak);
                 }
-            }
+            });
         }
         Record::ObjArray {
             class_id, elems, ..
