@@ -238,8 +238,9 @@ impl<R: Read> JsonReader<R> {
     }
 
     /// Reads a string. Decodes it into `out` when given (escapes resolved,
-    /// lone surrogates replaced by U+FFFD); skips it otherwise. A decoded
-    /// string longer than `limit` bytes is an error.
+    /// lone surrogates replaced by U+FFFD), keeping at most `limit` bytes of
+    /// it (a longer string is cut, possibly inside a character); skips it
+    /// otherwise.
     pub(crate) fn string(&mut self, mut out: Option<&mut Vec<u8>>, limit: usize) -> Result<()> {
         self.expect(b'"', "a string")?;
         loop {
@@ -253,13 +254,8 @@ impl<R: Read> JsonReader<R> {
                 .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
             let n = run.unwrap_or(chunk.len());
             if let Some(out) = out.as_deref_mut() {
-                if out.len() + n > limit {
-                    return Err(self.error(Malformed::TooLong {
-                        what: "string",
-                        limit,
-                    }));
-                }
-                out.extend_from_slice(&chunk[..n]);
+                let room = limit.saturating_sub(out.len());
+                out.extend_from_slice(&chunk[..n.min(room)]);
             }
             self.pos += n;
             if run.is_none() {
@@ -276,13 +272,9 @@ impl<R: Read> JsonReader<R> {
                     if let Some(out) = out.as_deref_mut() {
                         let mut utf8 = [0u8; 4];
                         let s = c.encode_utf8(&mut utf8);
-                        if out.len() + s.len() > limit {
-                            return Err(self.error(Malformed::TooLong {
-                                what: "string",
-                                limit,
-                            }));
+                        if out.len() + s.len() <= limit {
+                            out.extend_from_slice(s.as_bytes());
                         }
-                        out.extend_from_slice(s.as_bytes());
                     }
                 }
                 found => {
@@ -515,8 +507,11 @@ mod tests {
         assert!(r.string(None, 0).is_err());
         let mut r = reader("\"abc");
         assert!(r.string(None, 0).is_err());
-        let mut r = reader("\"abcdef\"");
-        assert!(r.string(Some(&mut Vec::new()), 3).is_err());
+        let mut r = reader("\"abcdef\\n\" 5");
+        let mut cut = Vec::new();
+        r.string(Some(&mut cut), 3).unwrap();
+        assert_eq!(cut, b"abc");
+        assert_eq!(r.u64("n").unwrap(), 5);
     }
 
     #[test]

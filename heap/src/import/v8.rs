@@ -3,8 +3,9 @@
 //! A heap snapshot is one JSON object. `snapshot.meta` describes the layout
 //! of the flat `nodes` and `edges` integer arrays; `strings` holds the names.
 //! V8 writes the sections in that order, and the importer reads them in one
-//! pass with a fixed buffer: the nodes array is kept as three compact columns
-//! (type, size, edge count), and each node's edges, which V8 writes
+//! pass with a fixed buffer: the nodes array is kept as compact columns
+//! (type id, payload words, edge count and arena position: 20 bytes a
+//! node), and each node's edges, which V8 writes
 //! contiguously in node order, are turned into that object's slots as they
 //! stream by.
 //!
@@ -164,9 +165,9 @@ pub(crate) fn import<R: Read, S: HeapSink + ?Sized>(
     sink: &mut S,
 ) -> Result<ImportSummary, ImportError> {
     let mut r = JsonReader::new(input);
-    let mut layout: Option<Layout> = None;
+    // The header's layout and the type names, once `snapshot` is read.
+    let mut header: Option<(Layout, Types)> = None;
     let mut nodes: Option<Nodes> = None;
-    let mut types: Option<Types> = None;
     let mut edges_done = false;
     let mut strings_seen = false;
     let mut summary = ImportSummary::default();
@@ -178,15 +179,15 @@ pub(crate) fn import<R: Read, S: HeapSink + ?Sized>(
             r.key(&mut key, NAME_LIMIT)?;
             match key.as_slice() {
                 b"snapshot" => {
-                    if layout.is_some() {
+                    if header.is_some() {
                         return Err(order(&r, key_at, "snapshot", "occurs twice"));
                     }
                     let at = r.offset();
                     let mut raw = Vec::new();
                     r.skip_value(Some(&mut raw), HEADER_LIMIT)?;
-                    let header: Header = serde_json::from_slice(&raw)
+                    let h: Header = serde_json::from_slice(&raw)
                         .map_err(|e| r.error_at(at, Malformed::BadMeta(e.to_string())))?;
-                    let l = Layout::from_header(header)
+                    let l = Layout::from_header(h)
                         .map_err(|e| r.error_at(at, Malformed::BadMeta(e)))?;
                     let mut t = Types {
                         base: 0,
@@ -207,11 +208,10 @@ pub(crate) fn import<R: Read, S: HeapSink + ?Sized>(
                             t.base = id;
                         }
                     }
-                    types = Some(t);
-                    layout = Some(l);
+                    header = Some((l, t));
                 }
                 b"nodes" => {
-                    let (Some(l), Some(t)) = (&layout, &mut types) else {
+                    let Some((l, t)) = &mut header else {
                         return Err(order(&r, key_at, "nodes", "comes before `snapshot`"));
                     };
                     if nodes.is_some() {
@@ -222,7 +222,7 @@ pub(crate) fn import<R: Read, S: HeapSink + ?Sized>(
                     nodes = Some(n);
                 }
                 b"edges" => {
-                    let (Some(l), Some(n)) = (&layout, &nodes) else {
+                    let (Some((l, _)), Some(n)) = (&header, &nodes) else {
                         return Err(order(&r, key_at, "edges", "comes before `nodes`"));
                     };
                     if edges_done {
@@ -235,7 +235,7 @@ pub(crate) fn import<R: Read, S: HeapSink + ?Sized>(
                     if strings_seen {
                         return Err(order(&r, key_at, "strings", "occurs twice"));
                     }
-                    let Some(t) = &mut types else {
+                    let Some((_, t)) = &mut header else {
                         return Err(order(&r, key_at, "strings", "comes before `snapshot`"));
                     };
                     read_strings(&mut r, t)?;
@@ -255,23 +255,19 @@ pub(crate) fn import<R: Read, S: HeapSink + ?Sized>(
         offset: end,
         kind: Malformed::MissingSection(s),
     };
-    let Some(nodes) = nodes else {
-        return Err(missing(if layout.is_none() {
-            "snapshot"
-        } else {
-            "nodes"
-        }));
+    let (Some((layout, mut types)), Some(nodes)) = (header, nodes) else {
+        return Err(missing("nodes"));
     };
     if !edges_done {
         return Err(missing("edges"));
     }
-    let mut types = types.unwrap_or_else(|| unreachable!("nodes imply the header"));
     // Names whose strings never came (no `strings` section, or an index past
     // its end) keep a placeholder naming the index.
     for &(index, id) in &types.pending {
         types.names[id as usize].get_or_insert_with(|| format!("<string {index}>"));
     }
-    let known = l_known(&layout);
+    // The node type names were added with the header.
+    let known = layout.node_type_names.len().max(1);
     for (i, name) in types.names.iter().enumerate().skip(known) {
         let expected = types.base + i as u32;
         let id = sink
@@ -289,13 +285,6 @@ pub(crate) fn import<R: Read, S: HeapSink + ?Sized>(
     summary.roots = 1;
     summary.types = types.names.len() as u64;
     Ok(summary)
-}
-
-/// How many type names the header fixes (added before the objects).
-fn l_known(layout: &Option<Layout>) -> usize {
-    layout
-        .as_ref()
-        .map_or(0, |l| l.node_type_names.len().max(1))
 }
 
 /// Computes every node's arena position, and tells the sink the total.
