@@ -167,14 +167,7 @@ pub fn run_matrix<H: ObjectModel>(
             let label = format!("{} x{}", c.name(true), c.threads);
             subjects.push(Subject::custom(c.key(), move || {
                 progress.message(label.as_str());
-                let marking = marker.mark(heap, roots);
-                let stats = marking.stats;
-                let sample = RunSample {
-                    pause_ns: stats.pause_ns,
-                    balance: stats.balance(),
-                    termination_latency_ns: stats.termination_latency_ns,
-                    marked_objects: marking.bitmap.count() as u64,
-                };
+                let sample = RunSample::of(&marker.mark(heap, roots));
                 recorded.push(sample);
                 progress.inc();
                 sample.marked_objects

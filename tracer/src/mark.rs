@@ -230,12 +230,7 @@ pub fn run(args: MarkArgs) -> CliResult {
             },
         )?;
     }
-
-    if args.json {
-        print_json(&report);
-    } else {
-        print_report(&report);
-    }
+    print(&args, &report);
     Ok(())
 }
 
@@ -304,21 +299,15 @@ fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> Cli
     };
     if let Some(path) = &args.plot {
         let title = format!("{}: sequential oracle", file_name(&args.file));
-        plot::write_mark_plot(
-            path,
-            &MarkPlot {
-                title: &title,
-                deque_length: &[],
-                timeline_pause_ns: 0,
-                pauses_ms: &pauses,
-            },
-        )?;
+        let plot = MarkPlot {
+            title: &title,
+            deque_length: &[],
+            timeline_pause_ns: 0,
+            pauses_ms: &pauses,
+        };
+        plot::write_mark_plot(path, &plot)?;
     }
-    if args.json {
-        print_json(&report);
-    } else {
-        print_report(&report);
-    }
+    print(args, &report);
     Ok(())
 }
 
@@ -329,11 +318,16 @@ fn file_name(path: &Path) -> String {
     )
 }
 
-fn print_json(report: &MarkReport) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(report).expect("the report serialises")
-    );
+/// Prints the report as `--json` asks.
+fn print(args: &MarkArgs, report: &MarkReport) {
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(report).expect("the report serialises")
+        );
+    } else {
+        print_report(report);
+    }
 }
 
 fn print_report(r: &MarkReport) {

@@ -59,6 +59,30 @@ fn render_to_file(
     fs::write(path, svg).map_err(|e| CliError::io("write", path, e))
 }
 
+/// Draws the legend of the labelled series, on a translucent box.
+fn draw_legend<'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    position: SeriesLabelPosition,
+) -> PlotResult {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .draw()
+        .map_err(err)
+}
+
+/// A legend marker for a line series.
+fn line_marker(c: RGBColor) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
+    move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
+}
+
+/// A legend marker for a bar series.
+fn bar_marker(c: RGBColor) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
+    move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled())
+}
+
 /// Input of the `mark` plot.
 pub struct MarkPlot<'a> {
     /// The title line (heap, deque, policy, worker count).
@@ -140,15 +164,9 @@ fn draw_deque_timeline(
             .draw_series(LineSeries::new(points, c.stroke_width(2)))
             .map_err(err)?
             .label(format!("worker {w}"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
+            .legend(line_marker(c));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .draw()
-        .map_err(err)
+    draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 fn draw_pause_distribution(
@@ -209,7 +227,7 @@ fn draw_pause_distribution(
         }))
         .map_err(err)?
         .label("runs per bin")
-        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], bar.filled()));
+        .legend(bar_marker(bar));
     for (name, value, c) in [
         ("p50", stats.p50, colour(2)),
         ("p90", stats.p90, colour(1)),
@@ -222,15 +240,9 @@ fn draw_pause_distribution(
             ))
             .map_err(err)?
             .label(format!("{name} = {value:.3} ms"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
+            .legend(line_marker(c));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .draw()
-        .map_err(err)
+    draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 /// One bar of the `bench` chart.
@@ -314,7 +326,7 @@ pub fn write_bench_plot(path: &Path, title: &str, bars: &[Bar]) -> CliResult {
                 }))
                 .map_err(err)?
                 .label(config.to_string())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled()));
+                .legend(bar_marker(c));
             chart
                 .draw_series(mine.iter().map(|&(x0, b)| {
                     let xc = x0 + slot * 0.5;
@@ -333,13 +345,7 @@ pub fn write_bench_plot(path: &Path, title: &str, bars: &[Bar]) -> CliResult {
                     .map_err(err)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .draw()
-            .map_err(err)
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
     })
 }
 

@@ -22,6 +22,16 @@ pub struct RunSample {
 }
 
 impl RunSample {
+    /// The sample of a finished phase.
+    pub fn of(marking: &Marking<'_>) -> RunSample {
+        RunSample {
+            pause_ns: marking.stats.pause_ns,
+            balance: marking.stats.balance(),
+            termination_latency_ns: marking.stats.termination_latency_ns,
+            marked_objects: marking.bitmap.count() as u64,
+        }
+    }
+
     /// The pause in milliseconds.
     pub fn pause_ms(&self) -> f64 {
         self.pause_ns as f64 / 1e6
@@ -43,13 +53,7 @@ pub fn mark_once<'m, H: ObjectModel>(
     expected: Option<u64>,
 ) -> CliResult<(RunSample, Marking<'m>)> {
     let marking = marker.mark(heap, roots);
-    let stats = marking.stats;
-    let sample = RunSample {
-        pause_ns: stats.pause_ns,
-        balance: stats.balance(),
-        termination_latency_ns: stats.termination_latency_ns,
-        marked_objects: marking.bitmap.count() as u64,
-    };
+    let sample = RunSample::of(&marking);
     if let Some(expected) = expected {
         if expected != sample.marked_objects {
             return Err(CliError::failed(
