@@ -2,7 +2,7 @@
 //!
 //! Each measured mark run becomes one process (`pid` = run number, starting
 //! at 1) so that runs stack as separate groups in the viewer; each GC worker
-//! is one thread of it, with complete (`"ph": "X"`) spans for marking,
+//! is one thread of it (thread ids are unique across runs), with complete (`"ph": "X"`) spans for marking,
 //! stealing, idle and termination, and a counter track of its deque length.
 //! One extra thread per run carries the whole pause. Timestamps are in
 //! microseconds from the start of the run's pause, as the format requires.
@@ -103,6 +103,10 @@ fn nested(spans: &[Span]) -> Vec<Span> {
     sorted
 }
 
+/// Thread ids reserved per run: the pause track, then one per worker (the
+/// marker allows at most 1024 workers).
+const TIDS_PER_RUN: usize = 10_000;
+
 fn us(ns: u64) -> f64 {
     ns as f64 / 1e3
 }
@@ -129,17 +133,20 @@ pub fn write<W: Write>(out: W, runs: &[RunTrace<'_>], other: serde_json::Value) 
     let mut events = Vec::new();
     for (r, run) in runs.iter().enumerate() {
         let pid = r + 1;
-        let pause_tid = run.stats.workers.len();
+        // Thread ids unique across runs: viewers key threads by tid, and
+        // tid 0 means the idle task to some of them.
+        let pause_tid = pid * TIDS_PER_RUN;
+        let worker_tid = |w: usize| pause_tid + 1 + w;
         events.push(Event::metadata(
             "process_name",
             pid,
-            0,
+            pause_tid,
             serde_json::json!({ "name": run.label }),
         ));
         events.push(Event::metadata(
             "process_sort_index",
             pid,
-            0,
+            pause_tid,
             serde_json::json!({ "sort_index": pid }),
         ));
         events.push(Event::metadata(
@@ -169,13 +176,13 @@ pub fn write<W: Write>(out: W, runs: &[RunTrace<'_>], other: serde_json::Value) 
             events.push(Event::metadata(
                 "thread_name",
                 pid,
-                w,
+                worker_tid(w),
                 serde_json::json!({ "name": thread_names[r][w] }),
             ));
             events.push(Event::metadata(
                 "thread_sort_index",
                 pid,
-                w,
+                worker_tid(w),
                 serde_json::json!({ "sort_index": w }),
             ));
             for span in nested(&worker.spans) {
@@ -186,7 +193,7 @@ pub fn write<W: Write>(out: W, runs: &[RunTrace<'_>], other: serde_json::Value) 
                     ts: Some(us(span.start_ns)),
                     dur: Some(us(span.end_ns.saturating_sub(span.start_ns))),
                     pid,
-                    tid: w,
+                    tid: worker_tid(w),
                     cname: Some(colour(span.kind)),
                     args: None,
                 });
@@ -199,7 +206,7 @@ pub fn write<W: Write>(out: W, runs: &[RunTrace<'_>], other: serde_json::Value) 
                     ts: Some(us(sample.t_ns)),
                     dur: None,
                     pid,
-                    tid: w,
+                    tid: worker_tid(w),
                     cname: None,
                     args: Some(serde_json::json!({ "length": sample.len })),
                 });
@@ -283,7 +290,7 @@ mod tests {
         let events = doc["traceEvents"].as_array().unwrap();
         let spans: Vec<&serde_json::Value> = events
             .iter()
-            .filter(|e| e["ph"] == "X" && e["tid"] == 0)
+            .filter(|e| e["ph"] == "X" && e["tid"] == TIDS_PER_RUN + 1)
             .collect();
         assert_eq!(spans.len(), 2);
         assert_eq!(spans[0]["name"], "marking");
