@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use import_common::{corrupt, count, have, read, run, tempdir, Counts};
 use stealmark_heap::import::{self, ImportError, InputFile, Malformed};
-use stealmark_heap::{HeapBuilder, HeapGraph};
+use stealmark_heap::{HeapBuilder, HeapGraph, SlotKind};
 
 /// A program with an inheritance chain, weak and soft references whose
 /// referents nothing else holds, object arrays with nulls, statics, a cycle,
@@ -504,4 +504,227 @@ fn hand_made_dumps() {
     id3.extend_from_slice(&[0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0]);
     assert_eq!(malformed(&id3), (Malformed::BadIdSize(3), 19));
     assert_eq!(malformed(&Hprof::new().0).0, Malformed::Empty);
+}
+
+/// A reference in a random dump: null, the object with this index, or an id
+/// that is not in the dump.
+#[derive(Clone, Copy, Debug)]
+enum Target {
+    Null,
+    Object(usize),
+    Missing,
+}
+
+/// A random object: an instance of class 0 (Base: `a` object, `x` int),
+/// 1 (Derived extends Base: `b` object, `y` long) or 2 (Reference:
+/// `referent` object, `next` object), or an object array.
+#[derive(Clone, Debug)]
+enum Obj {
+    Instance(usize, Vec<Target>),
+    Array(Vec<Target>),
+}
+
+fn target(n: usize) -> impl proptest::strategy::Strategy<Value = Target> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(Target::Null),
+        (0..n).prop_map(Target::Object),
+        Just(Target::Missing)
+    ]
+}
+
+fn objects() -> impl proptest::strategy::Strategy<Value = Vec<Obj>> {
+    use proptest::prelude::*;
+    (1usize..30).prop_flat_map(|n| {
+        let t = move || target(n);
+        let obj = prop_oneof![
+            (0usize..3, proptest::collection::vec(t(), 2)).prop_map(|(c, f)| Obj::Instance(c, f)),
+            proptest::collection::vec(t(), 0..5).prop_map(Obj::Array),
+        ];
+        proptest::collection::vec(obj, n)
+    })
+}
+
+/// Expected slots of one object: `(object index, weak)`.
+type Slots = Vec<(usize, bool)>;
+
+/// The id of object `i` (classes take ids 0x10..; objects 0x1000 + 16 i).
+fn obj_id(i: usize) -> u64 {
+    0x1000 + 16 * i as u64
+}
+
+/// Writes the dump; returns it with the expected slots `(object index,
+/// weak)` of every object in dump order (the four classes first) and the
+/// expected number of dropped references.
+fn random_dump(objs: &[Obj], roots: &[Target], idz: usize) -> (Vec<u8>, Vec<Slots>, u64) {
+    let id = |v: u64| v.to_be_bytes()[8 - idz..].to_vec();
+    let tid = |t: Target| match t {
+        Target::Null => 0,
+        Target::Object(i) => obj_id(i),
+        Target::Missing => 0xdead0,
+    };
+    const BASE: u64 = 0x10;
+    const DERIVED: u64 = 0x20;
+    const REFERENCE: u64 = 0x30;
+    const ARRAY: u64 = 0x40;
+    let mut out = b"JAVA PROFILE 1.0.2\0".to_vec();
+    out.extend((idz as u32).to_be_bytes());
+    out.extend([0; 8]);
+    let rec = |out: &mut Vec<u8>, tag: u8, body: &[u8]| {
+        out.push(tag);
+        out.extend([0; 4]);
+        out.extend((body.len() as u32).to_be_bytes());
+        out.extend(body);
+    };
+    // Strings 1..: names; LOAD_CLASS for the Reference class.
+    for (sid, s) in [
+        (1u64, "java/lang/ref/Reference"),
+        (2, "referent"),
+        (3, "a"),
+        (4, "b"),
+    ] {
+        let mut b = id(sid);
+        b.extend(s.as_bytes());
+        rec(&mut out, 0x01, &b);
+    }
+    let mut b = vec![0, 0, 0, 1];
+    b.extend(id(REFERENCE));
+    b.extend([0, 0, 0, 0]);
+    b.extend(id(1));
+    rec(&mut out, 0x02, &b);
+
+    let mut seg = Vec::new();
+    let class = |seg: &mut Vec<u8>, cid: u64, sup: u64, fields: &[(u64, u8)]| {
+        seg.push(0x20);
+        seg.extend(id(cid));
+        seg.extend([0; 4]);
+        seg.extend(id(sup));
+        for _ in 0..5 {
+            seg.extend(id(0));
+        }
+        seg.extend([0; 4]);
+        seg.extend([0, 0, 0, 0]);
+        seg.extend((fields.len() as u16).to_be_bytes());
+        for &(name, ty) in fields {
+            seg.extend(id(name));
+            seg.push(ty);
+        }
+    };
+    class(&mut seg, BASE, 0, &[(3, 2), (5, 10)]);
+    class(&mut seg, DERIVED, BASE, &[(4, 2), (6, 11)]);
+    class(&mut seg, REFERENCE, 0, &[(2, 2), (7, 2)]);
+    class(&mut seg, ARRAY, 0, &[]);
+    // Slots of the classes: Derived -> Base.
+    let n_classes = 4;
+    let mut expected: Vec<Slots> = vec![vec![], vec![(0, false)], vec![], vec![]];
+    let mut dropped = 0;
+    let mut push = |slots: &mut Slots, t: Target, weak: bool| match t {
+        Target::Null => {}
+        Target::Object(i) => slots.push((n_classes + i, weak)),
+        Target::Missing => dropped += 1,
+    };
+    for (i, o) in objs.iter().enumerate() {
+        let mut slots = Vec::new();
+        match o {
+            Obj::Instance(c, f) => {
+                let cid = [BASE, DERIVED, REFERENCE][*c];
+                slots.push((*c, false));
+                seg.push(0x21);
+                seg.extend(id(obj_id(i)));
+                seg.extend([0; 4]);
+                seg.extend(id(cid));
+                let mut data = Vec::new();
+                match c {
+                    0 => {
+                        data.extend(id(tid(f[0])));
+                        data.extend([0; 4]);
+                        push(&mut slots, f[0], false);
+                    }
+                    1 => {
+                        // Own fields first (b, y), then Base's (a, x).
+                        data.extend(id(tid(f[1])));
+                        data.extend([0; 8]);
+                        data.extend(id(tid(f[0])));
+                        data.extend([0; 4]);
+                        push(&mut slots, f[1], false);
+                        push(&mut slots, f[0], false);
+                    }
+                    _ => {
+                        data.extend(id(tid(f[0])));
+                        data.extend(id(tid(f[1])));
+                        push(&mut slots, f[0], true);
+                        push(&mut slots, f[1], false);
+                    }
+                }
+                seg.extend((data.len() as u32).to_be_bytes());
+                seg.extend(data);
+            }
+            Obj::Array(elems) => {
+                seg.push(0x22);
+                seg.extend(id(obj_id(i)));
+                seg.extend([0; 4]);
+                seg.extend((elems.len() as u32).to_be_bytes());
+                seg.extend(id(ARRAY));
+                slots.push((3, false));
+                for &e in elems {
+                    seg.extend(id(tid(e)));
+                    push(&mut slots, e, false);
+                }
+            }
+        }
+        expected.push(slots);
+    }
+    for &r in roots {
+        seg.push(0xFF);
+        seg.extend(id(tid(r)));
+    }
+    rec(&mut out, 0x1C, &seg);
+    rec(&mut out, 0x2C, &[]);
+    (out, expected, dropped)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// Every object gets exactly the slots of the mapping rules, in order,
+    /// to the right objects, with `referent` weak; nulls are not slots,
+    /// missing targets are dropped and counted; roots are distinct.
+    #[test]
+    fn random_dumps_import_exactly(
+        objs in objects(),
+        roots in proptest::collection::vec(target(30), 0..6),
+        wide: bool,
+    ) {
+        let roots: Vec<Target> = roots
+            .into_iter()
+            .map(|t| match t { Target::Object(i) if i >= objs.len() => Target::Missing, t => t })
+            .collect();
+        let (dump, expected, dropped) = random_dump(&objs, &roots, if wide { 8 } else { 4 });
+        let mut b = HeapBuilder::new();
+        let summary = import::hprof(dump.as_slice(), &mut b, &mut |_| {}).unwrap();
+        let heap = b.finish().unwrap();
+        let view = heap.view();
+        let all: Vec<_> = view.objects().collect();
+        proptest::prop_assert_eq!(all.len(), expected.len());
+        for (k, want) in expected.iter().enumerate() {
+            let got: Vec<_> = view.slots(all[k]).map(|s| s.unwrap()).collect();
+            let want: Vec<_> = want
+                .iter()
+                .map(|&(t, weak)| (all[t], if weak { SlotKind::Weak } else { SlotKind::Strong }))
+                .collect();
+            proptest::prop_assert_eq!(got, want, "object {}", k);
+        }
+        proptest::prop_assert_eq!(summary.dropped_references, dropped);
+        let mut want_roots: Vec<_> = roots
+            .iter()
+            .filter_map(|t| match t { Target::Object(i) => Some(all[4 + i]), _ => None })
+            .collect();
+        want_roots.sort();
+        want_roots.dedup();
+        let mut got_roots = heap.roots().to_vec();
+        got_roots.sort();
+        proptest::prop_assert_eq!(got_roots, want_roots);
+        let missing_roots = u64::from(roots.iter().any(|t| matches!(t, Target::Missing)));
+        proptest::prop_assert_eq!(summary.dropped_roots, missing_roots);
+    }
 }

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use import_common::{corrupt, count, have, read, run, tempdir, Counts};
 use stealmark_heap::import::{self, ImportError, Malformed};
-use stealmark_heap::{HeapBuilder, HeapGraph};
+use stealmark_heap::{HeapBuilder, HeapGraph, SlotKind};
 
 /// Builds an object graph with lists, trees, cycles, arrays, maps, closures
 /// and weak references, then writes a heap snapshot to `argv[2]`.
@@ -256,4 +256,121 @@ fn missing_strings_give_placeholder_names() {
         heap.type_name(heap.view().type_id(heap.roots()[0])),
         Some("<string 3>")
     );
+}
+
+/// A random snapshot: per node a self size and edges `(target, weak)`.
+type Graph = Vec<(u64, Vec<(usize, bool)>)>;
+
+fn graph() -> impl proptest::strategy::Strategy<Value = Graph> {
+    use proptest::prelude::*;
+    (1usize..40).prop_flat_map(|n| {
+        proptest::collection::vec(
+            (
+                0u64..200,
+                proptest::collection::vec((0..n, any::<bool>()), 0..6),
+            ),
+            n,
+        )
+    })
+}
+
+/// Writes `g` as a snapshot whose node fields come in the order `order`
+/// (a permutation of type, name, id, self_size, edge_count) and whose edge
+/// fields are reversed when `flip` is set.
+fn to_json(g: &Graph, order: &[usize], flip: bool) -> String {
+    let node_fields = ["type", "name", "id", "self_size", "edge_count"];
+    let node_types = [
+        r#"["hidden","object","string"]"#,
+        r#""string""#,
+        r#""number""#,
+        r#""number""#,
+        r#""number""#,
+    ];
+    let fields: Vec<String> = order
+        .iter()
+        .map(|&i| format!("\"{}\"", node_fields[i]))
+        .collect();
+    let types: Vec<&str> = order.iter().map(|&i| node_types[i]).collect();
+    let mut nodes = Vec::new();
+    for (i, (size, edges)) in g.iter().enumerate() {
+        let values = [
+            (i % 3) as u64,
+            (i % 2) as u64,
+            i as u64 * 2 + 1,
+            *size,
+            edges.len() as u64,
+        ];
+        nodes.extend(order.iter().map(|&f| values[f].to_string()));
+    }
+    let mut edge_values = Vec::new();
+    for (_, edges) in g {
+        for &(t, weak) in edges {
+            let mut e = [u64::from(weak), 0, (t * order.len()) as u64];
+            if flip {
+                e.reverse();
+            }
+            edge_values.extend(e.iter().map(u64::to_string));
+        }
+    }
+    let (edge_fields, edge_types) = if flip {
+        (
+            r#""to_node","name_or_index","type""#,
+            r#""node","string_or_number",["property","weak"]"#,
+        )
+    } else {
+        (
+            r#""type","name_or_index","to_node""#,
+            r#"["property","weak"],"string_or_number","node""#,
+        )
+    };
+    format!(
+        r#"{{"snapshot":{{"meta":{{"node_fields":[{}],"node_types":[{}],"edge_fields":[{edge_fields}],"edge_types":[{edge_types}]}},"node_count":{},"edge_count":{}}},
+"nodes":[{}],
+"edges":[{}],
+"strings":["Zero","One"]}}"#,
+        fields.join(","),
+        types.join(","),
+        g.len(),
+        g.iter().map(|(_, e)| e.len()).sum::<usize>(),
+        nodes.join(","),
+        edge_values.join(",")
+    )
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// Every node becomes an object with exactly its edges, in order, as
+    /// slots to the right objects with the right weakness, and a size that
+    /// follows `self_size`, whatever the field order the meta declares.
+    #[test]
+    fn random_snapshots_import_exactly(
+        g in graph(),
+        order in proptest::strategy::Strategy::prop_shuffle(proptest::sample::subsequence(vec![0usize, 1, 2, 3, 4], 5)),
+        flip: bool,
+    ) {
+        let json = to_json(&g, &order, flip);
+        let mut b = HeapBuilder::new();
+        let summary = import::v8(json.as_bytes(), &mut b).unwrap();
+        let heap = b.finish().unwrap();
+        let view = heap.view();
+        let objs: Vec<_> = view.objects().collect();
+        proptest::prop_assert_eq!(objs.len(), g.len());
+        proptest::prop_assert_eq!(heap.roots(), &[objs[0]][..]);
+        for (i, (size, edges)) in g.iter().enumerate() {
+            let slots: Vec<_> = view.slots(objs[i]).map(|s| s.unwrap()).collect();
+            let want: Vec<_> = edges
+                .iter()
+                .map(|&(t, weak)| (objs[t], if weak { SlotKind::Weak } else { SlotKind::Strong }))
+                .collect();
+            proptest::prop_assert_eq!(slots, want);
+            let words = 2 + edges.len() as u64 + u64::from(view.header(objs[i]).payload_words);
+            proptest::prop_assert_eq!(words, size.div_ceil(8).max(2 + edges.len() as u64));
+            let name = heap.type_name(view.type_id(objs[i])).unwrap();
+            let want_name = match i % 3 { 0 => ["Zero", "One"][i % 2], 1 => ["Zero", "One"][i % 2], _ => "(string)" };
+            proptest::prop_assert_eq!(name, want_name);
+        }
+        let weak = g.iter().flat_map(|(_, e)| e).filter(|e| e.1).count() as u64;
+        proptest::prop_assert_eq!(summary.weak_references, weak);
+    }
 }
