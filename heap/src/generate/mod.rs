@@ -16,7 +16,7 @@
 //! | `list` | one chain, head first | yes |
 //! | `wide` | one root with a slot to each of the other objects (leaves) | yes |
 //! | `big-array` | a root holding an array of at least 2²⁰ slots, whose elements point to element objects, each pointing to a leaf | yes |
-//! | `dag` | the Chase-Lev benchmark DAG: a node of depth `d` has Binomial(B, 1 - d/D) children | yes |
+//! | `dag` | the Chase-Lev benchmark DAG: a node of depth `d` has Binomial(B, 1 - d/D) children (at most B, B(1 - d/D) expected), laid out breadth first; as in the paper's benchmark every node is spawned by one parent, so the graph is a tree | yes |
 //! | `runtime` | size classes, arrays, strings, hash entries, parent pointers (cycles), weak references, interleaved garbage | yes |
 //!
 //! With a garbage fraction `g`, `round(g * objects)` objects are garbage:
