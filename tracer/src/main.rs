@@ -6,6 +6,7 @@
 
 use std::process::ExitCode;
 
+use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 
 mod args;
@@ -86,10 +87,46 @@ fn install_panic_hook() {
     }));
 }
 
+/// Parses the command line. A usage error is printed as one line (clap's
+/// message, its hints and the pointer to `--help`, joined) and exits with
+/// code 2; `--help`, `--version` and a bare `stealmark` print as clap does.
+fn parse() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e)
+            if !e.use_stderr()
+                || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            e.exit()
+        }
+        Err(e) => {
+            eprintln!("error: {}", usage_line(&e.to_string()));
+            std::process::exit(i32::from(error::EXIT_USAGE))
+        }
+    }
+}
+
+/// Joins clap's multi-line error message into one line, dropping the usage
+/// synopsis (`--help` shows it).
+fn usage_line(message: &str) -> String {
+    let mut line = String::new();
+    for part in message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:"))
+    {
+        if !line.is_empty() {
+            // A bracketed list continues the sentence before it.
+            line.push_str(if part.starts_with('[') { " " } else { "; " });
+        }
+        line.push_str(part.strip_prefix("error: ").unwrap_or(part));
+    }
+    line
+}
+
 fn main() -> ExitCode {
     install_panic_hook();
-    // Usage errors: clap prints them and exits with code 2.
-    let cli = Cli::parse();
+    let cli = parse();
     let result = match cli.command {
         Command::Gen(args) => gen::run(args),
         Command::Info(args) => info::run(args),
@@ -116,6 +153,21 @@ mod tests {
     #[test]
     fn command_tree_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn usage_errors_become_one_line() {
+        let err = Cli::try_parse_from(["stealmark", "mark", "f", "--deque", "stealhalf"])
+            .err()
+            .expect("a bad deque name is an error");
+        let line = usage_line(&err.to_string());
+        assert!(!line.contains('\n'), "{line}");
+        assert!(line.starts_with("invalid value 'stealhalf'"), "{line}");
+        assert!(
+            line.contains("steal-half"),
+            "lists the accepted names: {line}"
+        );
+        assert!(!line.contains("Usage:"), "{line}");
     }
 
     #[test]

@@ -32,7 +32,8 @@ pub fn gen(dir: &Path, shape: &str, objects: u64) -> PathBuf {
 }
 
 /// Runs `stealmark args...` and checks that it fails with `code` and a
-/// one-line error (no panic, no backtrace). Returns standard error.
+/// one-line error (no panic, no backtrace; a bare `stealmark` prints the
+/// help instead). Returns standard error.
 pub fn fails_with(args: &[&str], code: i32) -> String {
     let out = stealmark().args(args).output().expect("stealmark runs");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
