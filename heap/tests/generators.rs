@@ -165,3 +165,12 @@ fn bad_configurations_are_errors() {
         assert!(generate_heap(&config).is_err(), "{config:?}");
     }
 }
+
+#[test]
+fn gen_info_serialises_with_shape_names() {
+    let g = generate_heap(&GenConfig::new(Shape::BinaryTree, 7)).unwrap();
+    let json = serde_json::to_value(&g.info).unwrap();
+    assert_eq!(json["shape"], "binary-tree");
+    assert_eq!(json["reachable"], 7);
+    assert_eq!(json["objects"], 7);
+}

@@ -87,6 +87,12 @@ impl Shape {
     }
 }
 
+impl serde::Serialize for Shape {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 impl fmt::Display for Shape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -226,8 +232,8 @@ impl GenConfig {
     }
 }
 
-/// What a generator produced.
-#[derive(Clone, PartialEq, Eq, Debug)]
+/// What a generator produced (serialises with these field names).
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize)]
 pub struct GenInfo {
     /// The shape.
     pub shape: Shape,
