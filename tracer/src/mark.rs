@@ -10,7 +10,7 @@ use serde::Serialize;
 use stealmark_heap::{mark_sequential, HeapGraph, HeapView, ObjRef, ObjectModel};
 use stealmark_marker::{
     BalancePolicy, DequeKind, MarkBitmap, MarkStats, MarkerConfig, StealAmount, VictimSelection,
-    WorkerStats,
+    WorkerRecord, WorkerStats,
 };
 
 use crate::args;
@@ -199,6 +199,19 @@ pub fn run(args: MarkArgs) -> CliResult {
         });
         let file = File::create(path).map_err(|e| CliError::io("create", path, e))?;
         trace_event::write(file, &traces, other).map_err(|e| CliError::io("write", path, e))?;
+        let dropped: u64 = all_stats
+            .iter()
+            .flat_map(|s| &s.workers)
+            .map(|w| w.spans_dropped)
+            .sum();
+        if dropped > 0 {
+            eprintln!(
+                "note: {} spans did not fit the marker's span buffers ({} per worker and run) and are missing from {}",
+                output::count(dropped),
+                output::count(WorkerRecord::MAX_SPANS as u64),
+                path.display()
+            );
+        }
     }
     if let Some(path) = &args.plot {
         let timeline: Vec<Vec<(u64, u64)>> = all_stats[mid]
