@@ -220,6 +220,9 @@ fn new<R: Reclaim>(capacity: usize) -> (StealHalfOwner<R>, StealHalfThief<R>) {
         inner: Arc::clone(&inner),
         bottom: 0,
         prev,
+        prev_top: 0,
+        prev_floor: 0,
+        prev_grow: 1,
         min_capacity,
         stats: OwnerStats::default(),
         _not_sync: PhantomData,
@@ -242,6 +245,13 @@ pub struct StealHalfOwner<R: Reclaim> {
     bottom: usize,
     /// The last range word the owner wrote (`prevStealRange`).
     prev: Range,
+    /// The full index of `prev`'s top, and `2 * prev.len()` (the distance
+    /// from it to the floor), cached for the fast paths.
+    prev_top: usize,
+    prev_floor: usize,
+    /// The length at which `owner_len` exceeds `prev.len()`: a push that
+    /// reaches it re-arms.
+    prev_grow: usize,
     min_capacity: usize,
     stats: OwnerStats,
     _not_sync: PhantomData<Cell<()>>,
@@ -319,6 +329,16 @@ impl<R: Reclaim> StealHalfOwner<R> {
         self.inner.buffer.retired_len()
     }
 
+    /// Records `new`, whose top is the full index `top`, as our last write.
+    #[inline]
+    fn set_prev(&mut self, new: Range, top: usize) {
+        self.prev = new;
+        self.prev_top = top;
+        self.prev_floor = 2 * new.len();
+        // `owner_len(n)` first exceeds `l >= 1` at `n = 8 * l`.
+        self.prev_grow = (8 * new.len()).max(1);
+    }
+
     /// The full index of the top named by `word`, which is at most `bottom`.
     #[inline]
     fn full_top(&self, word: Range) -> usize {
@@ -349,7 +369,7 @@ impl<R: Reclaim> StealHalfOwner<R> {
             ) {
                 Ok(_) => {
                     self.stats.cas_succeeded += 1;
-                    self.prev = new;
+                    self.set_prev(new, top);
                     check_invariant(new.len(), len);
                     return;
                 }
@@ -415,7 +435,6 @@ impl<R: Reclaim> StealHalfOwner<R> {
     #[cold]
     #[inline(never)]
     fn pop_slow(&mut self, mut word: Range, b: usize) -> Option<usize> {
-        let inner = &*self.inner;
         let j = b.wrapping_sub(1);
         loop {
             let top = self.full_top(word);
@@ -423,7 +442,7 @@ impl<R: Reclaim> StealHalfOwner<R> {
             if len == 0 {
                 // Thieves took everything: restore `bottom == top`. Relaxed:
                 // a thief that reads the older `j` only sees less room.
-                inner.bottom.store(b, Ordering::Relaxed);
+                self.inner.bottom.store(b, Ordering::Relaxed);
                 return None;
             }
             // Claim `j` by re-arming the range below it; for the last item,
@@ -437,19 +456,21 @@ impl<R: Reclaim> StealHalfOwner<R> {
             // SeqCst on success: totally ordered with the thieves' CASes; its
             // release half publishes the new range. Acquire on failure: pairs
             // with the winning thief's CAS (see `push`).
-            match inner
-                .range
-                .compare_exchange(word.0, new.0, Ordering::SeqCst, Ordering::Acquire)
-            {
+            match self.inner.range.compare_exchange(
+                word.0,
+                new.0,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
                 Ok(_) => {
                     self.stats.cas_succeeded += 1;
-                    self.prev = new;
+                    self.set_prev(new, if len == 1 { b } else { top });
                     check_invariant(new.len(), len - 1);
-                    let item = inner.buffer.owner_load().read(j as isize);
+                    let item = self.inner.buffer.owner_load().read(j as isize);
                     if len == 1 {
                         // `top` is now `b`: restore `bottom` to match.
                         // Relaxed: the range is empty, no thief uses it.
-                        inner.bottom.store(b, Ordering::Relaxed);
+                        self.inner.bottom.store(b, Ordering::Relaxed);
                     } else {
                         self.bottom = j;
                     }
@@ -485,7 +506,11 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
         // those slots.
         let word = Range(self.inner.range.load(Ordering::Acquire));
         let b = self.bottom;
-        let top = self.full_top(word);
+        let top = if word == self.prev {
+            self.prev_top
+        } else {
+            self.full_top(word)
+        };
         let len = b.wrapping_sub(top);
         let mut buffer = self.inner.buffer.owner_load();
         if len >= buffer.capacity() {
@@ -499,7 +524,7 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
             .store(b.wrapping_add(1), Ordering::Release);
         self.bottom = b.wrapping_add(1);
         self.stats.pushes += 1;
-        if word != self.prev || ((len + 1).is_power_of_two() && owner_len(len + 1) > word.len()) {
+        if word != self.prev || len + 1 >= self.prev_grow {
             self.rearm(word);
         } else {
             check_invariant(self.prev.len(), len + 1);
@@ -512,7 +537,7 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
         let b = self.bottom;
         // A quick empty check without touching shared memory: `top` only
         // grows, so if our last word's `top` is `b` the deque is empty.
-        if self.full_top(self.prev) == b {
+        if self.prev_top == b {
             return None;
         }
         let inner = &*self.inner;
@@ -524,18 +549,19 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
         fence(Ordering::SeqCst);
         // Acquire: pairs with thieves' CAS (see `push`).
         let word = Range(inner.range.load(Ordering::Acquire));
-        let top = self.full_top(word);
-        let len = b.wrapping_sub(top);
-        if word == self.prev && len > 2 * word.len() {
-            // No steal since our last write, and `j` is at or above the floor
-            // `top + 2 * len` that every thief stays under: the item is ours
-            // without a CAS. (`len == 0` fails the test: slow path.)
-            check_invariant(word.len(), len - 1);
-            let item = inner.buffer.owner_load().read(j as isize);
-            self.bottom = j;
-            self.stats.pops += 1;
-            self.maybe_shrink(top, len - 1);
-            return Some(item);
+        if word == self.prev {
+            let len = b.wrapping_sub(self.prev_top);
+            if len > self.prev_floor {
+                // No steal since our last write, and `j` is at or above the
+                // floor `top + 2 * len` that every thief stays under: the
+                // item is ours without a CAS.
+                check_invariant(word.len(), len - 1);
+                let item = inner.buffer.owner_load().read(j as isize);
+                self.bottom = j;
+                self.stats.pops += 1;
+                self.maybe_shrink(self.prev_top, len - 1);
+                return Some(item);
+            }
         }
         self.pop_slow(word, b)
     }
