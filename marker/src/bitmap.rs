@@ -20,6 +20,14 @@ pub trait MarkStore<H: ObjectModel + ?Sized>: Sync {
 
     /// Whether `obj` is marked.
     fn is_marked(&self, heap: &H, obj: ObjRef) -> bool;
+
+    /// Hints that `try_mark(heap, obj)` comes soon. The default prefetches
+    /// the object (right for mark bits in headers); side bitmaps prefetch
+    /// their word instead.
+    #[inline]
+    fn prefetch(&self, heap: &H, obj: ObjRef) {
+        heap.prefetch(obj);
+    }
 }
 
 /// A side bitmap of atomic words, one bit per mark index.
@@ -150,6 +158,13 @@ impl<H: ObjectModel + ?Sized> MarkStore<H> for MarkBitmap {
     #[inline]
     fn is_marked(&self, heap: &H, obj: ObjRef) -> bool {
         self.get(heap.mark_index(obj))
+    }
+
+    #[inline]
+    fn prefetch(&self, heap: &H, obj: ObjRef) {
+        if let Some(w) = self.words.get(heap.mark_index(obj) / 64) {
+            stealmark_heap::model::prefetch_read((w as *const AtomicU64).cast());
+        }
     }
 }
 

@@ -4,11 +4,12 @@
 
 use stealmark_heap::{ObjRef, ObjectModel, SlotKind};
 
-use crate::bitmap::MarkBitmap;
+use crate::bitmap::{MarkBitmap, MarkStore};
 use crate::fifo::Fifo;
 
 /// A sequential marker: a private `Vec` mark stack, the engine's side
-/// bitmap and the same prefetch FIFO, without deques, stealing or
+/// bitmap and the same prefetching (the object FIFO, and the edge FIFO that
+/// prefetches targets' mark words), without deques, stealing or
 /// termination. Its buffers are reused from one call to the next.
 #[derive(Debug, Default)]
 pub struct SequentialMarker {
@@ -56,6 +57,12 @@ impl SequentialMarker {
             }
         }
         let mut fifo = Fifo::new();
+        let mut edges = Fifo::new();
+        let edge_depth = if self.prefetch > 0 {
+            crate::worker::EDGE_DEPTH
+        } else {
+            0
+        };
         loop {
             while fifo.len() < self.prefetch {
                 match stack.pop() {
@@ -71,10 +78,37 @@ impl SequentialMarker {
             } else {
                 fifo.pop().and_then(ObjRef::from_word)
             };
-            let Some(obj) = obj else { break };
+            let Some(obj) = obj else {
+                // Mark the targets still waiting in the edge FIFO.
+                while let Some(t) = edges.pop().and_then(ObjRef::from_word) {
+                    if bitmap.set(heap.mark_index(t)) {
+                        stack.push(t);
+                    }
+                }
+                if stack.is_empty() {
+                    break;
+                }
+                continue;
+            };
             on_scan(obj);
             heap.scan_slots(obj, 0..heap.slot_count(obj), |t, kind| {
-                if kind == SlotKind::Strong && bitmap.set(heap.mark_index(t)) {
+                if kind != SlotKind::Strong {
+                    return;
+                }
+                let t = if edge_depth == 0 {
+                    t
+                } else {
+                    bitmap.prefetch(heap, t);
+                    edges.push(t.word());
+                    if edges.len() <= edge_depth {
+                        return;
+                    }
+                    match edges.pop().and_then(ObjRef::from_word) {
+                        Some(t) => t,
+                        None => return,
+                    }
+                };
+                if bitmap.set(heap.mark_index(t)) {
                     stack.push(t);
                 }
             });

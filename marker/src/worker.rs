@@ -29,6 +29,10 @@ const ARRAY_DESCRIPTORS: usize = 4096;
 /// private items in their deques (half their private stack, at most this).
 const IDLE_SHARE_MAX: usize = 1024;
 
+/// Strong edges delayed between finding them and testing their mark bits,
+/// when prefetching is on.
+pub(crate) const EDGE_DEPTH: usize = 8;
+
 /// A busy worker wakes one parked worker per this many items in its deque.
 const WAKE_GRAIN: usize = 4;
 
@@ -151,6 +155,10 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     slot: &'p mut Slot<D>,
     fifo: Fifo,
     depth: usize,
+    /// Strong targets waiting for their mark-bit test, whose mark words have
+    /// been prefetched (empty when prefetching is off).
+    edges: Fifo,
+    edge_depth: usize,
     /// Whether new grey objects go to the private stack first.
     private: bool,
     /// Objects left until the next policy evaluation and wake-up check.
@@ -180,6 +188,8 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             slot,
             fifo: Fifo::new(),
             depth: c.prefetch,
+            edges: Fifo::new(),
+            edge_depth: if c.prefetch > 0 { EDGE_DEPTH } else { 0 },
             private: c.private_work,
             until_balance: c.balance_interval,
             big_array: 2 * c.array_chunk,
@@ -314,8 +324,33 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         }
     }
 
-    /// Scans until the private stack, the deque and the FIFO are empty.
+    /// Scans until the private stack, the deque and both FIFOs are empty.
     fn drain(&mut self) {
+        loop {
+            self.drain_objects();
+            if self.edges.len() == 0 {
+                return;
+            }
+            self.flush_edges();
+        }
+    }
+
+    /// Marks the targets still waiting in the edge FIFO.
+    fn flush_edges(&mut self) {
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        let mut marked = 0;
+        while let Some(w) = self.edges.pop() {
+            if store.try_mark(heap, obj_ref(w)) {
+                marked += 1;
+                self.push(w);
+            }
+        }
+        self.slot.record.stats.objects_marked += marked;
+    }
+
+    /// Scans until the private stack, the deque and the object FIFO are
+    /// empty (the edge FIFO may still hold targets).
+    fn drain_objects(&mut self) {
         while let Some(w) = self.next_local() {
             if ArrayTable::is_token(w) {
                 self.process_token(w);
@@ -482,13 +517,18 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         let store = self.phase.store;
         let mut visited = 0u64;
         let mut marked = 0u64;
+        let edge_depth = self.edge_depth;
         if self.private {
             let slot = &mut *self.slot;
             let private = &mut slot.private;
             let record = &mut slot.record;
+            let edges = &mut self.edges;
             heap.scan_slots(obj, slots, |target, kind| {
                 visited += 1;
                 if kind == SlotKind::Strong {
+                    let Some(target) = delay_edge(heap, store, edges, edge_depth, target) else {
+                        return;
+                    };
                     if store.try_mark(heap, target) {
                         marked += 1;
                         private.push(target.word());
@@ -501,6 +541,10 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             heap.scan_slots(obj, slots, |target, kind| {
                 visited += 1;
                 if kind == SlotKind::Strong {
+                    let Some(target) = delay_edge(heap, store, &mut self.edges, edge_depth, target)
+                    else {
+                        return;
+                    };
                     if store.try_mark(heap, target) {
                         marked += 1;
                         self.push_shared(target.word());
@@ -716,6 +760,28 @@ fn record_weak(record: &mut WorkerRecord, holder: ObjRef, target: ObjRef) {
         holder: holder.word(),
         target: target.word(),
     });
+}
+
+/// Delays a strong edge through the edge FIFO: prefetches `target`'s mark
+/// bit and returns the edge `depth` edges older, whose mark word should have
+/// arrived (or `target` itself when the FIFO is off or not yet full).
+#[inline(always)]
+fn delay_edge<H: ObjectModel, S: MarkStore<H>>(
+    heap: &H,
+    store: &S,
+    edges: &mut Fifo,
+    depth: usize,
+    target: ObjRef,
+) -> Option<ObjRef> {
+    if depth == 0 {
+        return Some(target);
+    }
+    store.prefetch(heap, target);
+    edges.push(target.word());
+    if edges.len() <= depth {
+        return None;
+    }
+    edges.pop().map(obj_ref)
 }
 
 /// The object a mark-stack word (without tag) names.
