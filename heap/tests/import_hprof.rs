@@ -350,6 +350,20 @@ fn java_dump_matches_naive_reader() {
     let (gz_summary, gz_heap) = import_file(&gz);
     assert_eq!(gz_summary, summary);
     assert_eq!(gz_heap.view().words(), heap.view().words());
+
+    // Decompressing once into a spill file gives the same heap, and the
+    // spill is gone afterwards.
+    let spill = dir.path().join("spill");
+    let input = InputFile::open(&gz).unwrap().spill_to(&spill);
+    let mut b = HeapBuilder::new();
+    let mut passes = Vec::new();
+    let spilled = import::hprof(&input, &mut b, &mut |p| passes.push(p)).unwrap();
+    assert_eq!(passes, ["scan", "count", "emit"]);
+    assert_eq!(spilled, summary);
+    assert_eq!(std::fs::metadata(&spill).unwrap().len(), bytes.len() as u64);
+    drop(input);
+    assert!(!spill.exists());
+    assert_eq!(b.finish().unwrap().view().words(), heap.view().words());
 }
 
 #[test]

@@ -78,12 +78,22 @@ pub fn run(args: ImportArgs) -> Result<(), Box<dyn std::error::Error>> {
     // One bar over all passes, in bytes of the file on disk.
     let progress = Progress::new(len * passes, "import", "bytes");
     let pass_base = Rc::new(Cell::new(0u64));
+    let partial = partial_path(&files.output, ".partial");
+    // A compressed HPROF dump is decompressed once, into a file beside the
+    // output that the second and third passes read (a leftover of a killed
+    // run is ours to replace).
+    let input = if v8 {
+        input
+    } else {
+        let spill = partial_path(&files.output, ".dump.partial");
+        let _ = fs::remove_file(&spill);
+        input.spill_to(spill)
+    };
     let input = {
         let (set, base) = (RefCell::new(progress.setter()), Rc::clone(&pass_base));
         input.on_progress(move |done| (set.borrow_mut())(base.get() + done))
     };
 
-    let partial = partial_path(&files.output);
     let result = (|| -> Result<ImportSummary, Box<dyn std::error::Error>> {
         let mut writer = SnapshotWriter::create(&partial)
             .map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
@@ -109,6 +119,8 @@ pub fn run(args: ImportArgs) -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| format!("cannot create {}: {e}", files.output.display()))?;
         Ok(summary)
     })();
+    // Deletes the spill file, if any.
+    drop(input);
     progress.finish();
     let summary = match result {
         Ok(s) => s,
@@ -202,9 +214,9 @@ fn print_summary(
     }
 }
 
-/// The temporary name the snapshot is written under.
-fn partial_path(path: &Path) -> PathBuf {
+/// A temporary file beside `path`: its name plus `suffix`.
+fn partial_path(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".partial");
+    name.push(suffix);
     path.with_file_name(name)
 }
