@@ -271,6 +271,19 @@ pub fn table(result: &MatrixResult, with_policy: bool) -> Table {
     table
 }
 
+/// What the table's derived columns mean, one line each.
+pub fn column_notes(result: &MatrixResult) -> String {
+    let min_threads = result.results.iter().map(|r| r.threads).min().unwrap_or(1);
+    format!(
+        "vs baseline: median over rounds of pause / baseline's pause in the same round (baseline: {} at the same worker count; below 1.00x is faster)\n\
+         speedup: median over rounds of the same configuration's pause at {min_threads} worker{} / pause here (above 1.00x is faster)\n\
+         balance: max over mean of objects scanned per worker (1.000 is perfect)\n\
+         term µs: median time from the last object scanned to the end of the pause\n",
+        result.baseline,
+        if min_threads == 1 { "" } else { "s" }
+    )
+}
+
 /// The bars of the `--plot` chart.
 pub fn bars(result: &MatrixResult, with_policy: bool) -> Vec<Bar> {
     result
@@ -376,6 +389,10 @@ pub fn run(args: BenchArgs) -> CliResult {
                 println!();
             }
             print!("{}", table(&result, with_policy).render(format));
+            if format == Format::Table {
+                println!();
+                print!("{}", column_notes(&result));
+            }
         }
     }
     Ok(())

@@ -145,10 +145,7 @@ pub fn run(args: DemoArgs) -> CliResult {
     );
     print_summary(&result, oracle_p50, ncpu);
     println!();
-    println!("vs baseline: median over rounds of the pause over steal-half's in the same round, same worker count (below 1.00x is faster)");
-    println!("speedup: median over rounds of the deque's pause at 1 worker over its pause here (above 1.00x is faster)");
-    println!("balance: max over mean of objects scanned per worker (1.000 is perfect)");
-    println!("term µs: median time from the last object scanned to the end of the pause");
+    print!("{}", bench::column_notes(&result));
     Ok(())
 }
 
