@@ -152,7 +152,7 @@ pub enum ImportError {
         kind: Malformed,
     },
     /// Reading the input failed.
-    #[error("reading the input failed near byte {offset}")]
+    #[error("reading the input failed near byte {offset}: {source}")]
     Read {
         /// Byte offset in the (decompressed) input.
         offset: u64,
@@ -161,7 +161,7 @@ pub enum ImportError {
         source: io::Error,
     },
     /// The [`HeapSink`](crate::HeapSink) failed (writing the snapshot).
-    #[error("writing the imported heap failed")]
+    #[error("writing the imported heap failed: {0}")]
     Sink(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
