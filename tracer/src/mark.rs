@@ -28,7 +28,8 @@ use crate::trace_event::{self, RunTrace};
     stealmark mark heap.smk --threads 2 --deque chase-lev --runs 20\n  \
     stealmark mark heap.smk --policy probabilistic --steal half --victim best-of-2 --json\n  \
     stealmark mark heap.smk --trace-out trace.json --plot mark.svg   (open trace.json in https://ui.perfetto.dev)\n  \
-    stealmark mark heap.smk --sequential --runs 5")]
+    stealmark mark heap.smk --sequential --runs 5\n  \
+    stealmark mark heap.smk --threads 16 --verify")]
 pub struct MarkArgs {
     /// Snapshot to mark (from `stealmark gen` or `stealmark import`).
     pub file: PathBuf,
@@ -71,6 +72,10 @@ pub struct MarkArgs {
     /// and the distribution of pause times.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Check the last run's marked set against the sequential oracle (exit
+    /// 1 if they differ).
+    #[arg(long, conflicts_with = "sequential")]
+    pub verify: bool,
 }
 
 /// The JSON document of `mark --json`.
@@ -95,6 +100,9 @@ struct MarkReport {
     /// Per worker, the counters of the run with the median pause.
     workers: Vec<WorkerReport>,
     per_run: Vec<RunSample>,
+    /// With `--verify`: whether the marked set equals the oracle's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verified: Option<bool>,
 }
 
 #[derive(Serialize)]
@@ -132,6 +140,7 @@ pub fn run(args: MarkArgs) -> CliResult {
     let mut samples = Vec::with_capacity(args.runs);
     let mut all_stats: Vec<MarkStats> = Vec::with_capacity(args.runs);
     let mut marked_bytes = 0;
+    let mut verified = None;
     for i in 0..args.runs {
         let (sample, marking) = run::mark_once(&mut marker, &heap, roots, expected)?;
         expected = Some(sample.marked_objects);
@@ -139,6 +148,10 @@ pub fn run(args: MarkArgs) -> CliResult {
         all_stats.push(marking.stats.clone());
         if i + 1 == args.runs {
             marked_bytes = count_marked_bytes(&heap, marking.bitmap);
+            if args.verify {
+                let oracle = mark_sequential(&heap, roots);
+                verified = Some(marking.bitmap.iter_set().eq(oracle.marked.iter()));
+            }
         }
     }
     let mid = run::median_index(&samples);
@@ -170,6 +183,7 @@ pub fn run(args: MarkArgs) -> CliResult {
         termination_latency_us: PauseStats::from_ms(&term_us).expect("at least one run"),
         workers: run::worker_reports(&all_stats[mid]),
         per_run: samples.clone(),
+        verified,
     };
 
     if let Some(path) = &args.trace_out {
@@ -244,6 +258,12 @@ pub fn run(args: MarkArgs) -> CliResult {
         )?;
     }
     print(&args, &report);
+    if report.verified == Some(false) {
+        return Err(CliError::failed(
+            "verifying",
+            "the marked set differs from the sequential oracle's; this is a bug in the marker, please report it with the snapshot and the command line",
+        ));
+    }
     Ok(())
 }
 
@@ -309,6 +329,7 @@ fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> Cli
             timeline_samples: 0,
         }],
         per_run: samples,
+        verified: None,
     };
     if let Some(path) = &args.plot {
         let title = format!("{}: sequential oracle", file_name(&args.file));
@@ -369,6 +390,11 @@ fn print_report(r: &MarkReport) {
             r.threads,
             if r.threads == 1 { "" } else { "s" }
         );
+    }
+    match r.verified {
+        Some(true) => println!("verified: the marked set equals the sequential oracle's"),
+        Some(false) => println!("verified: the marked set DIFFERS from the sequential oracle's"),
+        None => {}
     }
     let p = &r.pause_ms;
     println!(

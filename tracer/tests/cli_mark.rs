@@ -101,12 +101,14 @@ fn every_deque_policy_and_option_marks_the_same_set() {
         "--no-prefetch",
         "--runs",
         "2",
+        "--verify",
         "--json",
     ]));
     assert_eq!(m["marked_objects"], expected);
     assert_eq!(m["steal"], "one");
     assert_eq!(m["victim"], "best-of-2");
     assert_eq!(m["prefetch"], false);
+    assert_eq!(m["verified"], true);
 }
 
 #[test]
