@@ -73,7 +73,8 @@ fn garbage_fraction_leaves_objects_unreachable() {
         .arg(&path)
         .assert()
         .success()
-        .stdout(predicate::str::contains("binary-tree"));
+        .stdout(predicate::str::contains("binary-tree"))
+        .stderr(predicate::str::is_empty().from_utf8());
     let info = json_of(stealmark().arg("info").arg(&path).arg("--json"));
     assert_eq!(info["objects"], 4000);
     assert_eq!(info["reachable_objects"], 3000);
