@@ -233,14 +233,27 @@ struct Config {
     run: Box<dyn FnMut() -> f64>,
 }
 
-/// Owner push+pop: a fresh deque each round (so that one unlucky allocation
-/// address, e.g. 4 KiB aliasing between a slot and an index word, does not
-/// bias a whole configuration), filled outside the timing.
+/// A heap allocation of a size that changes every call, made before a
+/// deque is created so that its arrays and index words land at different
+/// addresses from round to round: one unlucky placement (4 KiB aliasing
+/// between a slot and an index word costs some configurations 2-4x in the
+/// steady pattern) then moves the median of no configuration.
+fn placement_pad() -> Vec<u64> {
+    static ROUND: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let round = ROUND.fetch_add(1, Ordering::Relaxed);
+    let mut pad = Vec::with_capacity(8 + (round * 389) % 1024);
+    pad.push(round as u64);
+    pad
+}
+
+/// Owner push+pop: a fresh deque each round, at a varying address (see
+/// `placement_pad`), filled outside the timing.
 fn owner_config<D: WorkDeque>(name: &'static str, steady_pattern: bool) -> Config {
     let iters = 2000;
     Config {
         name,
         run: Box::new(move || {
+            let _pad = placement_pad();
             let (mut owner, _thief) = if steady_pattern {
                 filled::<D>()
             } else {
@@ -258,6 +271,7 @@ fn crossbeam_owner_config(name: &'static str, steady_pattern: bool) -> Config {
     Config {
         name,
         run: Box::new(move || {
+            let _pad = placement_pad();
             let w = if steady_pattern {
                 crossbeam_filled()
             } else {
