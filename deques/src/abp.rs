@@ -278,24 +278,7 @@ impl crate::Thief for AbpThief {
             return Steal::Empty;
         }
         let want = crate::Thief::len(self).div_ceil(2).max(1).min(dest.room());
-        let mut moved = 0;
-        while moved < want {
-            match self.steal(stats) {
-                Steal::Success(item) => {
-                    // `want <= room`, so the push fits.
-                    let pushed = crate::Owner::push(dest, item);
-                    debug_assert!(pushed.is_ok());
-                    moved += 1;
-                }
-                other if moved == 0 => return other,
-                _ => break,
-            }
-        }
-        if moved == 0 {
-            Steal::Empty
-        } else {
-            Steal::Success(moved)
-        }
+        crate::steal_each(dest, want, || self.steal(stats))
     }
 
     fn len(&self) -> usize {

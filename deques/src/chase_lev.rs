@@ -314,23 +314,7 @@ impl<R: Reclaim> ChaseLevThief<R> {
         limit: usize,
         stats: &mut ThiefStats,
     ) -> Steal<usize> {
-        let mut moved = 0;
-        while moved < limit {
-            match self.steal_one(stats) {
-                Steal::Success(item) => {
-                    // A growable deque never refuses an item.
-                    let _ = crate::Owner::push(dest, item);
-                    moved += 1;
-                }
-                other if moved == 0 => return other,
-                _ => break,
-            }
-        }
-        if moved == 0 {
-            Steal::Empty
-        } else {
-            Steal::Success(moved)
-        }
+        crate::steal_each(dest, limit, || self.steal_one(stats))
     }
 }
 

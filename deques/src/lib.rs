@@ -141,3 +141,31 @@ pub trait Thief: Clone + Send + Sync {
         self.len() == 0
     }
 }
+
+/// Steals up to `limit` items one at a time with `steal`, pushing each into
+/// `dest`, which must have room for them; stops at the first steal that
+/// finds the victim empty or loses a race. The batch steal of the deques that
+/// cannot take several items with one CAS (ABP, Chase-Lev).
+fn steal_each<O: Owner>(
+    dest: &mut O,
+    limit: usize,
+    mut steal: impl FnMut() -> Steal<usize>,
+) -> Steal<usize> {
+    let mut moved = 0;
+    while moved < limit {
+        match steal() {
+            Steal::Success(item) => {
+                let pushed = dest.push(item);
+                debug_assert!(pushed.is_ok(), "steal_each: no room in dest");
+                moved += 1;
+            }
+            other if moved == 0 => return other,
+            _ => break,
+        }
+    }
+    if moved == 0 {
+        Steal::Empty
+    } else {
+        Steal::Success(moved)
+    }
+}
