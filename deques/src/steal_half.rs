@@ -174,9 +174,9 @@ fn dist(a: usize, b: usize) -> isize {
     }
 }
 
-/// The steal-range length for a deque (or the unclaimed part of one) of `n`
-/// items: the largest power of two at most `n / 2`, and 1 for 1 to 3 items.
-/// It lies in `(n / 4, n / 2]` for `n >= 2`.
+/// The steal-range length a thief leaves behind when it sees `n` items
+/// above its new top: the largest power of two at most `n / 2`, and 1 for 1
+/// to 3 items. It lies in `(n / 4, n / 2]` for `n >= 2`.
 fn target_len(n: usize) -> usize {
     match n {
         0 => 0,
@@ -667,8 +667,9 @@ impl<R: Reclaim> crate::Thief for StealHalfThief<R> {
         }
     }
 
-    /// Takes the whole steal range (between a quarter and a half of the
-    /// victim's items) with one CAS, copying it straight into `dest`.
+    /// Takes the whole steal range with one CAS, copying it straight into
+    /// `dest`: between an eighth and a quarter of the victim's items when the
+    /// owner armed the range, up to half of them when a thief did.
     fn steal_half(&self, dest: &mut StealHalfOwner<R>, stats: &mut ThiefStats) -> Steal<usize> {
         if Arc::ptr_eq(&self.inner, &dest.inner) {
             return Steal::Empty;
