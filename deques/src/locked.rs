@@ -19,7 +19,9 @@
 //! assert_eq!((ta.len(), tb.len()), (5, 5));
 //! ```
 
+use std::cell::Cell;
 use std::collections::VecDeque;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
@@ -43,6 +45,7 @@ impl WorkDeque for Locked {
         let owner = LockedOwner {
             queue: Arc::clone(&queue),
             stats: OwnerStats::default(),
+            _not_sync: PhantomData,
         };
         (owner, LockedThief { queue })
     }
@@ -55,6 +58,8 @@ type Queue = CachePadded<Mutex<VecDeque<usize>>>;
 pub struct LockedOwner {
     queue: Arc<Queue>,
     stats: OwnerStats,
+    /// Owner handles are `Send` but not `Sync`, like the lock-free ones.
+    _not_sync: PhantomData<Cell<()>>,
 }
 
 /// A thief handle of a [`Locked`] deque.
