@@ -15,8 +15,9 @@
 //! - `peer`: target 5 — steal-half against crossbeam at 2 workers, every shape;
 //! - `balance`: targets 7 and 8 — balance and termination latency at 2
 //!   workers, every shape;
-//! - `variants`: the engine at 1 worker with each deque kind and with
-//!   private work off, against the sequential marker;
+//! - `variants`: the engine at 1 worker with each deque kind, with private
+//!   work off, with no deque reserve and with prefetching off, against the
+//!   sequential marker;
 //! - `profile`: only the engine at 1 worker and the sequential marker;
 //! - `detail`: per-worker statistics of three collections at 2 workers,
 //!   every shape.
@@ -203,6 +204,9 @@ fn main() {
             let mut c = engine(1, DequeKind::StealHalf);
             c.private_work = false;
             s.push(subject("steal-half-1-no-private", c));
+            let mut c = engine(1, DequeKind::StealHalf);
+            c.deque_reserve = 0;
+            s.push(subject("steal-half-1-reserve-0", c));
             let mut c = engine(1, DequeKind::StealHalf);
             c.prefetch = 0;
             s.push(subject("steal-half-1-no-prefetch", c));
