@@ -285,11 +285,17 @@ impl Equations {
 /// Integrates the equations from the empty system (RK4) until every
 /// derivative is below [`ODE_TOLERANCE`], doubling the truncation length L
 /// while `S_L` is not negligible.
+///
+/// The work is bounded by [`ODE_WORK_LIMIT`] component updates (a few tens
+/// of seconds): systems that relax very slowly (λ near 1 with slow
+/// transfers, where relaxation times reach 10⁴ and more) end with
+/// [`ModelError::NotConverged`] instead of running on.
 pub fn integrate(config: &MitzenmacherConfig) -> Result<FixedPoint, ModelError> {
     config.validate()?;
     let eq = Equations::new(config);
     const MAX_LEN: usize = 1 << 14;
-    const MAX_TIME: f64 = 1e6;
+    const MAX_TIME: f64 = 1e7;
+    let mut work = 0u64;
     let mut len = 64usize.max(4 * (eq.t + eq.k + eq.b));
     let mut x = vec![0.0; 2 * len];
     x[0] = 1.0;
@@ -306,7 +312,8 @@ pub fn integrate(config: &MitzenmacherConfig) -> Result<FixedPoint, ModelError> 
         let mut residual = f64::INFINITY;
         let check_every = (1.0 / dt).ceil() as usize;
         let mut iter = 0usize;
-        while time < MAX_TIME {
+        while time < MAX_TIME && work < ODE_WORK_LIMIT {
+            work += 2 * m as u64;
             eq.drift(&x, &mut k1, &mut scratch);
             if iter % check_every == 0 {
                 residual = k1.iter().fold(0.0f64, |a, &v| a.max(v.abs()));
@@ -363,6 +370,9 @@ pub fn integrate(config: &MitzenmacherConfig) -> Result<FixedPoint, ModelError> 
         len *= 2;
     }
 }
+
+/// The most state-component updates one integration may take.
+pub const ODE_WORK_LIMIT: u64 = 2_000_000_000;
 
 #[cfg(test)]
 mod tests {
