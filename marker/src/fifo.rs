@@ -22,13 +22,13 @@ impl Fifo {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// Appends `w`; the caller keeps `len() < MAX_PREFETCH`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, w: usize) {
         debug_assert!(self.len < MarkerConfig::MAX_PREFETCH);
         let i = (self.head + self.len) % MarkerConfig::MAX_PREFETCH;
@@ -37,7 +37,7 @@ impl Fifo {
     }
 
     /// Removes the oldest word.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop(&mut self) -> Option<usize> {
         if self.len == 0 {
             return None;

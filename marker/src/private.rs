@@ -23,12 +23,12 @@ pub(crate) struct PrivateStack {
 
 impl PrivateStack {
     /// The number of items.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn len(&self) -> usize {
         self.items.len() - self.base
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, w: usize) {
         if self.items.len() == self.items.capacity() && self.base > 0 {
             self.compact();
@@ -36,7 +36,7 @@ impl PrivateStack {
         self.items.push(w);
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop(&mut self) -> Option<usize> {
         if self.items.len() > self.base {
             self.items.pop()

@@ -91,27 +91,32 @@ impl SequentialMarker {
                 continue;
             };
             on_scan(obj);
-            heap.scan_slots(obj, 0..heap.slot_count(obj), |t, kind| {
-                if kind != SlotKind::Strong {
-                    return;
-                }
-                let t = if edge_depth == 0 {
-                    t
-                } else {
-                    bitmap.prefetch(heap, t);
-                    edges.push(t.word());
-                    if edges.len() <= edge_depth {
+            heap.scan_slots(
+                obj,
+                0..heap.slot_count(obj),
+                #[inline(always)]
+                |t, kind| {
+                    if kind != SlotKind::Strong {
                         return;
                     }
-                    match edges.pop().and_then(ObjRef::from_word) {
-                        Some(t) => t,
-                        None => return,
+                    let t = if edge_depth == 0 {
+                        t
+                    } else {
+                        bitmap.prefetch(heap, t);
+                        edges.push(t.word());
+                        if edges.len() <= edge_depth {
+                            return;
+                        }
+                        match edges.pop().and_then(ObjRef::from_word) {
+                            Some(t) => t,
+                            None => return,
+                        }
+                    };
+                    if bitmap.set(heap.mark_index(t)) {
+                        stack.push(t);
                     }
-                };
-                if bitmap.set(heap.mark_index(t)) {
-                    stack.push(t);
-                }
-            });
+                },
+            );
         }
     }
 }
@@ -160,11 +165,16 @@ impl Replay {
             if let Some(&ahead) = order.get(i + distance) {
                 heap.prefetch(ahead);
             }
-            heap.scan_slots(obj, 0..heap.slot_count(obj), |t, kind| {
-                if kind == SlotKind::Strong {
-                    bitmap.set(heap.mark_index(t));
-                }
-            });
+            heap.scan_slots(
+                obj,
+                0..heap.slot_count(obj),
+                #[inline(always)]
+                |t, kind| {
+                    if kind == SlotKind::Strong {
+                        bitmap.set(heap.mark_index(t));
+                    }
+                },
+            );
         }
         &self.bitmap
     }

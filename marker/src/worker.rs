@@ -523,36 +523,48 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             let private = &mut slot.private;
             let record = &mut slot.record;
             let edges = &mut self.edges;
-            heap.scan_slots(obj, slots, |target, kind| {
-                visited += 1;
-                if kind == SlotKind::Strong {
-                    let Some(target) = delay_edge(heap, store, edges, edge_depth, target) else {
-                        return;
-                    };
-                    if store.try_mark(heap, target) {
-                        marked += 1;
-                        private.push(target.word());
+            heap.scan_slots(
+                obj,
+                slots,
+                #[inline(always)]
+                |target, kind| {
+                    visited += 1;
+                    if kind == SlotKind::Strong {
+                        let Some(target) = delay_edge(heap, store, edges, edge_depth, target)
+                        else {
+                            return;
+                        };
+                        if store.try_mark(heap, target) {
+                            marked += 1;
+                            private.push(target.word());
+                        }
+                    } else {
+                        record_weak(record, obj, target);
                     }
-                } else {
-                    record_weak(record, obj, target);
-                }
-            });
+                },
+            );
         } else {
-            heap.scan_slots(obj, slots, |target, kind| {
-                visited += 1;
-                if kind == SlotKind::Strong {
-                    let Some(target) = delay_edge(heap, store, &mut self.edges, edge_depth, target)
-                    else {
-                        return;
-                    };
-                    if store.try_mark(heap, target) {
-                        marked += 1;
-                        self.push_shared(target.word());
+            heap.scan_slots(
+                obj,
+                slots,
+                #[inline(always)]
+                |target, kind| {
+                    visited += 1;
+                    if kind == SlotKind::Strong {
+                        let Some(target) =
+                            delay_edge(heap, store, &mut self.edges, edge_depth, target)
+                        else {
+                            return;
+                        };
+                        if store.try_mark(heap, target) {
+                            marked += 1;
+                            self.push_shared(target.word());
+                        }
+                    } else {
+                        record_weak(&mut self.slot.record, obj, target);
                     }
-                } else {
-                    record_weak(&mut self.slot.record, obj, target);
-                }
-            });
+                },
+            );
         }
         let st = &mut self.slot.record.stats;
         st.slots_scanned += visited;
