@@ -14,6 +14,7 @@ use stealmark_heap::{generate, GenConfig, GenError, GenInfo, Shape, SnapshotWrit
 
 use crate::args;
 use crate::error::{CliError, CliResult};
+use crate::heapfile::partial_path;
 use crate::output;
 use crate::progress::Progress;
 
@@ -103,13 +104,6 @@ pub fn run(args: GenArgs) -> CliResult {
     Ok(())
 }
 
-/// The temporary name a snapshot is written under.
-fn partial_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".partial");
-    path.with_file_name(name)
-}
-
 /// Streams the heap of `config` to `path` with a progress bar, through a
 /// temporary file renamed on success.
 fn write_snapshot(config: &GenConfig, path: &Path) -> CliResult<GenInfo> {
@@ -119,7 +113,7 @@ fn write_snapshot(config: &GenConfig, path: &Path) -> CliResult<GenInfo> {
             path.display()
         )));
     }
-    let partial = partial_path(path);
+    let partial = partial_path(path, ".partial");
     let progress = Progress::new(config.objects, "gen", "objects");
     let result = (|| {
         let mut set = progress.setter();
@@ -159,7 +153,7 @@ mod tests {
     #[test]
     fn partial_file_sits_beside_the_output() {
         assert_eq!(
-            partial_path(Path::new("/a/b/heap.smk")),
+            partial_path(Path::new("/a/b/heap.smk"), ".partial"),
             Path::new("/a/b/heap.smk.partial")
         );
     }

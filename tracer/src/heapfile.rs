@@ -1,6 +1,7 @@
-//! Opening snapshot files, with errors that say what to do.
+//! Opening snapshot files, with errors that say what to do, and naming the
+//! temporary files that outputs are written under.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use stealmark_heap::{Snapshot, SnapshotError};
 
@@ -12,4 +13,13 @@ pub fn open(path: &Path) -> CliResult<Snapshot> {
         SnapshotError::Io { source, .. } => CliError::io("open", path, source),
         invalid => CliError::snapshot(path, invalid),
     })
+}
+
+/// A temporary file beside `path`: its name plus `suffix`. Outputs are
+/// written under such a name and renamed on success, so a failed command
+/// leaves no truncated file behind.
+pub fn partial_path(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
 }

@@ -7,7 +7,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -15,6 +15,7 @@ use clap::{Args, Subcommand};
 use stealmark_heap::import::{self, ImportSummary, InputFile};
 use stealmark_heap::{mark_sequential, HeapGraph, Snapshot, SnapshotWriter};
 
+use crate::heapfile::partial_path;
 use crate::output;
 use crate::progress::Progress;
 
@@ -212,11 +213,4 @@ fn print_summary(
             "  instances of classes missing from the dump (fields not scanned)".to_owned(),
         );
     }
-}
-
-/// A temporary file beside `path`: its name plus `suffix`.
-fn partial_path(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(suffix);
-    path.with_file_name(name)
 }

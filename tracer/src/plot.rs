@@ -35,14 +35,16 @@ fn colour(i: usize) -> RGBColor {
     COLOURS[i % COLOURS.len()]
 }
 
-type PlotResult<T = ()> = Result<T, String>;
+/// The result of a drawing step; the error is plotters' reason as text.
+pub(crate) type PlotResult<T = ()> = Result<T, String>;
 
-fn err<E: std::fmt::Debug>(e: E) -> String {
+/// Turns a plotters error into its reason as text.
+pub(crate) fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("{e:?}")
 }
 
 /// Renders with `draw` into an SVG of `size` pixels and writes it to `path`.
-fn render_to_file(
+pub(crate) fn render_to_file(
     path: &Path,
     size: (u32, u32),
     draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> PlotResult,

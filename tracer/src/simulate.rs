@@ -11,7 +11,6 @@
 //!   `max_p L_p / A_t` over time for steal-one against steal-half.
 
 use std::fmt::Write as _;
-use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -26,6 +25,7 @@ use stealmark_models::real::{self, RealReport};
 use stealmark_models::{StabilityRule, STABILITY_RULE};
 
 use crate::output::{count, Align, Format, Table};
+use crate::plot::{err as plot_err, render_to_file, PlotResult};
 
 type SimResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
 
@@ -560,33 +560,8 @@ fn run_hendler_shavit(a: &HendlerShavitArgs) -> SimResult {
     emit(&out)
 }
 
-type PlotResult = Result<(), String>;
-
-fn plot_err<E: std::fmt::Debug>(e: E) -> String {
-    format!("{e:?}")
-}
-
 const ONE_COLOUR: RGBColor = RGBColor(214, 39, 40);
 const HALF_COLOUR: RGBColor = RGBColor(31, 119, 180);
-
-/// Renders `draw` into an SVG string and writes it to `path` in one go.
-fn write_svg(
-    path: &Path,
-    size: (u32, u32),
-    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> PlotResult,
-) -> SimResult {
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        root.fill(&WHITE)
-            .map_err(plot_err)
-            .and_then(|()| draw(&root))
-            .and_then(|()| root.present().map_err(plot_err))
-            .map_err(|reason| format!("drawing {}: {reason}", path.display()))?;
-    }
-    fs::write(path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(())
-}
 
 /// One line of a time-series chart.
 struct Line<'a> {
@@ -682,7 +657,7 @@ fn write_berenbrink_plot(
         )
     };
     let x_max = config.steps as f64;
-    write_svg(path, (1000, 800), |root| {
+    Ok(render_to_file(path, (1000, 800), |root| {
         let (top, bottom) = root.split_vertically(440);
         let caption = format!(
             "Berenbrink et al. ({}): n={}, K={}, λ={} (λn={}), total load",
@@ -715,7 +690,7 @@ fn write_berenbrink_plot(
             x_max,
             &half,
         )
-    })
+    })?)
 }
 
 fn write_hs_plot(
@@ -743,7 +718,7 @@ fn write_hs_plot(
                 .collect()
         })
         .collect();
-    write_svg(path, (1000, 800), |root| {
+    Ok(render_to_file(path, (1000, 800), |root| {
         let (top, bottom) = root.split_vertically(440);
         let caption = format!(
             "Hendler-Shavit ({}): n={}, µ={}, max_p L_p/A_t",
@@ -779,5 +754,5 @@ fn write_hs_plot(
             })
             .collect();
         draw_lines(&bottom, "total load", "total load", x_max, &totals)
-    })
+    })?)
 }
