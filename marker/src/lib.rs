@@ -6,8 +6,11 @@
 //! in the style of Flood et al. (2001):
 //!
 //! - each worker marks its share of the roots, then pops grey objects from
-//!   its own deque, through a small prefetch FIFO, and scans them, pushing
-//!   the targets whose mark bit it set;
+//!   its private stack (else its deque), through a small prefetch FIFO, and
+//!   scans them; each target's mark word is prefetched through a second
+//!   FIFO, and the targets whose mark bit it set go on its private stack;
+//! - a worker shares its oldest private objects through its deque: a small
+//!   reserve while everyone is busy, generously while anyone is hungry;
 //! - a worker whose deque is empty steals (one item or half a deque) from
 //!   random victims; a worker with work may balance early, by the configured
 //!   [`BalancePolicy`];
