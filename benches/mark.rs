@@ -24,17 +24,29 @@ fn objects() -> u64 {
 
 fn mark(c: &mut Criterion) {
     let n = objects();
-    for shape in [Shape::Random, Shape::PowerLaw, Shape::Runtime, Shape::BinaryTree, Shape::Wide] {
+    for shape in [
+        Shape::Random,
+        Shape::PowerLaw,
+        Shape::Runtime,
+        Shape::BinaryTree,
+        Shape::Wide,
+    ] {
         let g = generate_heap(&GenConfig::new(shape, n)).expect("generator");
         let view = g.heap.view();
         let roots = g.heap.roots();
         let mut group = c.benchmark_group(format!("mark/{shape}"));
         group.sample_size(10);
-        group.bench_function("oracle", |b| b.iter(|| mark_sequential(&view, roots).objects));
+        group.bench_function("oracle", |b| {
+            b.iter(|| mark_sequential(&view, roots).objects)
+        });
         let mut seq = SequentialMarker::new(8);
-        group.bench_function("sequential-pf8", |b| b.iter(|| seq.mark(&view, roots).count()));
+        group.bench_function("sequential-pf8", |b| {
+            b.iter(|| seq.mark(&view, roots).count())
+        });
         let mut replay = Replay::record(&view, roots);
-        group.bench_function("replay-floor", |b| b.iter(|| replay.run(&view, roots, 8).count()));
+        group.bench_function("replay-floor", |b| {
+            b.iter(|| replay.run(&view, roots, 8).count())
+        });
         for &deque in DequeKind::ALL {
             for workers in [1, 2] {
                 let mut config = MarkerConfig::with_workers(workers);

@@ -148,12 +148,24 @@ impl ObjectModel for Space<'_, '_> {
         FIELDS
     }
 
-    fn scan_slots<V: FnMut(ObjRef, SlotKind)>(&self, obj: ObjRef, slots: Range<usize>, mut visit: V) {
+    fn scan_slots<V: FnMut(ObjRef, SlotKind)>(
+        &self,
+        obj: ObjRef,
+        slots: Range<usize>,
+        mut visit: V,
+    ) {
         let o = self.get(obj);
         let weak_from = FIELDS - o.weak.load(Ordering::Relaxed) as usize;
         for i in slots.start.min(FIELDS)..slots.end.min(FIELDS) {
             if let Some(t) = ObjRef::from_word(o.fields[i].load(Ordering::Relaxed)) {
-                visit(t, if i >= weak_from { SlotKind::Weak } else { SlotKind::Strong });
+                visit(
+                    t,
+                    if i >= weak_from {
+                        SlotKind::Weak
+                    } else {
+                        SlotKind::Strong
+                    },
+                );
             }
         }
     }
