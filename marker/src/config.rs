@@ -144,7 +144,8 @@ named_enum!(
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MarkerConfig {
-    /// Number of GC worker threads (at least 1).
+    /// Number of GC workers (at least 1): the thread that calls
+    /// [`crate::Marker::mark`] and `workers - 1` persistent threads.
     pub workers: usize,
     /// The deque kind.
     pub deque: DequeKind,

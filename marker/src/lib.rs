@@ -1,7 +1,7 @@
 //! The stealmark parallel mark engine.
 //!
 //! A [`Marker`] owns a pool of persistent GC worker threads, parked between
-//! collections, and one work-stealing deque per worker. Each call to
+//! collections (the thread that calls [`Marker::mark`] is worker 0), and one work-stealing deque per worker. Each call to
 //! [`Marker::mark`] traces a heap (any [`ObjectModel`]) from a set of roots,
 //! in the style of Flood et al. (2001):
 //!
@@ -153,7 +153,8 @@ impl Marking<'_> {
 }
 
 impl Marker {
-    /// Validates `config`, starts `config.workers` worker threads (parked
+    /// Validates `config`, starts `config.workers - 1` worker threads (the
+    /// thread that calls `mark` is worker 0; the others are parked
     /// until the first phase) and allocates their deques.
     pub fn new(config: MarkerConfig) -> Result<Marker, ConfigError> {
         config.validate()?;

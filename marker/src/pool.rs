@@ -1,13 +1,23 @@
 //! A pool of persistent worker threads that run one borrowed job at a time.
 //!
-//! [`Pool::broadcast`] hands a `&dyn Fn(usize)` to every worker and blocks
-//! until each has returned from it. The job may borrow from the caller's
-//! stack (the heap being marked, the mark store): the lifetime is erased for
-//! the hand-off and restored by the guarantee that `broadcast` does not
-//! return, or unwind, while any worker can still reach the job.
+//! [`Pool::broadcast`] runs a `&dyn Fn(usize)` once per worker and returns
+//! when every worker has returned from it. Worker 0 is the calling thread
+//! itself (the collector's coordinating thread does its share of marking, as
+//! the VM thread of a stop-the-world collector would); workers `1..n` are
+//! persistent threads parked between jobs. The job may borrow from the
+//! caller's stack (the heap being marked, the mark store): the lifetime is
+//! erased for the hand-off and restored by the guarantee that `broadcast`
+//! does not return, or unwind, while any worker can still reach the job.
+//!
+//! Completion is an atomic countdown that the caller, back from its own
+//! share, spins on briefly before it blocks: the other workers usually finish
+//! within microseconds of it, and a blocked caller would add a futex wake-up
+//! (tens of microseconds on a virtual machine) to every pause.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
+use crossbeam_utils::Backoff;
 use parking_lot::{Condvar, Mutex};
 
 /// A job as the workers see it: the caller's closure with its lifetime erased.
@@ -16,10 +26,8 @@ type ErasedJob = *const (dyn Fn(usize) + Sync + 'static);
 struct State {
     /// Incremented once per broadcast; workers run each generation once.
     generation: u64,
-    /// The current job, valid while `running > 0`.
+    /// The current job, valid while `pending > 0`.
     job: Option<SendPtr>,
-    /// Workers that have not yet finished the current job.
-    running: usize,
     shutdown: bool,
 }
 
@@ -33,32 +41,36 @@ unsafe impl Send for SendPtr {}
 
 struct Shared {
     state: Mutex<State>,
-    /// Workers wait here for a new generation (or shutdown).
+    /// Threads that have not yet finished the current job.
+    pending: AtomicUsize,
+    /// Threads wait here for a new generation (or shutdown).
     start: Condvar,
-    /// `broadcast` waits here for `running` to reach zero.
+    /// `broadcast` waits here (after spinning) for `pending` to reach zero.
     done: Condvar,
 }
 
-/// Persistent worker threads, parked between jobs.
+/// Persistent worker threads; see the module documentation.
 pub(crate) struct Pool {
     shared: std::sync::Arc<Shared>,
+    /// Workers `1..n`; worker 0 is the thread that calls `broadcast`.
     threads: Vec<JoinHandle<()>>,
 }
 
 impl Pool {
-    /// Starts `workers` threads named `stealmark-gc-<i>`.
+    /// Starts `workers - 1` threads, parked until the first broadcast (the
+    /// caller of `broadcast` is worker 0). `workers` is at least 1.
     pub(crate) fn new(workers: usize) -> Pool {
         let shared = std::sync::Arc::new(Shared {
             state: Mutex::new(State {
                 generation: 0,
                 job: None,
-                running: 0,
                 shutdown: false,
             }),
+            pending: AtomicUsize::new(0),
             start: Condvar::new(),
             done: Condvar::new(),
         });
-        let threads = (0..workers)
+        let threads = (1..workers.max(1))
             .map(|i| {
                 let shared = shared.clone();
                 std::thread::Builder::new()
@@ -70,33 +82,71 @@ impl Pool {
         Pool { shared, threads }
     }
 
-    /// The number of workers.
+    /// The number of workers, the calling thread included.
     pub(crate) fn workers(&self) -> usize {
-        self.threads.len()
+        self.threads.len() + 1
     }
 
-    /// Runs `job(i)` on worker `i`, for every worker, and returns when all
-    /// have returned. `job` must not panic (the engine catches panics inside
-    /// its job and re-raises them in the caller).
+    /// Runs `job(i)` for every worker `i`, `job(0)` on the calling thread,
+    /// and returns when all have returned. If `job(0)` unwinds, the unwinding
+    /// waits for the other workers first (the engine's job catches its own
+    /// panics, so this is a safety net, not the error path).
     pub(crate) fn broadcast(&self, job: &(dyn Fn(usize) + Sync)) {
-        let ptr: *const (dyn Fn(usize) + Sync + '_) = job;
-        // SAFETY: only the lifetime changes (same fat-pointer layout). The
-        // erased pointer is dereferenced by workers only between the
-        // hand-off below and their decrement of `running`; we do not return
-        // before `running == 0`, and nothing between here and that wait can
-        // unwind (parking_lot locks do not poison, `notify_all` and `wait`
-        // do not panic), so `job` outlives every use.
-        let erased: ErasedJob = unsafe { std::mem::transmute(ptr) };
-        let mut st = self.shared.state.lock();
-        debug_assert_eq!(st.running, 0, "broadcast is not reentrant");
-        st.job = Some(SendPtr(erased));
-        st.running = self.threads.len();
-        st.generation += 1;
-        self.shared.start.notify_all();
-        while st.running > 0 {
-            self.shared.done.wait(&mut st);
+        if !self.threads.is_empty() {
+            let ptr: *const (dyn Fn(usize) + Sync + '_) = job;
+            // SAFETY: only the lifetime changes (same fat-pointer layout).
+            // The erased pointer is dereferenced by the threads only between
+            // the hand-off below and their decrement of `pending`. `wait`
+            // returns only once `pending == 0`, and it runs on every path out
+            // of this function, unwinding included (`WaitOnDrop`), so `job`
+            // outlives every use.
+            let erased: ErasedJob = unsafe { std::mem::transmute(ptr) };
+            let mut st = self.shared.state.lock();
+            debug_assert_eq!(
+                self.shared.pending.load(Ordering::Relaxed),
+                0,
+                "broadcast is not reentrant"
+            );
+            st.job = Some(SendPtr(erased));
+            // Relaxed: published with the job by the mutex, which each thread
+            // takes before it reads the job and later decrements `pending`.
+            self.shared
+                .pending
+                .store(self.threads.len(), Ordering::Relaxed);
+            st.generation += 1;
+            self.shared.start.notify_all();
         }
-        st.job = None;
+        let waiter = WaitOnDrop(&self.shared);
+        job(0);
+        drop(waiter);
+    }
+}
+
+/// Waits, when dropped, until no thread can reach the current job.
+struct WaitOnDrop<'a>(&'a Shared);
+
+impl Drop for WaitOnDrop<'_> {
+    fn drop(&mut self) {
+        let shared = self.0;
+        // Acquire (pairs with the Release decrements in `worker_main`): once
+        // zero is seen, every thread's work on the job happened before what
+        // the caller does next.
+        let finished = || shared.pending.load(Ordering::Acquire) == 0;
+        let backoff = Backoff::new();
+        while !finished() {
+            if backoff.is_completed() {
+                let mut st = shared.state.lock();
+                // Re-checked under the lock that the last thread takes before
+                // it notifies, so its wake-up cannot be missed.
+                while !finished() {
+                    shared.done.wait(&mut st);
+                }
+                st.job = None;
+                return;
+            }
+            backoff.snooze();
+        }
+        shared.state.lock().job = None;
     }
 }
 
@@ -114,14 +164,18 @@ fn worker_main(shared: &Shared, index: usize) {
             seen = st.generation;
             st.job.expect("a new generation always carries a job")
         };
-        // SAFETY: `broadcast` keeps the job alive until this worker has
-        // decremented `running` below, which happens after the call returns.
+        // SAFETY: `broadcast` keeps the job alive until this thread has
+        // decremented `pending` below, which happens after the call returns.
         // The mutex acquire above orders the caller's writes before our reads.
         let f = unsafe { &*job.0 };
         f(index);
-        let mut st = shared.state.lock();
-        st.running -= 1;
-        if st.running == 0 {
+        // Release (pairs with the Acquire load in `WaitOnDrop`): this
+        // thread's work on the job happens before the caller returns. The job
+        // is not touched after this point.
+        if shared.pending.fetch_sub(1, Ordering::Release) == 1 {
+            // Under the lock, so a caller that saw `pending > 0` under it is
+            // already waiting (see `WaitOnDrop`).
+            let _st = shared.state.lock();
             shared.done.notify_one();
         }
     }
@@ -157,5 +211,43 @@ mod tests {
             }
         }
         assert_eq!(pool.workers(), 3);
+    }
+
+    #[test]
+    fn worker_zero_is_the_calling_thread_and_the_others_are_not() {
+        let caller = std::thread::current().id();
+        for workers in [1, 4] {
+            let pool = Pool::new(workers);
+            let ids = Mutex::new(vec![None; workers]);
+            pool.broadcast(&|i| ids.lock()[i] = Some(std::thread::current().id()));
+            let ids = ids.into_inner();
+            assert_eq!(ids[0], Some(caller));
+            for id in &ids[1..] {
+                assert!(id.is_some() && *id != Some(caller), "{ids:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_unwinding_worker_zero_waits_for_the_others() {
+        let pool = Pool::new(3);
+        let finished = AtomicUsize::new(0);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.broadcast(&|i| {
+                if i == 0 {
+                    panic!("worker 0 fails at once");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(30));
+                finished.fetch_add(1, Ordering::Relaxed);
+            });
+        }));
+        assert!(result.is_err());
+        assert_eq!(finished.load(Ordering::Relaxed), 2);
+        // The pool is still usable after the unwinding.
+        let hits = AtomicUsize::new(0);
+        pool.broadcast(&|_| {
+            hits.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(hits.load(Ordering::Relaxed), 3);
     }
 }
