@@ -1,7 +1,8 @@
 //! Snapshot I/O figures for `docs/benchmarks.md` (section "Heap"):
 //!
 //! 1. resident memory of opening and marking a mapped snapshot: anonymous
-//!    memory added beyond the mapped file pages, against the mark bitmap;
+//!    memory added beyond the mapped file pages, against the mark bitmap, for
+//!    the parallel engine (all cores) and for the sequential oracle;
 //! 2. generating N `random` objects in memory, and streamed to a file;
 //! 3. `Snapshot::open` (map + full validation) throughput in GB/s, with the
 //!    checksum's share.
@@ -18,6 +19,7 @@ use stealmark::heap::{
     generate, generate_heap, mark_sequential, GenConfig, HeapGraph, ObjectModel, Shape, Snapshot,
     SnapshotWriter,
 };
+use stealmark::marker::{Marker, MarkerConfig};
 
 struct Args {
     objects: u64,
@@ -96,10 +98,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let anon1 = status_bytes("RssAnon");
     let file1 = status_bytes("RssFile");
     let view = snap.view();
+    // The engine first, kept alive while the oracle runs, so that neither
+    // reuses memory the other freed.
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut marker = Marker::new(MarkerConfig::with_workers(workers))?;
+    let t = Instant::now();
+    let engine_objects = marker.mark(&view, snap.roots()).stats.objects_marked();
+    let engine_mark = t.elapsed();
+    let anon_engine = status_bytes("RssAnon");
     let t = Instant::now();
     let result = mark_sequential(&view, snap.roots());
     let mark = t.elapsed();
     let anon2 = status_bytes("RssAnon");
+    assert_eq!(engine_objects, result.objects, "engine and oracle disagree");
     let bitmap = view.mark_index_bound().div_ceil(64) as u64 * 8;
     let roots = std::mem::size_of_val(snap.roots()) as u64;
     println!(
@@ -108,12 +119,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         mib(file_len)
     );
     println!(
-        "anonymous memory: open +{:.1} MiB (roots {:.3} MiB); marking +{:.1} MiB (mark bitmap {:.1} MiB, \
-         plus the oracle's stack and weak list)",
+        "anonymous memory: open +{:.1} MiB (roots {:.3} MiB); mark bitmap {:.1} MiB",
         mib(anon1.saturating_sub(anon0)),
         mib(roots),
-        mib(anon2.saturating_sub(anon1)),
         mib(bitmap)
+    );
+    println!(
+        "  engine, {workers} workers: marking +{:.1} MiB (bitmap, deques, private stacks, weak list, \
+         thread stacks) in {:.2} s",
+        mib(anon_engine.saturating_sub(anon1)),
+        engine_mark.as_secs_f64()
+    );
+    println!(
+        "  oracle: marking +{:.1} MiB (bitmap, depth-first stack, weak list)",
+        mib(anon2.saturating_sub(anon_engine))
     );
     println!(
         "oracle marked {} objects ({:.1} MiB) in {:.2} s",
@@ -122,6 +141,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         mark.as_secs_f64()
     );
     drop(result);
+    drop(marker);
     drop(snap);
 
     // 3. Generation in memory and streamed to the file, alternated.
