@@ -110,8 +110,9 @@ pub trait Reclaim: 'static + Send + Sync {
 pub struct Epoch;
 
 /// Retired arrays are kept until the deque is dropped, or until the owner
-/// frees them at a quiescent point with an `unsafe` call (no thief may be
-/// inside a steal then). Steals pin nothing.
+/// frees them at a quiescent point with the `unsafe`
+/// [`Owner::quiesce`](crate::Owner::quiesce) (no thief may be inside a steal
+/// then). Steals pin nothing.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Quiescent;
 
@@ -217,8 +218,8 @@ impl<R: Reclaim> SharedBuffer<R> {
         // SAFETY: under `Epoch` the guard keeps a retired array alive until
         // it is dropped; under `Quiescent` retired arrays live until the
         // deque is dropped (it outlives `self`'s borrow by the thief's `Arc`)
-        // or until the owner's `unsafe` quiescent free, whose caller promises
-        // that no thief is inside a steal.
+        // or until the owner's `unsafe` `Owner::quiesce`, whose caller
+        // promises that no thief is inside a steal.
         unsafe { &*ptr }
     }
 
@@ -238,7 +239,8 @@ impl<R: Reclaim> SharedBuffer<R> {
         unsafe { &*new }
     }
 
-    /// Frees the retired arrays now.
+    /// Frees the retired arrays now: the body of `Owner::quiesce` of the
+    /// growable deques.
     ///
     /// # Safety
     /// No thief is inside a steal (holds an array loaded before now).

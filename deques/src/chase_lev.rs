@@ -11,7 +11,8 @@
 //! below the initial capacity), so the deque never overflows and never holds
 //! on to a huge array after a burst. Retired arrays are reclaimed with
 //! crossbeam-epoch ([`ChaseLev`]) or at a quiescent point
-//! ([`ChaseLevQuiescent`]); see `docs/design.md`.
+//! ([`ChaseLevQuiescent`], freed by [`Owner::quiesce`](crate::Owner::quiesce));
+//! see `docs/design.md`.
 //!
 //! ```
 //! use stealmark_deques::chase_lev::ChaseLev;
@@ -49,7 +50,7 @@ pub struct ChaseLev;
 
 /// The Chase-Lev kind with quiescent-point reclamation (`chase-lev-q`):
 /// steals pin nothing; retired arrays live until the deque is dropped or
-/// until [`ChaseLevOwner::free_retired`].
+/// until the owner calls [`Owner::quiesce`](crate::Owner::quiesce).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ChaseLevQuiescent;
 
@@ -160,19 +161,6 @@ impl<R: Reclaim> ChaseLevOwner<R> {
     }
 }
 
-impl ChaseLevOwner<Quiescent> {
-    /// Frees the arrays retired by resizes so far.
-    ///
-    /// # Safety
-    /// No thief of this deque may be inside [`Thief::steal`](crate::Thief::steal)
-    /// or [`Thief::steal_half`](crate::Thief::steal_half) (for example at the
-    /// end of a mark phase, after the workers have met at a barrier).
-    pub unsafe fn free_retired(&mut self) {
-        // SAFETY: forwarded to the caller.
-        unsafe { self.inner.buffer.free_retired() }
-    }
-}
-
 impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
     type Thief = ChaseLevThief<R>;
 
@@ -257,6 +245,14 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
 
     fn reset_stats(&mut self) {
         self.stats = OwnerStats::default();
+    }
+
+    /// Frees the arrays retired by resizes so far (see
+    /// [`Owner::quiesce`](crate::Owner::quiesce)).
+    unsafe fn quiesce(&mut self) {
+        // SAFETY: the caller guarantees that no thief is inside a steal from
+        // this deque, so no thread holds a retired array.
+        unsafe { self.inner.buffer.free_retired() }
     }
 }
 
@@ -370,16 +366,18 @@ mod tests {
     }
 
     #[test]
-    fn quiescent_keeps_retired_until_freed() {
+    fn quiesce_frees_the_retired_arrays() {
         let (mut o, t) = ChaseLevQuiescent::with_capacity(2);
         for i in 0..64 {
             o.push(i).unwrap();
         }
-        assert!(o.retired() > 0);
-        // SAFETY: no thief is stealing.
-        unsafe { o.free_retired() };
+        // 2 -> 4 -> ... -> 64: five arrays retired.
+        assert_eq!(o.retired(), 5);
+        // SAFETY: no thief is inside a steal (this thread is the only one).
+        unsafe { o.quiesce() };
         assert_eq!(o.retired(), 0);
         assert_eq!(t.len(), 64);
+        assert_eq!(o.pop(), Some(63));
     }
 
     #[test]

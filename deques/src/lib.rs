@@ -28,8 +28,8 @@
 //! and [`steal_half::StealHalf`] free retired arrays with crossbeam-epoch (each
 //! steal pins); [`chase_lev::ChaseLevQuiescent`] and
 //! [`steal_half::StealHalfQuiescent`] pin nothing and keep retired arrays until
-//! the deque is dropped or the owner frees them at a quiescent point
-//! (`unsafe fn free_retired`). See `docs/design.md` (section "Deques").
+//! the deque is dropped or the owner frees them at a quiescent point with the
+//! `unsafe` [`Owner::quiesce`]. See `docs/design.md` (section "Deques").
 //!
 //! # How it is checked
 //!
@@ -120,9 +120,25 @@ pub trait Owner: Send {
     fn stats(&self) -> &OwnerStats;
     /// Resets the owner's counters to zero.
     fn reset_stats(&mut self);
-    /// Called at a quiescent point (no thief is inside a steal, e.g. at the
-    /// end of a mark phase): deques that retire buffers may free them here.
-    fn quiesce(&mut self) {}
+    /// Frees what the deque has retired so far, at a quiescent point (for
+    /// example at the end of a mark phase, after every worker has returned).
+    ///
+    /// The growable deques ([`chase_lev`], [`steal_half`]) retire their old
+    /// array on every resize; the quiescent-reclamation kinds
+    /// ([`chase_lev::ChaseLevQuiescent`], [`steal_half::StealHalfQuiescent`])
+    /// keep retired arrays until this call or until the deque is dropped.
+    /// The epoch kinds hand them to crossbeam-epoch, so there is nothing left
+    /// to free (except under Miri, where they keep them as the quiescent
+    /// kinds do). The other deques retire nothing and do nothing here.
+    ///
+    /// # Safety
+    ///
+    /// No thief of this deque may be inside [`Thief::steal`] or
+    /// [`Thief::steal_half`] with this deque as the victim during the call:
+    /// every steal from it that started before the call has returned, and
+    /// none starts before the call returns. A thief that is still inside a
+    /// steal may be reading a retired array, which this call frees.
+    unsafe fn quiesce(&mut self) {}
 }
 
 /// The thieves' end of a deque: steal from the top.

@@ -99,7 +99,9 @@ pub const SHRINK_FACTOR: usize = 4;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StealHalf;
 
-/// The StealHalf kind with quiescent-point reclamation (`steal-half-q`).
+/// The StealHalf kind with quiescent-point reclamation (`steal-half-q`):
+/// steals pin nothing; retired arrays live until the deque is dropped or
+/// until the owner calls [`Owner::quiesce`](crate::Owner::quiesce).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StealHalfQuiescent;
 
@@ -484,18 +486,6 @@ impl<R: Reclaim> StealHalfOwner<R> {
     }
 }
 
-impl StealHalfOwner<Quiescent> {
-    /// Frees the arrays retired by resizes so far.
-    ///
-    /// # Safety
-    /// No thief of this deque may be inside a steal (for example at the end
-    /// of a mark phase, after the workers have met at a barrier).
-    pub unsafe fn free_retired(&mut self) {
-        // SAFETY: forwarded to the caller.
-        unsafe { self.inner.buffer.free_retired() }
-    }
-}
-
 impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
     type Thief = StealHalfThief<R>;
 
@@ -584,6 +574,14 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
 
     fn reset_stats(&mut self) {
         self.stats = OwnerStats::default();
+    }
+
+    /// Frees the arrays retired by resizes so far (see
+    /// [`Owner::quiesce`](crate::Owner::quiesce)).
+    unsafe fn quiesce(&mut self) {
+        // SAFETY: the caller guarantees that no thief is inside a steal from
+        // this deque, so no thread holds a retired array.
+        unsafe { self.inner.buffer.free_retired() }
     }
 }
 
@@ -763,5 +761,20 @@ mod tests {
         assert_eq!(o.pop(), None);
         assert_eq!(o.capacity(), 2);
         assert_eq!(t.steal(&mut s), Steal::Empty);
+    }
+
+    #[test]
+    fn quiesce_frees_the_retired_arrays() {
+        let (mut o, t) = StealHalfQuiescent::with_capacity(2);
+        for i in 0..64 {
+            o.push(i).unwrap();
+        }
+        // 2 -> 4 -> ... -> 64: five arrays retired.
+        assert_eq!(o.retired(), 5);
+        // SAFETY: no thief is inside a steal (this thread is the only one).
+        unsafe { o.quiesce() };
+        assert_eq!(o.retired(), 0);
+        assert_eq!(t.len(), 64);
+        assert_eq!(o.pop(), Some(63));
     }
 }

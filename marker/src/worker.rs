@@ -97,7 +97,13 @@ impl<D: WorkDeque> Engine<D> {
     pub(crate) fn finish_phase(&mut self, records: &mut [WorkerRecord]) {
         for (slot, rec) in self.slots.iter_mut().zip(records) {
             let slot = slot.get_mut();
-            slot.owner.quiesce();
+            // SAFETY: no thief is inside a steal from this deque. Its only
+            // thief handle is `self.thieves[i]` (made in `Engine::new`, never
+            // cloned), which workers reach only through the `&Engine` of a
+            // `Phase`; `&mut self` proves that no such borrow is live, and
+            // `Pool::broadcast` returned only after every worker had
+            // returned from the phase's job.
+            unsafe { slot.owner.quiesce() };
             std::mem::swap(rec, &mut slot.record);
         }
     }

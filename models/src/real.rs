@@ -324,9 +324,16 @@ pub fn berenbrink<D: WorkDeque>(
                             break;
                         }
                         seat.serve();
-                        // No thief runs between the last barrier and the next
-                        // one: a quiescent point.
-                        seat.owner.quiesce();
+                        // SAFETY: no thief is inside a steal from this deque.
+                        // Steals happen only between the first and the second
+                        // wait of a step. The second wait returned `Ok`, so
+                        // every worker had arrived there (StepBarrier lets a
+                        // wait pass only when all parties have arrived; one
+                        // that has left the loop never arrives again): all
+                        // steals of this step have returned. Next step's
+                        // steals start after a first wait that cannot pass
+                        // before we arrive at it, after this call.
+                        unsafe { seat.owner.quiesce() };
                         seat.publish_len();
                         if shared.barrier.wait().is_err() {
                             break;
@@ -425,9 +432,16 @@ pub fn hendler_shavit<D: WorkDeque>(config: &HsConfig) -> Result<RealReport<HsRe
                             }
                         }
                         seat.serve();
-                        // Steals happen only before the barrier above: a
-                        // quiescent point.
-                        seat.owner.quiesce();
+                        // SAFETY: no thief is inside a steal from this deque.
+                        // Steals happen only before the first wait of a step.
+                        // That wait returned `Ok`, so every worker had
+                        // arrived there (StepBarrier lets a wait pass only
+                        // when all parties have arrived; one that has left
+                        // the loop never arrives again): all steals of this
+                        // step have returned. Next step's steals start after
+                        // the second wait, which cannot pass before we arrive
+                        // at it, after this call.
+                        unsafe { seat.owner.quiesce() };
                         seat.publish_len();
                         if shared.barrier.wait().is_err() {
                             break;
