@@ -142,13 +142,11 @@ impl AbpOwner {
     pub fn room(&self) -> usize {
         self.capacity() - self.bottom
     }
-}
 
-impl crate::Owner for AbpOwner {
-    type Thief = AbpThief;
-
+    /// Stores `item` at the bottom, without counting it as a push; gives it
+    /// back if `bottom` has reached the capacity.
     #[inline]
-    fn push(&mut self, item: usize) -> Result<(), usize> {
+    fn put(&mut self, item: usize) -> Result<(), usize> {
         let b = self.bottom;
         if b == self.inner.slots.len() {
             return Err(item);
@@ -159,6 +157,16 @@ impl crate::Owner for AbpOwner {
         // thief that sees the new bottom sees the slot.
         self.inner.bottom.store(b + 1, Ordering::Release);
         self.bottom = b + 1;
+        Ok(())
+    }
+}
+
+impl crate::Owner for AbpOwner {
+    type Thief = AbpThief;
+
+    #[inline]
+    fn push(&mut self, item: usize) -> Result<(), usize> {
+        self.put(item)?;
         self.stats.pushes += 1;
         Ok(())
     }
@@ -272,13 +280,23 @@ impl crate::Thief for AbpThief {
 
     /// Steals up to half of the items, one CAS each, stopping when `dest` is
     /// full or a steal fails. ABP has no batch steal: this is the baseline
-    /// the StealHalf deque improves on.
+    /// the StealHalf deque improves on. The counters record one steal
+    /// attempt for the whole batch, as for StealHalf (see `ThiefStats`), and
+    /// the moved items are not counted as pushes of `dest`.
     fn steal_half(&self, dest: &mut AbpOwner, stats: &mut ThiefStats) -> Steal<usize> {
         if Arc::ptr_eq(&self.inner, &dest.inner) {
             return Steal::Empty;
         }
         let want = crate::Thief::len(self).div_ceil(2).max(1).min(dest.room());
-        crate::steal_each(dest, want, || self.steal(stats))
+        crate::steal_each(
+            stats,
+            want,
+            |singles| self.steal(singles),
+            |item| {
+                let stored = dest.put(item);
+                debug_assert!(stored.is_ok(), "steal_half: no room in dest");
+            },
+        )
     }
 
     fn len(&self) -> usize {
@@ -318,5 +336,18 @@ mod tests {
         assert_eq!(t.steal_half(&mut d, &mut s), Steal::Success(2));
         assert_eq!(t.steal_half(&mut d, &mut s), Steal::Empty); // dest full
         assert_eq!((o.len(), d.len()), (2, 2));
+        // Two single steals, then one batch of two (counted as one steal,
+        // with a CAS per item); the full `dest` made no attempt.
+        let expected = ThiefStats {
+            steal_attempts: 3,
+            steal_successes: 3,
+            steal_aborts: 0,
+            items_stolen: 4,
+            cas_attempted: 4,
+            cas_succeeded: 4,
+        };
+        assert_eq!(s, expected);
+        // Stolen items are not pushes of the thief's deque.
+        assert_eq!(d.stats().pushes, 0);
     }
 }

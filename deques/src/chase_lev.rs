@@ -159,13 +159,11 @@ impl<R: Reclaim> ChaseLevOwner<R> {
             self.inner.buffer.replace(capacity / 2, from, to);
         }
     }
-}
 
-impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
-    type Thief = ChaseLevThief<R>;
-
+    /// Stores `item` at the bottom, growing the array if it is full, without
+    /// counting it as a push.
     #[inline]
-    fn push(&mut self, item: usize) -> Result<(), usize> {
+    fn put(&mut self, item: usize) {
         let inner = &*self.inner;
         // Relaxed: only the owner writes `bottom`.
         let b = inner.bottom.load(Ordering::Relaxed);
@@ -181,6 +179,15 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
         // that sees the new bottom sees the slot (and the array holding it).
         fence(Ordering::Release);
         inner.bottom.store(b.wrapping_add(1), Ordering::Relaxed);
+    }
+}
+
+impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
+    type Thief = ChaseLevThief<R>;
+
+    #[inline]
+    fn push(&mut self, item: usize) -> Result<(), usize> {
+        self.put(item);
         self.stats.pushes += 1;
         Ok(())
     }
@@ -304,13 +311,22 @@ impl<R: Reclaim> ChaseLevThief<R> {
     /// without any CAS while more than one item is left, so a thief that
     /// claimed a range could collide with pops it cannot see. This is the
     /// batch steal the StealHalf deque improves on.
+    ///
+    /// The counters record one steal attempt for the whole batch, as for
+    /// StealHalf (see [`ThiefStats`]), and the moved items are not counted
+    /// as pushes of `dest`.
     pub fn steal_batch(
         &self,
         dest: &mut ChaseLevOwner<R>,
         limit: usize,
         stats: &mut ThiefStats,
     ) -> Steal<usize> {
-        crate::steal_each(dest, limit, || self.steal_one(stats))
+        crate::steal_each(
+            stats,
+            limit,
+            |singles| self.steal_one(singles),
+            |item| dest.put(item),
+        )
     }
 }
 
@@ -381,7 +397,7 @@ mod tests {
     }
 
     #[test]
-    fn batch_steal_moves_half() {
+    fn batch_steal_moves_half_and_counts_one_steal() {
         let (mut a, ta) = ChaseLev::with_capacity(8);
         let (mut b, _tb) = ChaseLev::with_capacity(8);
         for i in 0..9 {
@@ -390,7 +406,17 @@ mod tests {
         let mut s = ThiefStats::default();
         assert_eq!(ta.steal_half(&mut b, &mut s), Steal::Success(5));
         assert_eq!((a.len(), b.len()), (4, 5));
-        assert_eq!(s.cas_succeeded, 5);
+        let expected = ThiefStats {
+            steal_attempts: 1,
+            steal_successes: 1,
+            steal_aborts: 0,
+            items_stolen: 5,
+            cas_attempted: 5,
+            cas_succeeded: 5,
+        };
+        assert_eq!(s, expected);
+        // Stolen items are not pushes of the thief's deque.
+        assert_eq!(b.stats().pushes, 0);
         assert_eq!(b.pop(), Some(4));
         let self_thief = a.thief();
         assert_eq!(self_thief.steal_half(&mut a, &mut s), Steal::Empty);

@@ -158,30 +158,50 @@ pub trait Thief: Clone + Send + Sync {
     }
 }
 
-/// Steals up to `limit` items one at a time with `steal`, pushing each into
-/// `dest`, which must have room for them; stops at the first steal that
-/// finds the victim empty or loses a race. The batch steal of the deques that
-/// cannot take several items with one CAS (ABP, Chase-Lev).
-fn steal_each<O: Owner>(
-    dest: &mut O,
+/// Steals up to `limit` items one at a time with `steal`, handing each to
+/// `put` (which stores it in the thief's own deque, which must have room);
+/// stops at the first steal that finds the victim empty or loses a race. The
+/// batch steal of the deques that cannot take several items with one CAS
+/// (ABP, Chase-Lev).
+///
+/// The batch counts as one steal in `stats`, as a StealHalf batch does: one
+/// attempt; one success with `items_stolen += k` if it moved `k > 0` items;
+/// one abort only if its first steal lost a race. The CAS counters add up
+/// every CAS of the single steals.
+fn steal_each(
+    stats: &mut ThiefStats,
     limit: usize,
-    mut steal: impl FnMut() -> Steal<usize>,
+    mut steal: impl FnMut(&mut ThiefStats) -> Steal<usize>,
+    mut put: impl FnMut(usize),
 ) -> Steal<usize> {
+    if limit == 0 {
+        return Steal::Empty;
+    }
+    let mut singles = ThiefStats::default();
     let mut moved = 0;
+    let mut first_failure = Steal::Empty;
     while moved < limit {
-        match steal() {
+        match steal(&mut singles) {
             Steal::Success(item) => {
-                let pushed = dest.push(item);
-                debug_assert!(pushed.is_ok(), "steal_each: no room in dest");
+                put(item);
                 moved += 1;
             }
-            other if moved == 0 => return other,
-            _ => break,
+            failure => {
+                first_failure = failure;
+                break;
+            }
         }
     }
-    if moved == 0 {
-        Steal::Empty
-    } else {
-        Steal::Success(moved)
+    stats.steal_attempts += 1;
+    stats.cas_attempted += singles.cas_attempted;
+    stats.cas_succeeded += singles.cas_succeeded;
+    if moved > 0 {
+        stats.steal_successes += 1;
+        stats.items_stolen += moved as u64;
+        return Steal::Success(moved);
     }
+    if first_failure == Steal::Abort {
+        stats.steal_aborts += 1;
+    }
+    first_failure
 }

@@ -3,7 +3,11 @@
 /// Counters kept by an owner handle. Plain fields: only the owner writes them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OwnerStats {
-    /// Successful pushes.
+    /// Successful [`Owner::push`](crate::Owner::push) calls: items the owner
+    /// itself added. Items that a batch steal
+    /// ([`Thief::steal_half`](crate::Thief::steal_half)) moves into this
+    /// deque are not counted here, for any deque kind; the thief's
+    /// [`ThiefStats::items_stolen`] counts them.
     pub pushes: u64,
     /// Successful pops.
     pub pops: u64,
@@ -15,9 +19,15 @@ pub struct OwnerStats {
 
 /// Counters kept by a thief. The caller owns them, so that they stay local to
 /// the stealing thread even though thief handles are shared.
+///
+/// A batch steal ([`Thief::steal_half`](crate::Thief::steal_half)) counts as
+/// one steal for every deque kind: one attempt, then one success (with
+/// `items_stolen` increased by the number of items moved) or, if it took
+/// nothing because it lost a race, one abort. ABP and Chase-Lev take a batch
+/// with one CAS per item; their CAS counters count every one of them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ThiefStats {
-    /// Steal attempts, single or batch.
+    /// Steal attempts, single or batch (a batch counts once).
     pub steal_attempts: u64,
     /// Attempts that took at least one item.
     pub steal_successes: u64,
