@@ -9,10 +9,11 @@
 //! The array grows by doubling when a push finds it full, and shrinks by half
 //! when a pop leaves fewer than `capacity / SHRINK_FACTOR` items (but never
 //! below the initial capacity), so the deque never overflows and never holds
-//! on to a huge array after a burst. Retired arrays are reclaimed with
-//! crossbeam-epoch ([`ChaseLev`]) or at a quiescent point
-//! ([`ChaseLevQuiescent`], freed by [`Owner::quiesce`](crate::Owner::quiesce));
-//! see `docs/design.md`.
+//! on to a huge array after a burst. When thieves have emptied the deque, the
+//! owner's next pop (which finds it empty) shrinks the array straight back to
+//! the initial capacity. Retired arrays are reclaimed with crossbeam-epoch
+//! ([`ChaseLev`]) or at a quiescent point ([`ChaseLevQuiescent`], freed by
+//! [`Owner::quiesce`](crate::Owner::quiesce)); see `docs/design.md`.
 //!
 //! ```
 //! use stealmark_deques::chase_lev::ChaseLev;
@@ -160,6 +161,22 @@ impl<R: Reclaim> ChaseLevOwner<R> {
         }
     }
 
+    /// A pop found the deque emptied by thieves, now at `top == bottom ==
+    /// end`: gives a grown array back at once, down to the initial capacity,
+    /// as the owner's own pops would have done on the way down. Otherwise a
+    /// deque that thieves drained would keep its peak array until the owner
+    /// next pops a real item. One compare when the array is not grown; the
+    /// resize copies nothing. As after the owner takes the last item, no
+    /// thief can claim an index below `end` any more, and one that claims a
+    /// later index has read the `bottom` of a later push, after which it
+    /// loads the new array.
+    #[inline]
+    fn shrink_emptied(&self, capacity: usize, end: isize) {
+        if capacity > self.min_capacity {
+            self.inner.buffer.replace(self.min_capacity, end, end);
+        }
+    }
+
     /// Stores `item` at the bottom, growing the array if it is full, without
     /// counting it as a push.
     #[inline]
@@ -207,6 +224,7 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
         if len < 0 {
             // Empty: restore bottom.
             inner.bottom.store(b.wrapping_add(1), Ordering::Relaxed);
+            self.shrink_emptied(buf.capacity(), b.wrapping_add(1));
             return None;
         }
         let item = buf.read(b);
@@ -221,6 +239,7 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
                 .is_ok();
             inner.bottom.store(b.wrapping_add(1), Ordering::Relaxed);
             if !won {
+                self.shrink_emptied(buf.capacity(), b.wrapping_add(1));
                 return None;
             }
             self.stats.cas_succeeded += 1;
@@ -394,6 +413,26 @@ mod tests {
         assert_eq!(o.retired(), 0);
         assert_eq!(t.len(), 64);
         assert_eq!(o.pop(), Some(63));
+    }
+
+    #[test]
+    fn thieves_emptying_the_deque_shrink_it_at_the_next_pop() {
+        let (mut o, t) = ChaseLev::with_capacity(4);
+        for i in 0..100 {
+            o.push(i).unwrap();
+        }
+        assert_eq!(o.capacity(), 128);
+        let mut s = ThiefStats::default();
+        for i in 0..100 {
+            assert_eq!(t.steal(&mut s), Steal::Success(i));
+        }
+        assert_eq!(o.capacity(), 128);
+        assert_eq!(o.pop(), None);
+        assert_eq!(o.capacity(), 4);
+        o.push(7).unwrap();
+        assert_eq!(t.steal(&mut s), Steal::Success(7));
+        assert_eq!(o.pop(), None);
+        assert_eq!(o.capacity(), 4);
     }
 
     #[test]

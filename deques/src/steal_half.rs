@@ -424,6 +424,26 @@ impl<R: Reclaim> StealHalfOwner<R> {
         }
     }
 
+    /// A pop found the deque emptied by thieves, at `top == bottom == end`
+    /// with the current word `word`: gives a grown array back at once, down
+    /// to the initial capacity, as the owner's own pops would have done on
+    /// the way down. Otherwise a deque that thieves drained would keep its
+    /// peak array until the owner next pops a real item. Only on the slow
+    /// path, and the resize copies nothing.
+    ///
+    /// Only while the steal range is empty (which it should always be here,
+    /// by rule 3 in `docs/design.md`; the check keeps the shrink safe
+    /// without relying on that): then no thief can claim anything until our
+    /// next CAS on the word, which comes after the resize (a push writes to
+    /// the new array, then re-arms), so a thief that can claim loads the new
+    /// array (its acquire load of the word pairs with that CAS).
+    #[inline]
+    fn shrink_emptied(&self, word: Range, end: usize) {
+        if word.len() == 0 && self.capacity() > self.min_capacity {
+            self.shrink(end, self.min_capacity);
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn shrink(&self, top: usize, capacity: usize) {
@@ -445,6 +465,7 @@ impl<R: Reclaim> StealHalfOwner<R> {
                 // Thieves took everything: restore `bottom == top`. Relaxed:
                 // a thief that reads the older `j` only sees less room.
                 self.inner.bottom.store(b, Ordering::Relaxed);
+                self.shrink_emptied(word, b);
                 return None;
             }
             // Claim `j` by re-arming the range below it; for the last item,
@@ -776,5 +797,26 @@ mod tests {
         assert_eq!(o.retired(), 0);
         assert_eq!(t.len(), 64);
         assert_eq!(o.pop(), Some(63));
+    }
+
+    #[test]
+    fn thieves_emptying_the_deque_shrink_it_at_the_next_pop() {
+        let (mut o, t) = StealHalf::with_capacity(4);
+        for i in 0..100 {
+            o.push(i).unwrap();
+        }
+        assert_eq!(o.capacity(), 128);
+        let mut s = ThiefStats::default();
+        for i in 0..100 {
+            assert_eq!(t.steal(&mut s), Steal::Success(i));
+        }
+        assert_eq!(t.steal(&mut s), Steal::Empty);
+        assert_eq!(o.capacity(), 128);
+        assert_eq!(o.pop(), None);
+        assert_eq!(o.capacity(), 4);
+        o.push(7).unwrap();
+        assert_eq!(t.steal(&mut s), Steal::Success(7));
+        assert_eq!(o.pop(), None);
+        assert_eq!(o.capacity(), 4);
     }
 }
