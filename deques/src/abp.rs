@@ -178,6 +178,8 @@ impl crate::Owner for AbpOwner {
             return None;
         }
         let b = self.bottom - 1;
+        // Relaxed: the SeqCst fence below orders this store before our load
+        // of `age` (it pairs with the SeqCst fence in `steal`).
         inner.bottom.store(b, Ordering::Relaxed);
         // SeqCst: pairs with the SeqCst fence in `steal` (Dekker-style):
         // either the thief sees the decremented bottom, or we see its top.
@@ -193,7 +195,10 @@ impl crate::Owner for AbpOwner {
             return Some(item);
         }
         // At most one item left (`b == top`) or none (`b < top`): reset the
-        // deque to empty at index 0, with a new tag.
+        // deque to empty at index 0, with a new tag. Relaxed: pairs with
+        // nothing; a thief that reads this 0 sees an empty deque, and a thief
+        // that still holds the old `age` cannot win its CAS, because `age`
+        // gets a new tag below (by our CAS, or by the release store).
         inner.bottom.store(0, Ordering::Relaxed);
         self.bottom = 0;
         let new = Age::new(old.tag().wrapping_add(1), 0);
@@ -300,7 +305,9 @@ impl crate::Thief for AbpThief {
     }
 
     fn len(&self) -> usize {
-        // Acquire on both: an estimate.
+        // Acquire: pairs with the CAS or release store that wrote `age`, and
+        // with the release store of `bottom` in `push`. Only an estimate:
+        // nothing is read through these values.
         let top = Age(self.inner.age.load(Ordering::Acquire)).top();
         let b = self.inner.bottom.load(Ordering::Acquire);
         b.saturating_sub(top)

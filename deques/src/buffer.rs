@@ -228,6 +228,8 @@ impl<R: Reclaim> SharedBuffer<R> {
     #[cold]
     #[inline(never)]
     pub(crate) fn replace(&self, capacity: usize, from: isize, to: isize) -> &Buffer {
+        // Relaxed: pairs with nothing; only the owner (who is calling) stores
+        // this pointer, so it reads its own latest store.
         let old = self.ptr.load(Ordering::Relaxed);
         // SAFETY: see `owner_load`.
         let new = unsafe { &*old }.resized(capacity, from, to);
@@ -258,6 +260,9 @@ impl<R: Reclaim> SharedBuffer<R> {
 impl<R: Reclaim> Drop for SharedBuffer<R> {
     fn drop(&mut self) {
         // `&mut self`: every handle is gone, nobody reads the array.
+        // Relaxed: pairs with nothing; the last handle's `Arc` drop (an
+        // acquire fence after the release decrements) already orders every
+        // other handle's accesses before this one.
         let ptr = self.ptr.load(Ordering::Relaxed);
         // SAFETY: the current array is unshared now and freed only here.
         unsafe { Buffer::free(ptr) }

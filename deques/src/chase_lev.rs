@@ -195,6 +195,7 @@ impl<R: Reclaim> ChaseLevOwner<R> {
         // Release: pairs with the acquire load of `bottom` in `steal`; a thief
         // that sees the new bottom sees the slot (and the array holding it).
         fence(Ordering::Release);
+        // Relaxed: published by the release fence above.
         inner.bottom.store(b.wrapping_add(1), Ordering::Relaxed);
     }
 }
@@ -215,14 +216,19 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
         // Relaxed: only the owner writes `bottom`.
         let b = inner.bottom.load(Ordering::Relaxed).wrapping_sub(1);
         let buf = inner.buffer.owner_load();
+        // Relaxed: the SeqCst fence below orders it before our load of `top`.
         inner.bottom.store(b, Ordering::Relaxed);
         // SeqCst: pairs with the SeqCst fence in `steal` (Dekker-style): either
         // a thief sees the decremented bottom, or we see its incremented top.
         fence(Ordering::SeqCst);
+        // Relaxed: ordered after our store of `bottom` by the fence above,
+        // which pairs with the fence in `steal` (Lê et al. load it relaxed).
         let t = inner.top.load(Ordering::Relaxed);
         let len = b.wrapping_sub(t);
         if len < 0 {
-            // Empty: restore bottom.
+            // Empty (thieves took the rest): `top == b + 1`. Restore bottom.
+            // Relaxed: pairs with nothing; with `bottom == top` no thief can
+            // take anything, and the next push publishes with its fence.
             inner.bottom.store(b.wrapping_add(1), Ordering::Relaxed);
             self.shrink_emptied(buf.capacity(), b.wrapping_add(1));
             return None;
@@ -237,6 +243,8 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
                 .top
                 .compare_exchange(t, t.wrapping_add(1), Ordering::SeqCst, Ordering::Relaxed)
                 .is_ok();
+            // Relaxed: pairs with nothing; `top == b + 1` now (our CAS or a
+            // thief's), so restoring `bottom == top` exposes no item.
             inner.bottom.store(b.wrapping_add(1), Ordering::Relaxed);
             if !won {
                 self.shrink_emptied(buf.capacity(), b.wrapping_add(1));
@@ -366,7 +374,9 @@ impl<R: Reclaim> crate::Thief for ChaseLevThief<R> {
     }
 
     fn len(&self) -> usize {
-        // Acquire on both: an estimate that never goes negative.
+        // Acquire: pairs with the successful CASes on `top` and with the
+        // release fence in `push`. Only an estimate (clamped at zero):
+        // nothing is read through these values.
         let t = self.inner.top.load(Ordering::Acquire);
         let b = self.inner.bottom.load(Ordering::Acquire);
         b.wrapping_sub(t).max(0) as usize

@@ -463,7 +463,8 @@ impl<R: Reclaim> StealHalfOwner<R> {
             let len = b.wrapping_sub(top);
             if len == 0 {
                 // Thieves took everything: restore `bottom == top`. Relaxed:
-                // a thief that reads the older `j` only sees less room.
+                // pairs with nothing; a thief that reads the older `j` only
+                // sees less room.
                 self.inner.bottom.store(b, Ordering::Relaxed);
                 self.shrink_emptied(word, b);
                 return None;
@@ -553,6 +554,8 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
         }
         let inner = &*self.inner;
         let j = b.wrapping_sub(1);
+        // Relaxed: the SeqCst fence below orders it before our load of the
+        // range word (see there).
         inner.bottom.store(j, Ordering::Relaxed);
         // SeqCst: pairs with the SeqCst fence in a steal, between its load of
         // the range and its load of `bottom`: either that thief sees this
@@ -714,7 +717,9 @@ impl<R: Reclaim> crate::Thief for StealHalfThief<R> {
     }
 
     fn len(&self) -> usize {
-        // Acquire on both: an estimate that never goes negative.
+        // Acquire: pairs with the CAS that wrote the word and with the
+        // release stores of `bottom` in `push` and `commit`. Only an estimate
+        // (clamped at zero): nothing is read through these values.
         let word = Range(self.inner.range.load(Ordering::Acquire));
         let bottom = self.inner.bottom.load(Ordering::Acquire);
         dist(bottom, word.top()).max(0) as usize
