@@ -31,6 +31,72 @@
 //! the deque is dropped or the owner frees them at a quiescent point with the
 //! `unsafe` [`Owner::quiesce`]. See `docs/design.md` (section "Deques").
 //!
+//! # Thread safety of the handles
+//!
+//! Thief handles are `Clone + Send + Sync` (the [`Thief`] trait requires it)
+//! and owner handles are `Send` ([`Owner`] requires it):
+//!
+//! ```
+//! use stealmark_deques::{abp, chase_lev, locked, peer, steal_half};
+//! fn thief<T: Clone + Send + Sync>() {}
+//! fn owner<T: Send>() {}
+//! thief::<abp::AbpThief>();
+//! thief::<chase_lev::ChaseLevThief<chase_lev::Epoch>>();
+//! thief::<chase_lev::ChaseLevThief<chase_lev::Quiescent>>();
+//! thief::<steal_half::StealHalfThief<steal_half::Epoch>>();
+//! thief::<steal_half::StealHalfThief<steal_half::Quiescent>>();
+//! thief::<locked::LockedThief>();
+//! thief::<peer::CrossbeamThief>();
+//! owner::<abp::AbpOwner>();
+//! owner::<chase_lev::ChaseLevOwner<chase_lev::Epoch>>();
+//! owner::<steal_half::StealHalfOwner<steal_half::Quiescent>>();
+//! owner::<locked::LockedOwner>();
+//! owner::<peer::CrossbeamOwner>();
+//! ```
+//!
+//! An owner handle is not `Sync`: only one thread at a time may push and
+//! pop. Each of these fails to compile (one block per owner type, so each
+//! must fail on its own):
+//!
+//! ```compile_fail,E0277
+//! fn sync<T: Sync>() {}
+//! sync::<stealmark_deques::abp::AbpOwner>();
+//! ```
+//!
+//! ```compile_fail,E0277
+//! use stealmark_deques::chase_lev::{ChaseLevOwner, Epoch};
+//! fn sync<T: Sync>() {}
+//! sync::<ChaseLevOwner<Epoch>>();
+//! ```
+//!
+//! ```compile_fail,E0277
+//! use stealmark_deques::chase_lev::{ChaseLevOwner, Quiescent};
+//! fn sync<T: Sync>() {}
+//! sync::<ChaseLevOwner<Quiescent>>();
+//! ```
+//!
+//! ```compile_fail,E0277
+//! use stealmark_deques::steal_half::{Epoch, StealHalfOwner};
+//! fn sync<T: Sync>() {}
+//! sync::<StealHalfOwner<Epoch>>();
+//! ```
+//!
+//! ```compile_fail,E0277
+//! use stealmark_deques::steal_half::{Quiescent, StealHalfOwner};
+//! fn sync<T: Sync>() {}
+//! sync::<StealHalfOwner<Quiescent>>();
+//! ```
+//!
+//! ```compile_fail,E0277
+//! fn sync<T: Sync>() {}
+//! sync::<stealmark_deques::locked::LockedOwner>();
+//! ```
+//!
+//! ```compile_fail,E0277
+//! fn sync<T: Sync>() {}
+//! sync::<stealmark_deques::peer::CrossbeamOwner>();
+//! ```
+//!
 //! # How it is checked
 //!
 //! ```text
