@@ -1,6 +1,17 @@
 //! Exactly-once stress tests: the owner pushes and pops at random while 1 to
 //! 7 thieves steal one item or half, on more threads than this machine has
 //! cores. Every item must come out exactly once: none lost, none duplicated.
+//!
+//! The default run takes 6 seeds per thief count. For longer runs:
+//!
+//! ```text
+//! STEALMARK_STRESS_SEEDS=200 STEALMARK_STRESS_THIEVES=15 \
+//!     cargo test -p stealmark-deques --release --test stress
+//! ```
+//!
+//! `STEALMARK_STRESS_SEEDS=N` runs seeds `0..N` and `=A..B` runs seeds
+//! `A..B` (per thief count); `STEALMARK_STRESS_THIEVES=N` runs 1 to `N`
+//! thieves. A failure names its seed and thief count.
 #![cfg(not(loom))]
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,10 +26,37 @@ use stealmark_deques::peer::Crossbeam;
 use stealmark_deques::steal_half::{StealHalf, StealHalfQuiescent};
 use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
 
-/// Items per run and seeds per thief count, reduced under Miri.
+/// Items per run, and the default seeds per thief count and most thieves
+/// (see the module docs for the overrides), reduced under Miri.
 const ITEMS: usize = if cfg!(miri) { 200 } else { 30_000 };
 const SEEDS: u64 = if cfg!(miri) { 1 } else { 6 };
 const MAX_THIEVES: usize = if cfg!(miri) { 2 } else { 7 };
+
+/// Reads `name`, parsed by `parse`; `default` if unset. Panics on a value
+/// that does not parse, so that a typo does not silently run the defaults.
+fn env_or<T>(name: &str, default: T, parse: impl FnOnce(&str) -> Option<T>) -> T {
+    match std::env::var(name) {
+        Ok(value) => parse(value.trim())
+            .unwrap_or_else(|| panic!("{name}={value:?}: expected a number or a range A..B")),
+        Err(_) => default,
+    }
+}
+
+/// The seeds to run per thief count: `STEALMARK_STRESS_SEEDS` (`N` or
+/// `A..B`), else `0..SEEDS`.
+fn seeds() -> std::ops::Range<u64> {
+    env_or("STEALMARK_STRESS_SEEDS", 0..SEEDS, |v| {
+        match v.split_once("..") {
+            Some((a, b)) => Some(a.parse().ok()?..b.parse().ok()?),
+            None => Some(0..v.parse().ok()?),
+        }
+    })
+}
+
+/// The most thieves: `STEALMARK_STRESS_THIEVES`, else `MAX_THIEVES`.
+fn max_thieves() -> usize {
+    env_or("STEALMARK_STRESS_THIEVES", MAX_THIEVES, |v| v.parse().ok())
+}
 
 /// One run: returns how many times each item `0..ITEMS` came out.
 ///
@@ -130,8 +168,8 @@ fn run<D: WorkDeque>(seed: u64, thieves: usize, half: bool, capacity: usize) -> 
 }
 
 fn exactly_once<D: WorkDeque>(capacity: usize) {
-    for thieves in 1..=MAX_THIEVES {
-        for seed in 0..SEEDS {
+    for thieves in 1..=max_thieves() {
+        for seed in seeds() {
             for half in [false, true] {
                 let counts = run::<D>(seed * 101 + thieves as u64, thieves, half, capacity);
                 if let Some((item, &n)) = counts.iter().enumerate().find(|(_, &n)| n != 1) {
