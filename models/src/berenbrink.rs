@@ -26,7 +26,7 @@ use std::str::FromStr;
 use rand::Rng;
 use serde::Serialize;
 
-use crate::{growth_rate, rng, ModelError, StabilityRule};
+use crate::{growth_rate, limits, rng, ModelError, StabilityRule};
 
 /// The work-stealing function `f`: how many of `ℓ` tasks a victim hands over.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -126,13 +126,7 @@ pub struct BerenbrinkConfig {
 impl BerenbrinkConfig {
     /// Checks the parameters' ranges.
     pub fn validate(&self) -> Result<(), ModelError> {
-        if self.processors < 2 {
-            return Err(ModelError::invalid(
-                "processors",
-                self.processors,
-                "at least 2",
-            ));
-        }
+        limits::check_processors(self.processors)?;
         if self.generator_hosts == 0 || self.generator_hosts > self.processors {
             return Err(ModelError::invalid(
                 "generator-hosts",
@@ -146,9 +140,7 @@ impl BerenbrinkConfig {
         if !(self.lambda > 0.0 && self.lambda <= 1.0) {
             return Err(ModelError::invalid("lambda", self.lambda, "0 < λ <= 1"));
         }
-        if self.steps < 2 {
-            return Err(ModelError::invalid("steps", self.steps, "at least 2"));
-        }
+        limits::check_steps(self.steps)?;
         Ok(())
     }
 
@@ -456,6 +448,21 @@ mod tests {
             ..config(StealFunction::One)
         };
         assert!(simulate(&bad).unwrap_err().to_string().contains("lambda"));
+    }
+
+    #[test]
+    fn huge_runs_are_refused_before_allocating() {
+        let steps = BerenbrinkConfig {
+            steps: u64::MAX,
+            ..config(StealFunction::Half)
+        };
+        assert!(simulate(&steps).unwrap_err().to_string().contains("steps"));
+        let processors = BerenbrinkConfig {
+            processors: usize::MAX,
+            ..config(StealFunction::Half)
+        };
+        let err = simulate(&processors).unwrap_err().to_string();
+        assert!(err.contains("processors"), "{err}");
     }
 
     #[test]

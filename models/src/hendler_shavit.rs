@@ -28,7 +28,7 @@ use rand::Rng;
 use serde::Serialize;
 
 use crate::berenbrink::{sample_loads, LoadSample, SAMPLE_POINTS};
-use crate::{rng, ModelError};
+use crate::{limits, rng, ModelError};
 
 /// Items each producer receives per step.
 pub const PRODUCER_TASKS: u64 = 9;
@@ -82,19 +82,11 @@ pub struct HsConfig {
 impl HsConfig {
     /// Checks the parameters' ranges.
     pub fn validate(&self) -> Result<(), ModelError> {
-        if self.processors < 2 {
-            return Err(ModelError::invalid(
-                "processors",
-                self.processors,
-                "at least 2",
-            ));
-        }
+        limits::check_processors(self.processors)?;
         if !(self.mu > 0.0 && self.mu <= 1.0) {
             return Err(ModelError::invalid("mu", self.mu, "0 < µ <= 1"));
         }
-        if self.steps < 2 {
-            return Err(ModelError::invalid("steps", self.steps, "at least 2"));
-        }
+        limits::check_steps(self.steps)?;
         Ok(())
     }
 
@@ -359,5 +351,20 @@ mod tests {
         };
         assert!(simulate(&bad).unwrap_err().to_string().contains("mu"));
         assert!("two".parse::<HsSteal>().is_err());
+    }
+
+    #[test]
+    fn huge_runs_are_refused_before_allocating() {
+        let steps = HsConfig {
+            steps: u64::MAX,
+            ..config(HsSteal::Half, 4)
+        };
+        assert!(simulate(&steps).unwrap_err().to_string().contains("steps"));
+        let processors = HsConfig {
+            processors: usize::MAX,
+            ..config(HsSteal::Half, 4)
+        };
+        let err = simulate(&processors).unwrap_err().to_string();
+        assert!(err.contains("processors"), "{err}");
     }
 }

@@ -49,6 +49,7 @@ mod trend;
 
 pub mod berenbrink;
 pub mod hendler_shavit;
+pub mod limits;
 pub mod mitzenmacher;
 pub mod real;
 

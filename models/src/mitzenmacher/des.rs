@@ -280,4 +280,14 @@ mod tests {
         let other = MitzenmacherConfig { seed: 2, ..c };
         assert_ne!(simulate(&c, 5).unwrap(), simulate(&other, 5).unwrap());
     }
+
+    #[test]
+    fn huge_processor_counts_are_refused_before_allocating() {
+        let c = MitzenmacherConfig {
+            processors: usize::MAX,
+            ..MitzenmacherConfig::simple(0.5)
+        };
+        let err = simulate(&c, 4).unwrap_err().to_string();
+        assert!(err.contains("processors"), "{err}");
+    }
 }

@@ -24,7 +24,7 @@ pub mod fluid;
 
 use serde::Serialize;
 
-use crate::ModelError;
+use crate::{limits, ModelError};
 
 /// The default simulated time (model time units, mean service time = 1):
 /// half of the paper's 10 × 100,000. With 128 processors, four seeds agree
@@ -83,13 +83,7 @@ impl MitzenmacherConfig {
         if !(self.lambda > 0.0 && self.lambda < 1.0) {
             return Err(ModelError::invalid("lambda", self.lambda, "0 < λ < 1"));
         }
-        if self.processors < 2 {
-            return Err(ModelError::invalid(
-                "processors",
-                self.processors,
-                "at least 2",
-            ));
-        }
+        limits::check_processors(self.processors)?;
         if self.threshold < 2 {
             return Err(ModelError::invalid(
                 "threshold",
