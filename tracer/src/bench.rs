@@ -22,7 +22,7 @@ use stealmark_marker::{BalancePolicy, DequeKind, MarkerConfig};
 use crate::args;
 use crate::error::{CliError, CliResult};
 use crate::heapfile;
-use crate::output::{self, Align, Format, Table};
+use crate::output::{self, out, outln, Align, Format, Table};
 use crate::pause::{median, PauseStats};
 use crate::plot::{self, Bar};
 use crate::progress::Progress;
@@ -371,31 +371,26 @@ pub fn run(args: BenchArgs) -> CliResult {
                 "ncpu": args::ncpu(),
                 "bench": result,
             });
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&doc).map_err(|e| CliError::failed("json", e))?
-            );
+            output::print_json(&doc)
         }
         format => {
             if format == Format::Table {
-                println!(
-                    "{}: {}, {}; {} alternated runs per configuration after a warm-up round; baseline {}",
+                outln!(
+                    "{}: {}, {}; {} alternated runs per configuration after a warm-up round; baseline {}\n",
                     args.file.display(),
                     output::counted(heap.object_count(), "object"),
                     output::counted(roots.len() as u64, "root"),
                     args.runs,
                     result.baseline
-                );
-                println!();
+                )?;
             }
-            print!("{}", table(&result, with_policy).render(format));
+            out!("{}", table(&result, with_policy).render(format))?;
             if format == Format::Table {
-                println!();
-                print!("{}", column_notes(&result));
+                out!("\n{}", column_notes(&result))?;
             }
+            Ok(())
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

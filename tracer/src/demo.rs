@@ -14,7 +14,7 @@ use stealmark_marker::{BalancePolicy, DequeKind, MarkerConfig};
 use crate::args;
 use crate::bench::{self, MatrixResult};
 use crate::error::{CliError, CliResult};
-use crate::output::{self, Format};
+use crate::output::{self, out, outln, Format};
 use crate::pause::median;
 use crate::progress::Progress;
 use crate::run;
@@ -117,7 +117,7 @@ pub fn run(args: DemoArgs) -> CliResult {
         }
     }
 
-    println!(
+    outln!(
         "stealmark demo: a `runtime` heap of {} objects ({} reachable, {} garbage, {}, {}), built in memory in {:.1} s",
         output::count(info.objects),
         output::count(oracle.objects),
@@ -125,32 +125,28 @@ pub fn run(args: DemoArgs) -> CliResult {
         output::counted(roots.len() as u64, "root"),
         output::bytes(heap.arena_bytes()),
         build_s
-    );
-    println!(
+    )?;
+    outln!(
         "every deque at 1..{ncpu} worker{} (on-empty policy, steal half, random victims, prefetch on); {} alternated runs each after a warm-up round",
         if ncpu == 1 { "" } else { "s" },
         runs
-    );
-    println!(
+    )?;
+    outln!(
         "check: every deque marked exactly the sequential oracle's {} objects ({})",
         output::count(oracle.objects),
         output::bytes(oracle.bytes)
-    );
-    println!();
-    print!("{}", bench::table(&result, false).render(Format::Table));
-    println!();
-    println!(
+    )?;
+    out!("\n{}\n", bench::table(&result, false).render(Format::Table))?;
+    outln!(
         "sequential oracle (depth-first, no prefetch): p50 {} ms",
         output::ms(oracle_p50)
-    );
-    print_summary(&result, oracle_p50, ncpu);
-    println!();
-    print!("{}", bench::column_notes(&result));
-    Ok(())
+    )?;
+    print_summary(&result, oracle_p50, ncpu)?;
+    out!("\n{}", bench::column_notes(&result))
 }
 
 /// One line per worker count: the fastest deque and its ratios.
-fn print_summary(result: &MatrixResult, oracle_ms: f64, ncpu: usize) {
+fn print_summary(result: &MatrixResult, oracle_ms: f64, ncpu: usize) -> CliResult {
     for t in 1..=ncpu {
         let best = result
             .results
@@ -158,13 +154,14 @@ fn print_summary(result: &MatrixResult, oracle_ms: f64, ncpu: usize) {
             .filter(|r| r.threads == t)
             .min_by(|a, b| a.pause_ms.p50.total_cmp(&b.pause_ms.p50));
         if let Some(best) = best {
-            println!(
+            outln!(
                 "fastest at {t} worker{}: {} at {} ms, {:.2}x faster than the oracle",
                 if t == 1 { "" } else { "s" },
                 best.deque,
                 output::ms(best.pause_ms.p50),
                 oracle_ms / best.pause_ms.p50
-            );
+            )?;
         }
     }
+    Ok(())
 }

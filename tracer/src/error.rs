@@ -45,6 +45,10 @@ pub enum CliError {
         /// The library's reason.
         reason: String,
     },
+    /// Standard output's reader went away (`stealmark ... | head`): the
+    /// command stops quietly and exits 0, as after a complete run.
+    #[error("standard output was closed")]
+    StdoutClosed,
 }
 
 impl CliError {
@@ -84,6 +88,7 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Usage { .. } => EXIT_USAGE,
+            CliError::StdoutClosed => 0,
             _ => EXIT_FAILURE,
         }
     }
@@ -99,7 +104,7 @@ impl CliError {
             CliError::Snapshot { .. } => Some(
                 "regenerate it with `stealmark gen` or `stealmark import`; `stealmark info FILE` checks a file",
             ),
-            CliError::Failed { .. } => None,
+            CliError::Failed { .. } | CliError::StdoutClosed => None,
         }
     }
 

@@ -15,7 +15,7 @@ use stealmark_heap::{generate, GenConfig, GenError, GenInfo, Shape, SnapshotWrit
 use crate::args;
 use crate::error::{CliError, CliResult};
 use crate::heapfile::partial_path;
-use crate::output;
+use crate::output::{self, outln};
 use crate::progress::Progress;
 
 /// Arguments of `stealmark gen`.
@@ -91,7 +91,7 @@ pub fn run(args: GenArgs) -> CliResult {
         .reachable
         .map(|r| format!(", {} reachable", output::count(r)))
         .unwrap_or_default();
-    println!(
+    outln!(
         "wrote {}: {} heap, {} ({} garbage{reachable}), {}, {} in {:.1} s",
         args.output.display(),
         info.shape,
@@ -100,8 +100,7 @@ pub fn run(args: GenArgs) -> CliResult {
         output::counted(info.roots, "root"),
         output::bytes(bytes),
         start.elapsed().as_secs_f64()
-    );
-    Ok(())
+    )
 }
 
 /// Streams the heap of `config` to `path` with a progress bar, through a

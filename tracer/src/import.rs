@@ -15,8 +15,9 @@ use clap::{Args, Subcommand};
 use stealmark_heap::import::{self, ImportSummary, InputFile};
 use stealmark_heap::{mark_sequential, HeapGraph, Snapshot, SnapshotWriter};
 
+use crate::error::{CliError, CliResult};
 use crate::heapfile::partial_path;
-use crate::output;
+use crate::output::{self, outln};
 use crate::progress::Progress;
 
 /// Arguments of `stealmark import`.
@@ -63,15 +64,34 @@ struct Files {
 }
 
 /// Runs `stealmark import`.
-pub fn run(args: ImportArgs) -> Result<(), Box<dyn std::error::Error>> {
+pub fn run(args: ImportArgs) -> CliResult {
     let (files, v8) = match args.format {
         Format::V8(f) => (f, true),
         Format::Hprof(f) => (f, false),
     };
+    let start = Instant::now();
+    let (summary, read) = convert(&files, v8).map_err(|e| CliError::failed("import", e))?;
+    let seconds = start.elapsed().as_secs_f64();
+    let written = fs::metadata(&files.output).map_or(0, |m| m.len());
+    print_summary(&files, v8, &summary, read, written, seconds)?;
+    if files.reachable {
+        let snap = Snapshot::open(&files.output).map_err(|e| CliError::failed("import", e))?;
+        let oracle = mark_sequential(&snap.view(), snap.roots());
+        outln!(
+            "  reachable     {:>14}  ({} of the heap, strong slots only)",
+            output::count(oracle.objects),
+            output::bytes(oracle.bytes)
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes the snapshot; returns what was imported and the bytes of the
+/// input file.
+fn convert(files: &Files, v8: bool) -> Result<(ImportSummary, u64), Box<dyn std::error::Error>> {
     if files.output.file_name().is_none() {
         return Err(format!("-o {} is not a file name", files.output.display()).into());
     }
-    let start = Instant::now();
     let passes = if v8 { 1 } else { 3 };
     let input = InputFile::open(&files.input)
         .map_err(|e| format!("cannot open {}: {e}", files.input.display()))?;
@@ -123,26 +143,10 @@ pub fn run(args: ImportArgs) -> Result<(), Box<dyn std::error::Error>> {
     // Deletes the spill file, if any.
     drop(input);
     progress.finish();
-    let summary = match result {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = fs::remove_file(&partial);
-            return Err(e);
-        }
-    };
-    let seconds = start.elapsed().as_secs_f64();
-    let written = fs::metadata(&files.output).map_or(0, |m| m.len());
-    print_summary(&files, v8, &summary, len, written, seconds);
-    if files.reachable {
-        let snap = Snapshot::open(&files.output)?;
-        let oracle = mark_sequential(&snap.view(), snap.roots());
-        println!(
-            "  reachable     {:>14}  ({} of the heap, strong slots only)",
-            output::count(oracle.objects),
-            output::bytes(oracle.bytes)
-        );
+    if result.is_err() {
+        let _ = fs::remove_file(&partial);
     }
-    Ok(())
+    result.map(|summary| (summary, len))
 }
 
 /// Prints what was imported and anything dropped.
@@ -153,7 +157,7 @@ fn print_summary(
     read: u64,
     written: u64,
     seconds: f64,
-) {
+) -> CliResult {
     let rate = |bytes: u64| bytes as f64 / 1e6 / seconds.max(1e-9);
     // For a compressed file, the rate of the dump data says how fast the
     // importer is; the file's own rate is given beside it.
@@ -178,39 +182,35 @@ fn print_summary(
     } else {
         "HPROF heap dump"
     };
-    println!(
+    outln!(
         "imported {format} {} ({size}) into {} ({}) in {seconds:.1} s, {speed}",
         files.input.display(),
         files.output.display(),
         output::bytes(written),
-    );
+    )?;
     let line =
-        |what: &str, n: u64, note: String| println!("  {what:<13} {:>14}{note}", output::count(n));
-    line("objects", s.objects, String::new());
+        |what: &str, n: u64, note: &str| outln!("  {what:<13} {:>14}{note}", output::count(n));
+    line("objects", s.objects, "")?;
     line(
         "references",
         s.references,
-        format!("  ({} weak)", output::count(s.weak_references)),
-    );
-    line("roots", s.roots, String::new());
-    line("types", s.types, String::new());
+        &format!("  ({} weak)", output::count(s.weak_references)),
+    )?;
+    line("roots", s.roots, "")?;
+    line("types", s.types, "")?;
     if v8 {
-        line("dropped", 0, String::new());
+        line("dropped", 0, "")
     } else {
         line(
             "dropped",
             s.dropped_references,
-            "  references to objects missing from the dump".to_owned(),
-        );
-        line(
-            "",
-            s.dropped_roots,
-            "  roots missing from the dump".to_owned(),
-        );
+            "  references to objects missing from the dump",
+        )?;
+        line("", s.dropped_roots, "  roots missing from the dump")?;
         line(
             "",
             s.undecoded_instances,
-            "  instances of classes missing from the dump (fields not scanned)".to_owned(),
-        );
+            "  instances of classes missing from the dump (fields not scanned)",
+        )
     }
 }

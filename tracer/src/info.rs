@@ -9,7 +9,7 @@ use stealmark_heap::{mark_sequential, HeapGraph, ObjectModel, SlotKind};
 
 use crate::error::CliResult;
 use crate::heapfile;
-use crate::output::{self, Align, Format, Table};
+use crate::output::{self, outln, Align, Format, Table};
 
 /// Arguments of `stealmark info`.
 #[derive(Args)]
@@ -85,23 +85,19 @@ pub fn run(args: InfoArgs) -> CliResult {
     report.reachable_bytes = reachable.bytes;
 
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("the report serialises")
-        );
+        output::print_json(&report)
     } else {
-        print_report(&report);
+        print_report(&report)
     }
-    Ok(())
 }
 
-fn print_report(r: &InfoReport) {
-    println!(
+fn print_report(r: &InfoReport) -> CliResult {
+    outln!(
         "{}: valid stealmark snapshot, {} on disk (validated in {:.1} ms)",
         r.file,
         output::bytes(r.file_bytes),
         r.validate_ms
-    );
+    )?;
     let mut t = Table::new([("", Align::Left), ("", Align::Left)]);
     let percent = |part: u64, whole: u64| {
         if whole == 0 {
@@ -156,6 +152,7 @@ fn print_report(r: &InfoReport) {
     }
     // Skip the empty header and its rule.
     for line in t.render(Format::Table).lines().skip(2) {
-        println!("  {line}");
+        outln!("  {line}")?;
     }
+    Ok(())
 }

@@ -2,7 +2,9 @@
 //!
 //! Exit codes: 0 on success, 2 for a usage error (a bad flag or value), 1 for
 //! any other failure (a missing or corrupt file, an I/O error). Every error
-//! is one line on standard error saying what to do.
+//! is one line on standard error saying what to do. A standard output whose
+//! reader has gone away (`stealmark ... | head`) ends the command quietly
+//! with code 0.
 
 use std::process::ExitCode;
 
@@ -59,11 +61,6 @@ enum Command {
     Import(import::ImportArgs),
     /// Simulate the balancing models that justify the policies.
     Simulate(simulate::SimulateArgs),
-}
-
-/// Converts the error of a subcommand that reports its own error type.
-fn external<E: std::fmt::Display>(what: &str, result: Result<(), E>) -> Result<(), CliError> {
-    result.map_err(|e| CliError::failed(what, e))
 }
 
 /// Replaces the panic message and backtrace hint with one line: a panic is
@@ -133,11 +130,11 @@ fn main() -> ExitCode {
         Command::Mark(args) => mark::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Demo(args) => demo::run(args),
-        Command::Import(args) => external("import", import::run(args)),
-        Command::Simulate(args) => external("simulate", simulate::run(args)),
+        Command::Import(args) => import::run(args),
+        Command::Simulate(args) => simulate::run(args),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    match result.and_then(|()| output::flush_stdout()) {
+        Ok(()) | Err(CliError::StdoutClosed) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {}", err.one_line());
             ExitCode::from(err.exit_code())

@@ -16,7 +16,7 @@ use stealmark_marker::{
 use crate::args;
 use crate::error::{CliError, CliResult};
 use crate::heapfile;
-use crate::output::{self, Align, Format, Table};
+use crate::output::{self, out, outln, Align, Format, Table};
 use crate::pause::{median, PauseStats};
 use crate::plot::{self, MarkPlot};
 use crate::run::{self, RunSample, WorkerReport};
@@ -257,7 +257,7 @@ pub fn run(args: MarkArgs) -> CliResult {
             },
         )?;
     }
-    print(&args, &report);
+    print(&args, &report)?;
     if report.verified == Some(false) {
         return Err(CliError::failed(
             "verifying",
@@ -341,8 +341,7 @@ fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> Cli
         };
         plot::write_mark_plot(path, &plot)?;
     }
-    print(args, &report);
-    Ok(())
+    print(args, &report)
 }
 
 fn file_name(path: &Path) -> String {
@@ -353,32 +352,29 @@ fn file_name(path: &Path) -> String {
 }
 
 /// Prints the report as `--json` asks.
-fn print(args: &MarkArgs, report: &MarkReport) {
+fn print(args: &MarkArgs, report: &MarkReport) -> CliResult {
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(report).expect("the report serialises")
-        );
+        output::print_json(report)
     } else {
-        print_report(report);
+        print_report(report)
     }
 }
 
-fn print_report(r: &MarkReport) {
-    println!(
+fn print_report(r: &MarkReport) -> CliResult {
+    outln!(
         "{}: {}, {}",
         r.file,
         output::counted(r.objects, "object"),
         output::counted(r.roots, "root")
-    );
+    )?;
     if r.deque == "sequential" {
-        println!(
+        outln!(
             "marked {} objects ({}) with the sequential oracle",
             output::count(r.marked_objects),
             output::bytes(r.marked_bytes)
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "marked {} objects ({}) with {} deques, {} policy, steal {}, {} victims, prefetch {}, {} worker{}",
             output::count(r.marked_objects),
             output::bytes(r.marked_bytes),
@@ -389,15 +385,15 @@ fn print_report(r: &MarkReport) {
             if r.prefetch { "on" } else { "off" },
             r.threads,
             if r.threads == 1 { "" } else { "s" }
-        );
+        )?;
     }
     match r.verified {
-        Some(true) => println!("verified: the marked set equals the sequential oracle's"),
-        Some(false) => println!("verified: the marked set DIFFERS from the sequential oracle's"),
+        Some(true) => outln!("verified: the marked set equals the sequential oracle's")?,
+        Some(false) => outln!("verified: the marked set DIFFERS from the sequential oracle's")?,
         None => {}
     }
     let p = &r.pause_ms;
-    println!(
+    outln!(
         "pause over {} runs ({} warm-up): min {} ms  p50 {} ms  p90 {} ms  p99 {} ms  max {} ms  mean {} ms",
         r.runs,
         r.warmup,
@@ -407,19 +403,21 @@ fn print_report(r: &MarkReport) {
         output::ms(p.p99),
         output::ms(p.max),
         output::ms(p.mean)
-    );
+    )?;
     if r.deque == "sequential" {
-        return;
+        return Ok(());
     }
-    println!(
+    outln!(
         "balance (max/mean objects scanned per worker): median {:.3}, worst {:.3}",
-        r.balance.max_over_mean, r.balance.worst
-    );
-    println!(
+        r.balance.max_over_mean,
+        r.balance.worst
+    )?;
+    outln!(
         "termination latency (last object scanned to end of pause): p50 {:.1} µs, max {:.1} µs",
-        r.termination_latency_us.p50, r.termination_latency_us.max
-    );
-    println!("\nper worker, in the run with the median pause:");
+        r.termination_latency_us.p50,
+        r.termination_latency_us.max
+    )?;
+    outln!("\nper worker, in the run with the median pause:")?;
     let mut table = Table::new([
         ("worker", Align::Right),
         ("marked", Align::Right),
@@ -453,5 +451,5 @@ fn print_report(r: &MarkReport) {
             output::count(s.parks),
         ]);
     }
-    print!("{}", table.render(Format::Table));
+    out!("{}", table.render(Format::Table))
 }

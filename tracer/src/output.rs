@@ -1,10 +1,64 @@
-//! Tabular output in the formats `--format` offers: an aligned plain-text
-//! table for people, Markdown for documents, CSV for spreadsheets. (JSON is
-//! written by each command from its own serde types.)
+//! Standard output, and tabular output in the formats `--format` offers: an
+//! aligned plain-text table for people, Markdown for documents, CSV for
+//! spreadsheets. (JSON is written by each command from its own serde types.)
+//!
+//! Every command writes its results through [`out!`], [`outln!`] or
+//! [`print_json`], never `print!`: a reader that goes away (`stealmark ... |
+//! head`) then ends the command quietly instead of panicking.
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
+use std::io::{self, Write as _};
 
 use clap::ValueEnum;
+use serde::Serialize;
+
+use crate::error::{CliError, CliResult};
+
+/// Writes formatted text to standard output. A closed pipe becomes
+/// [`CliError::StdoutClosed`]; any other write error is a failure.
+pub fn write_stdout(text: fmt::Arguments<'_>) -> CliResult {
+    io::stdout().lock().write_fmt(text).map_err(stdout_error)
+}
+
+/// Flushes standard output (at the end of a command), with the errors of
+/// [`write_stdout`].
+pub fn flush_stdout() -> CliResult {
+    io::stdout().lock().flush().map_err(stdout_error)
+}
+
+fn stdout_error(e: io::Error) -> CliError {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        CliError::StdoutClosed
+    } else {
+        CliError::failed("writing to standard output", e)
+    }
+}
+
+/// `print!` through [`write_stdout`]; evaluates to a [`CliResult`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format_args!($($arg)*))
+    };
+}
+
+/// `println!` through [`write_stdout`]; evaluates to a [`CliResult`].
+macro_rules! outln {
+    () => {
+        $crate::output::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+pub(crate) use {out, outln};
+
+/// Writes `value` to standard output as one pretty-printed JSON document.
+pub fn print_json<T: Serialize>(value: &T) -> CliResult {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| CliError::failed("writing the JSON report", e))?;
+    outln!("{text}")
+}
 
 /// An output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -10,10 +10,9 @@
 //! - `hendler-shavit`: asymmetric probabilistic balancing; `--plot` draws
 //!   `max_p L_p / A_t` over time for steal-one against steal-half.
 
-use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use clap::builder::PossibleValuesParser;
 use clap::{Args, Subcommand};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -22,12 +21,26 @@ use stealmark_models::berenbrink::{self, BerenbrinkConfig, BerenbrinkReport, Ste
 use stealmark_models::hendler_shavit::{self, HsConfig, HsReport, HsSteal};
 use stealmark_models::mitzenmacher::{self, MitzenmacherConfig, MitzenmacherReport};
 use stealmark_models::real::{self, RealReport};
-use stealmark_models::{StabilityRule, STABILITY_RULE};
+use stealmark_models::{ModelError, StabilityRule, STABILITY_RULE};
 
-use crate::output::{count, Align, Format, Table};
+use crate::error::{CliError, CliResult};
+use crate::output::{count, out, outln, print_json, Align, Format, Table};
 use crate::plot::{err as plot_err, render_to_file, PlotResult};
 
-type SimResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+/// A parameter out of range, or a run that `--real` cannot make, is a usage
+/// error; a run that fails is not.
+impl From<ModelError> for CliError {
+    fn from(e: ModelError) -> CliError {
+        match e {
+            ModelError::InvalidParameter { .. }
+            | ModelError::UnknownDeque { .. }
+            | ModelError::RealUnsupported(_) => CliError::usage(e.to_string()),
+            ModelError::NotConverged { .. }
+            | ModelError::DequeFull { .. }
+            | ModelError::WorkerPanicked(_) => CliError::failed("simulate", e),
+        }
+    }
+}
 
 /// Arguments of `stealmark simulate`.
 #[derive(Args)]
@@ -102,22 +115,26 @@ struct RealArgs {
     /// deque instead of the abstract model.
     #[arg(long)]
     real: bool,
-    /// The deque for --real: steal-half, chase-lev, abp, locked, crossbeam
-    /// (or steal-half-q, chase-lev-q: quiescent-point reclamation).
-    #[arg(long, value_name = "NAME", requires = "real")]
+    /// The deque for --real (the -q kinds reclaim retired buffers at
+    /// quiescent points).
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "real",
+        value_parser = PossibleValuesParser::new(real::DEQUE_NAMES)
+    )]
     deque: Option<String>,
 }
 
 impl RealArgs {
-    fn deque(&self) -> SimResult<Option<&str>> {
+    fn deque(&self) -> CliResult<Option<&str>> {
         match (self.real, self.deque.as_deref()) {
             (false, _) => Ok(None),
             (true, Some(name)) => Ok(Some(name)),
-            (true, None) => Err(format!(
+            (true, None) => Err(CliError::usage(format!(
                 "--real needs --deque NAME (one of {})",
                 real::DEQUE_NAMES.join(", ")
-            )
-            .into()),
+            ))),
         }
     }
 }
@@ -213,39 +230,19 @@ struct HendlerShavitArgs {
 }
 
 fn parse_steal_function(s: &str) -> Result<StealFunction, String> {
-    s.parse()
-        .map_err(|e: stealmark_models::ModelError| e.to_string())
+    s.parse().map_err(|e: ModelError| e.to_string())
 }
 
 fn parse_hs_steal(s: &str) -> Result<HsSteal, String> {
-    s.parse()
-        .map_err(|e: stealmark_models::ModelError| e.to_string())
+    s.parse().map_err(|e: ModelError| e.to_string())
 }
 
 /// Runs `stealmark simulate`.
-pub fn run(args: SimulateArgs) -> SimResult {
+pub fn run(args: SimulateArgs) -> CliResult {
     match args.model {
         Model::Berenbrink(a) => run_berenbrink(&a),
         Model::Mitzenmacher(a) => run_mitzenmacher(&a),
         Model::HendlerShavit(a) => run_hendler_shavit(&a),
-    }
-}
-
-fn print_json<T: Serialize>(value: &T) -> SimResult {
-    let mut text = serde_json::to_string_pretty(value)?;
-    text.push('\n');
-    emit(&text)
-}
-
-/// Writes `text` to standard output; a closed pipe (`| head`) is not an error.
-fn emit(text: &str) -> SimResult {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
     }
 }
 
@@ -272,8 +269,8 @@ fn one_and_half<P: PartialEq + Copy, R: Clone>(
     policies: [P; 2],
     requested: P,
     done: &R,
-    run: impl Fn(P) -> SimResult<Outcome<R>>,
-) -> SimResult<Vec<R>> {
+    run: impl Fn(P) -> CliResult<Outcome<R>>,
+) -> CliResult<Vec<R>> {
     policies
         .into_iter()
         .map(|p| {
@@ -289,14 +286,14 @@ fn one_and_half<P: PartialEq + Copy, R: Clone>(
 fn berenbrink_once(
     config: &BerenbrinkConfig,
     deque: Option<&str>,
-) -> SimResult<Outcome<BerenbrinkReport>> {
+) -> CliResult<Outcome<BerenbrinkReport>> {
     Ok(match deque {
         None => Outcome::Model(berenbrink::simulate(config)?),
         Some(name) => Outcome::Real(real::berenbrink_on(name, config)?),
     })
 }
 
-fn run_berenbrink(a: &BerenbrinkArgs) -> SimResult {
+fn run_berenbrink(a: &BerenbrinkArgs) -> CliResult {
     let config = BerenbrinkConfig {
         processors: a.processors,
         generator_hosts: a.generator_hosts,
@@ -319,7 +316,6 @@ fn run_berenbrink(a: &BerenbrinkArgs) -> SimResult {
     if a.json {
         return print_json(&outcome);
     }
-    let mut out = String::new();
     let r = outcome.report();
     let mode = match &outcome {
         Outcome::Model(_) => "the Markov chain of Fig. 1".to_string(),
@@ -328,8 +324,7 @@ fn run_berenbrink(a: &BerenbrinkArgs) -> SimResult {
             config.processors, real.deque
         ),
     };
-    writeln!(
-        out,
+    outln!(
         "Berenbrink et al.: {mode}\n  n = {} processors, K = {} generator hosts, λ = {} (λn = {}), steal {}, {} steps, seed {}\n",
         config.processors,
         config.generator_hosts,
@@ -346,27 +341,25 @@ fn run_berenbrink(a: &BerenbrinkArgs) -> SimResult {
             table.push(vec![count(s.step), count(s.load)]);
         }
     }
-    write!(out, "{}", table.render(Format::Table))?;
+    out!("{}", table.render(Format::Table))?;
     let threshold = StabilityRule::DEFAULT.max_growth_fraction * config.arrival_rate();
-    writeln!(out)?;
-    writeln!(out, "final total load      {}", count(r.final_total_load))?;
-    writeln!(
-        out,
+    outln!()?;
+    outln!("final total load      {}", count(r.final_total_load))?;
+    outln!(
         "growth rate           {:.3} tasks/step over the second half (unstable above {:.3})",
-        r.growth_rate, threshold
+        r.growth_rate,
+        threshold
     )?;
-    writeln!(out, "stable                {}", r.stable)?;
-    writeln!(out, "paper predicts        {}", r.prediction)?;
-    writeln!(
-        out,
+    outln!("stable                {}", r.stable)?;
+    outln!("paper predicts        {}", r.prediction)?;
+    outln!(
         "tasks                 {} generated, {} served, {} moved by steals",
         count(r.generated),
         count(r.serviced),
         count(r.stolen)
     )?;
     if let Outcome::Real(real) = &outcome {
-        writeln!(
-        out,
+        outln!(
             "deque                 {}: {} steal attempts, {} succeeded, {} lost a race; tasks conserved: {}",
             real.deque,
             count(real.steal_attempts),
@@ -376,13 +369,13 @@ fn run_berenbrink(a: &BerenbrinkArgs) -> SimResult {
         )?;
     }
     if let Some(path) = &a.plot {
-        writeln!(out, "plot                  {}", path.display())?;
+        outln!("plot                  {}", path.display())?;
     }
-    writeln!(out, "\nStability rule: {STABILITY_RULE}")?;
-    emit(&out)
+    outln!("\nStability rule: {STABILITY_RULE}")?;
+    Ok(())
 }
 
-fn run_mitzenmacher(a: &MitzenmacherArgs) -> SimResult {
+fn run_mitzenmacher(a: &MitzenmacherArgs) -> CliResult {
     let config = MitzenmacherConfig {
         lambda: a.lambda,
         processors: a.processors,
@@ -399,13 +392,11 @@ fn run_mitzenmacher(a: &MitzenmacherArgs) -> SimResult {
     if a.json {
         return print_json(&r);
     }
-    let mut out = String::new();
     let delay = match config.transfer_rate {
         Some(rate) => format!("transfer rate {rate}"),
         None => "instantaneous transfers".to_string(),
     };
-    writeln!(
-        out,
+    outln!(
         "Mitzenmacher, {}\n  λ = {}, {} processors, T = {}, K = {}, D = {}, {delay}, time {} (warm-up {}), seed {}\n",
         r.section,
         config.lambda,
@@ -434,8 +425,8 @@ fn run_mitzenmacher(a: &MitzenmacherArgs) -> SimResult {
         "relative error".to_string(),
         format!("{:.2}%", 100.0 * r.relative_error),
     ]);
-    write!(out, "{}", summary.render(Format::Table))?;
-    writeln!(out)?;
+    out!("{}", summary.render(Format::Table))?;
+    outln!()?;
     let mut tails = Table::new([
         ("i", Align::Right),
         ("simulated s_i", Align::Right),
@@ -449,23 +440,22 @@ fn run_mitzenmacher(a: &MitzenmacherArgs) -> SimResult {
             format!("{fp:.5}"),
         ]);
     }
-    write!(out, "{}", tails.render(Format::Table))?;
-    writeln!(
-        out,
+    out!("{}", tails.render(Format::Table))?;
+    outln!(
         "\nsteal attempts that found a victim: {:.1}%",
         100.0 * r.steal_success_ratio
     )?;
-    emit(&out)
+    Ok(())
 }
 
-fn hs_once(config: &HsConfig, deque: Option<&str>) -> SimResult<Outcome<HsReport>> {
+fn hs_once(config: &HsConfig, deque: Option<&str>) -> CliResult<Outcome<HsReport>> {
     Ok(match deque {
         None => Outcome::Model(hendler_shavit::simulate(config)?),
         Some(name) => Outcome::Real(real::hendler_shavit_on(name, config)?),
     })
 }
 
-fn run_hendler_shavit(a: &HendlerShavitArgs) -> SimResult {
+fn run_hendler_shavit(a: &HendlerShavitArgs) -> CliResult {
     let config = HsConfig {
         processors: a.processors,
         mu: a.mu,
@@ -487,7 +477,6 @@ fn run_hendler_shavit(a: &HendlerShavitArgs) -> SimResult {
     if a.json {
         return print_json(&outcome);
     }
-    let mut out = String::new();
     let r = outcome.report();
     let mode = match &outcome {
         Outcome::Model(_) => "the step model of section 3".to_string(),
@@ -496,8 +485,7 @@ fn run_hendler_shavit(a: &HendlerShavitArgs) -> SimResult {
             config.processors, real.deque
         ),
     };
-    writeln!(
-        out,
+    outln!(
         "Hendler-Shavit asymmetric probabilistic balancing: {mode}\n  n = {} processes, µ = {}, steal {}, {} steps, seed {}; {} producers × {} items/step\n",
         config.processors,
         config.mu,
@@ -526,27 +514,24 @@ fn run_hendler_shavit(a: &HendlerShavitArgs) -> SimResult {
             format!("{:.3}", r.time_averaged_ratios[p]),
         ]);
     }
-    write!(out, "{}", table.render(Format::Table))?;
-    writeln!(out)?;
-    writeln!(
-        out,
+    out!("{}", table.render(Format::Table))?;
+    outln!()?;
+    outln!(
         "largest time-averaged L_p/A_t   {:.3} (process {})",
-        r.max_time_averaged_ratio, r.argmax_process
+        r.max_time_averaged_ratio,
+        r.argmax_process
     )?;
-    writeln!(
-        out,
+    outln!(
         "final total load                {}",
         count(r.final_total_load)
     )?;
-    writeln!(
-        out,
+    outln!(
         "balancing                       {} steals moved {} items",
         count(r.balances),
         count(r.moved)
     )?;
     if let Outcome::Real(real) = &outcome {
-        writeln!(
-        out,
+        outln!(
             "deque                           {}: {} steal attempts, {} lost a race; items conserved: {}",
             real.deque,
             count(real.steal_attempts),
@@ -555,9 +540,9 @@ fn run_hendler_shavit(a: &HendlerShavitArgs) -> SimResult {
         )?;
     }
     if let Some(path) = &a.plot {
-        writeln!(out, "plot                            {}", path.display())?;
+        outln!("plot                            {}", path.display())?;
     }
-    emit(&out)
+    Ok(())
 }
 
 const ONE_COLOUR: RGBColor = RGBColor(214, 39, 40);
@@ -637,7 +622,7 @@ fn write_berenbrink_plot(
     config: &BerenbrinkConfig,
     deque: Option<&str>,
     series: &[BerenbrinkReport],
-) -> SimResult {
+) -> CliResult {
     let points: Vec<Vec<(f64, f64)>> = series
         .iter()
         .map(|r| {
@@ -657,7 +642,7 @@ fn write_berenbrink_plot(
         )
     };
     let x_max = config.steps as f64;
-    Ok(render_to_file(path, (1000, 800), |root| {
+    render_to_file(path, (1000, 800), |root| {
         let (top, bottom) = root.split_vertically(440);
         let caption = format!(
             "Berenbrink et al. ({}): n={}, K={}, λ={} (λn={}), total load",
@@ -690,7 +675,7 @@ fn write_berenbrink_plot(
             x_max,
             &half,
         )
-    })?)
+    })
 }
 
 fn write_hs_plot(
@@ -698,7 +683,7 @@ fn write_hs_plot(
     config: &HsConfig,
     deque: Option<&str>,
     series: &[HsReport],
-) -> SimResult {
+) -> CliResult {
     let points: Vec<Vec<(f64, f64)>> = series
         .iter()
         .map(|r| {
@@ -718,7 +703,7 @@ fn write_hs_plot(
                 .collect()
         })
         .collect();
-    Ok(render_to_file(path, (1000, 800), |root| {
+    render_to_file(path, (1000, 800), |root| {
         let (top, bottom) = root.split_vertically(440);
         let caption = format!(
             "Hendler-Shavit ({}): n={}, µ={}, max_p L_p/A_t",
@@ -754,5 +739,5 @@ fn write_hs_plot(
             })
             .collect();
         draw_lines(&bottom, "total load", "total load", x_max, &totals)
-    })?)
+    })
 }

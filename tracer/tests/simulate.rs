@@ -215,50 +215,94 @@ fn hendler_shavit_reports_the_largest_time_averaged_ratio() {
         .contains("steal half"));
 }
 
+/// Runs `stealmark simulate args...` and checks that it fails with `code`
+/// and a one-line error that contains `needle`.
+fn fails_with(args: &[&str], code: i32, needle: &str) {
+    let out = stealmark()
+        .arg("simulate")
+        .args(args)
+        .output()
+        .expect("stealmark runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "not one line: {stderr}"
+    );
+    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+}
+
 #[test]
-fn bad_input_is_a_one_line_error() {
-    stealmark()
-        .args(["simulate", "berenbrink", "--steal", "two"])
-        .args(THEOREM_22)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("const:C"));
-    stealmark()
-        .args(["simulate", "berenbrink", "--steal", "one", "--real"])
-        .args(THEOREM_22)
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains("--real needs --deque"));
-    stealmark()
-        .args([
-            "simulate",
-            "berenbrink",
-            "--steal",
-            "one",
-            "--real",
-            "--deque",
-            "nope",
-        ])
-        .args(THEOREM_22)
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains("unknown deque"));
-    stealmark()
-        .args(["simulate", "mitzenmacher", "--lambda", "1.2"])
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains("lambda"));
-    stealmark()
-        .args([
-            "simulate",
+fn bad_input_is_a_one_line_usage_error() {
+    let theorem_22 = |extra: &[&'static str]| {
+        let mut args = vec!["berenbrink", "--steal", "one"];
+        args.extend(THEOREM_22);
+        args.extend(extra);
+        args
+    };
+    let mut two = vec!["berenbrink", "--steal", "two"];
+    two.extend(THEOREM_22);
+    fails_with(&two, 2, "const:C");
+    fails_with(&theorem_22(&["--real"]), 2, "--real needs --deque");
+    fails_with(
+        &theorem_22(&["--real", "--deque", "nope"]),
+        2,
+        "invalid value 'nope'",
+    );
+    fails_with(&theorem_22(&["--deque", "locked"]), 2, "--real");
+    fails_with(&["mitzenmacher", "--lambda", "1.2"], 2, "lambda");
+    let berenbrink = |processors, hosts, steps| {
+        [
             "berenbrink",
             "--processors",
-            "8",
+            processors,
             "--generator-hosts",
-            "9",
-        ])
-        .args(["--lambda", "0.5", "--steal", "one", "--steps", "10"])
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains("generator-hosts"));
+            hosts,
+            "--lambda",
+            "0.5",
+            "--steal",
+            "one",
+            "--steps",
+            steps,
+        ]
+    };
+    fails_with(&berenbrink("8", "9", "10"), 2, "generator-hosts");
+    fails_with(&berenbrink("8", "1", "18446744073709551615"), 2, "steps");
+    fails_with(
+        &berenbrink("18446744073709551615", "1", "10"),
+        2,
+        "processors",
+    );
+    fails_with(
+        &[
+            "hendler-shavit",
+            "--processors",
+            "8",
+            "--mu",
+            "0.5",
+            "--steal",
+            "one",
+            "--steps",
+            "99999999999",
+        ],
+        2,
+        "steps",
+    );
+    fails_with(
+        &[
+            "hendler-shavit",
+            "--processors",
+            "100000000",
+            "--mu",
+            "0.5",
+            "--steal",
+            "one",
+            "--steps",
+            "10",
+        ],
+        2,
+        "processors",
+    );
 }
