@@ -57,7 +57,7 @@ enum Model {
     /// The work-stealing Markov chain of Berenbrink, Friedetzky and Goldberg
     /// (2003), section 2, Fig. 1: steal-one diverges (Theorem 22), steal-half
     /// stays stable (Theorem 10).
-    #[command(after_help = BERENBRINK_HELP)]
+    #[command(after_help = berenbrink_help())]
     Berenbrink(BerenbrinkArgs),
     /// Mitzenmacher's (1998) work-stealing systems: the discrete-event
     /// simulation against the fluid-limit fixed point.
@@ -69,7 +69,11 @@ enum Model {
     HendlerShavit(HendlerShavitArgs),
 }
 
-const BERENBRINK_HELP: &str = "\
+/// The help of `simulate berenbrink`, with the models crate's
+/// [`STABILITY_RULE`].
+fn berenbrink_help() -> String {
+    format!(
+        "\
 The n generators are split equally over the first K processors (a point \
 distribution). Each step every generator adds a task to its host with \
 probability λ, every empty processor asks a processor chosen uniformly at \
@@ -77,13 +81,13 @@ random, every asked processor with ℓ tasks hands f(ℓ) to one requester, and 
 every processor serves one task. f: one = min(1, ℓ), half = ⌊ℓ/2⌋, const:C = \
 min(C, ℓ), fraction:R = ⌊Rℓ⌋.
 
-Stability rule (the `stable` key): stable = the least-squares growth rate of \
-the total load over the second half of the run is below 1% of the arrival \
-rate λn (tasks per step). Theorem 22 predicts divergence when f ≤ j and \
-K(j+1) < λn (K = 1, steal one: λn > 2).
+Stability rule (the `stable` key): {STABILITY_RULE}. Theorem 22 predicts \
+divergence when f ≤ j and K(j+1) < λn (K = 1, steal one: λn > 2).
 
 Example:
-  stealmark simulate berenbrink --processors 64 --generator-hosts 1 --lambda 0.5 --steal one --steps 10000 --plot load.svg";
+  stealmark simulate berenbrink --processors 64 --generator-hosts 1 --lambda 0.5 --steal one --steps 10000 --plot load.svg"
+    )
+}
 
 const MITZENMACHER_HELP: &str = "\
 Every processor receives Poisson(λ) tasks and serves them FIFO in \
