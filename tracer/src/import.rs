@@ -25,12 +25,8 @@ use crate::progress::Progress;
 #[command(after_help = "Examples:\n  \
     stealmark import v8 app.heapsnapshot -o app.smk\n  \
     stealmark import hprof java_pid4242.hprof.gz -o java.smk --reachable\n\n\
-    V8: every node is an object of its self_size, every edge a slot (`weak` edges weak), \
-    node 0 the root.\n\
-    HPROF: classes, instances and arrays are objects; fields (superclasses' included), \
-    class, super, loader, signers, protection domain, constant-pool and static references \
-    are slots; Reference.referent is weak; ROOT_* records name the roots; references to \
-    objects missing from the dump are dropped and counted.")]
+    `stealmark import v8 --help` and `stealmark import hprof --help` say how each format maps \
+    to objects and slots.")]
 pub struct ImportArgs {
     #[command(subcommand)]
     format: Format,
@@ -41,10 +37,20 @@ pub struct ImportArgs {
 enum Format {
     /// Import a V8 `.heapsnapshot` (Node.js `v8.writeHeapSnapshot`, Chrome
     /// DevTools), optionally gzip-compressed.
+    #[command(after_help = "Example:\n  \
+        stealmark import v8 app.heapsnapshot -o app.smk\n\n\
+        Every node is an object of its self_size, every edge a slot (`weak` edges weak), \
+        node 0 the root.")]
     V8(Files),
     /// Import a Java HPROF heap dump (`JAVA PROFILE 1.0.1` or `1.0.2`, as
     /// written by jmap, jcmd GC.heap_dump or HotSpotDiagnosticMXBean), or a
     /// gzip-compressed one.
+    #[command(after_help = "Example:\n  \
+        stealmark import hprof java_pid4242.hprof.gz -o java.smk --reachable\n\n\
+        Classes, instances and arrays are objects; fields (superclasses' included), \
+        class, super, loader, signers, protection domain, constant-pool and static references \
+        are slots; Reference.referent is weak; ROOT_* records name the roots; references to \
+        objects missing from the dump are dropped and counted.")]
     Hprof(Files),
 }
 
