@@ -78,12 +78,8 @@ impl Config {
     }
 
     /// The name of the configuration without its worker count.
-    pub fn name(&self, with_policy: bool) -> String {
-        if with_policy {
-            format!("{} / {}", self.deque, self.policy)
-        } else {
-            self.deque.to_string()
-        }
+    pub fn name(&self) -> String {
+        format!("{} / {}", self.deque, self.policy)
     }
 }
 
@@ -164,7 +160,7 @@ pub fn run_matrix<H: ObjectModel>(
             config.deque = c.deque;
             config.policy = c.policy;
             let mut marker = run::new_marker(config)?;
-            let label = format!("{} x{}", c.name(true), c.threads);
+            let label = format!("{} x{}", c.name(), c.threads);
             subjects.push(Subject::custom(c.key(), move || {
                 progress.message(label.as_str());
                 let sample = RunSample::of(&marker.mark(heap, roots));
