@@ -6,10 +6,10 @@
 //! [`stealmark_marker::bench::compare`]: each round runs every configuration
 //! once, so that machine drift (frequency, other tenants) affects all of them
 //! alike. Each configuration is summarised by its pause statistics and by
-//! paired ratios (the median over rounds of one time over another in the
+//! paired ratios (the median over rounds of one pause over another in the
 //! same round): against the baseline (the first deque and the first policy
 //! listed) at the same worker count, and against itself at the smallest
-//! worker count.
+//! worker count. Medians and ratios both use the marker's pause times.
 
 use std::path::PathBuf;
 
@@ -172,43 +172,45 @@ pub fn run_matrix<H: ObjectModel>(
         compare(heap, roots, &mut subjects, runs)
     };
     progress.finish();
-    let report = report.map_err(|e| match e {
+    // The report's own times are those of the closures (counting the
+    // bitmap and the progress bar); every statistic here comes from the
+    // marker's pause times instead. The report still checks that every
+    // configuration marked the same number of objects.
+    report.map_err(|e| match e {
         BenchError::NoRuns => CliError::usage("at least one run is needed"),
         other => CliError::failed(
             "benchmarking",
             format!("{other}; this is a bug in the marker, please report it with the snapshot"),
         ),
     })?;
+    // Drop the warm-up phase: round k of the comparison is entry k of each.
+    let measured: Vec<Vec<RunSample>> = samples
+        .into_iter()
+        .map(|recorded| recorded.into_iter().skip(1).collect())
+        .collect();
     let base_deque = configs[0].deque;
     let base_policy = configs[0].policy;
     let min_threads = configs.iter().map(|c| c.threads).min().unwrap_or(1);
-    let key_of = |t: usize, d: DequeKind, p: BalancePolicy| {
-        Config {
-            threads: t,
-            deque: d,
-            policy: p,
-        }
-        .key()
+    let runs_of = |t: usize, d: DequeKind, p: BalancePolicy| {
+        configs
+            .iter()
+            .position(|c| c.threads == t && c.deque == d && c.policy == p)
+            .map(|i| measured[i].as_slice())
     };
     let results = configs
         .iter()
-        .zip(samples.iter_mut())
-        .map(|(c, recorded)| {
-            // Drop the warm-up phase.
-            let measured: Vec<RunSample> = recorded.drain(..).skip(1).collect();
+        .zip(&measured)
+        .map(|(c, measured)| {
             let pauses: Vec<f64> = measured.iter().map(RunSample::pause_ms).collect();
-            let key = c.key();
             ConfigResult {
                 threads: c.threads,
                 deque: c.deque.to_string(),
                 policy: c.policy.to_string(),
                 pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
-                ratio_to_baseline: report
-                    .ratio(&key, &key_of(c.threads, base_deque, base_policy))
-                    .unwrap_or(f64::NAN),
-                speedup: report
-                    .ratio(&key_of(min_threads, c.deque, c.policy), &key)
-                    .unwrap_or(f64::NAN),
+                ratio_to_baseline: runs_of(c.threads, base_deque, base_policy)
+                    .map_or(f64::NAN, |base| paired_ratio(measured, base)),
+                speedup: runs_of(min_threads, c.deque, c.policy)
+                    .map_or(f64::NAN, |fewest| paired_ratio(fewest, measured)),
                 balance_max_over_mean: median(
                     &measured.iter().map(|s| s.balance).collect::<Vec<_>>(),
                 ),
@@ -219,7 +221,7 @@ pub fn run_matrix<H: ObjectModel>(
                         .collect::<Vec<_>>(),
                 ),
                 marked_objects: measured[0].marked_objects,
-                per_run: measured,
+                per_run: measured.clone(),
             }
         })
         .collect();
@@ -228,6 +230,21 @@ pub fn run_matrix<H: ObjectModel>(
         baseline: format!("{base_deque} / {base_policy}"),
         results,
     })
+}
+
+/// The paired ratio `a / b`: the median over rounds of a's pause over b's
+/// pause in the same round.
+fn paired_ratio(a: &[RunSample], b: &[RunSample]) -> f64 {
+    let ratios: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| x.pause_ns as f64 / y.pause_ns.max(1) as f64)
+        .collect();
+    if ratios.is_empty() {
+        f64::NAN
+    } else {
+        median(&ratios)
+    }
 }
 
 /// The results as a table: one row per configuration.
@@ -416,5 +433,28 @@ mod tests {
     #[test]
     fn dedup_keeps_first_occurrence() {
         assert_eq!(dedup(&[2, 1, 2]), vec![2, 1]);
+    }
+
+    fn pauses(ns: &[u64]) -> Vec<RunSample> {
+        ns.iter()
+            .map(|&pause_ns| RunSample {
+                pause_ns,
+                balance: 1.0,
+                termination_latency_ns: 0,
+                marked_objects: 1,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn paired_ratio_is_the_median_of_same_round_ratios() {
+        // Rounds: 2/1, 3/6, 8/4, 10/10, 1/2, sorted 0.5, 0.5, 1, 2, 2; not
+        // the ratio of the medians, 3/4.
+        let a = pauses(&[2, 3, 8, 10, 1]);
+        let b = pauses(&[1, 6, 4, 10, 2]);
+        assert_eq!(paired_ratio(&a, &b), 1.0);
+        // An even count interpolates: 0.5, 1, 2, 2.
+        assert_eq!(paired_ratio(&a[..4], &b[..4]), 1.5);
+        assert!(paired_ratio(&[], &[]).is_nan());
     }
 }
