@@ -3,6 +3,8 @@
 
 mod common;
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use common::{assert_svg, fails_with, gen, json_of, stealmark};
 use predicates::prelude::*;
 
@@ -126,55 +128,109 @@ fn text_report_shows_pauses_and_workers() {
         .stdout(predicate::str::contains("worker"));
 }
 
-#[test]
-fn trace_out_is_valid_trace_event_json() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = gen(dir.path(), "random", 20_000);
-    let trace = dir.path().join("trace.json");
+/// Marks `heap` with 2 workers in 3 measured runs, writing `trace`; checks
+/// that the trace is valid trace-event JSON with one process per run, a
+/// pause track, and on every worker thread marking, stealing and
+/// termination spans; returns the kinds of span the workers have.
+fn traced_span_kinds(heap: &std::path::Path, trace: &std::path::Path) -> BTreeSet<String> {
     stealmark()
         .arg("mark")
-        .arg(&path)
+        .arg(heap)
         .args([
             "--threads",
             "2",
             "--runs",
-            "2",
+            "3",
             "--warmup",
             "0",
             "--trace-out",
         ])
-        .arg(&trace)
+        .arg(trace)
         .assert()
         .success();
     let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(trace).unwrap()).unwrap();
     let events = doc["traceEvents"].as_array().expect("a traceEvents array");
-    assert!(!events.is_empty());
-    let mut kinds = std::collections::BTreeSet::new();
-    let mut tids = std::collections::BTreeSet::new();
+    // (pid, tid) → the thread's name, and the names of its spans.
+    let mut threads: BTreeMap<(u64, u64), String> = BTreeMap::new();
+    let mut spans: BTreeMap<(u64, u64), BTreeSet<String>> = BTreeMap::new();
     for e in events {
         let ph = e["ph"].as_str().expect("every event has a phase");
         assert!(e["pid"].is_u64() && e["tid"].is_u64(), "{e}");
         assert!(e["name"].is_string(), "{e}");
+        let thread = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
         match ph {
             "X" => {
                 let ts = e["ts"].as_f64().expect("ts");
                 let dur = e["dur"].as_f64().expect("dur");
                 assert!(ts >= 0.0 && dur >= 0.0, "{e}");
-                kinds.insert(e["name"].as_str().unwrap().to_string());
-                tids.insert(e["tid"].as_u64().unwrap());
+                spans
+                    .entry(thread)
+                    .or_default()
+                    .insert(e["name"].as_str().unwrap().to_string());
             }
             "C" => assert!(e["args"].is_object() && e["ts"].is_number(), "{e}"),
-            "M" => assert!(e["args"]["name"].is_string() || e["args"]["sort_index"].is_number()),
+            "M" => {
+                assert!(e["args"]["name"].is_string() || e["args"]["sort_index"].is_number());
+                if e["name"] == "thread_name" {
+                    threads.insert(thread, e["args"]["name"].as_str().unwrap().to_string());
+                }
+            }
             other => panic!("unexpected phase {other}"),
         }
     }
-    assert!(kinds.contains("marking"), "{kinds:?}");
-    assert!(kinds.contains("pause"), "{kinds:?}");
-    assert!(tids.len() >= 2, "spans on each worker: {tids:?}");
-    let pids: std::collections::BTreeSet<u64> =
-        events.iter().map(|e| e["pid"].as_u64().unwrap()).collect();
-    assert_eq!(pids.len(), 2, "one process per measured run");
+    let pids: BTreeSet<u64> = events.iter().map(|e| e["pid"].as_u64().unwrap()).collect();
+    assert_eq!(pids.len(), 3, "one process per measured run");
+    for pid in pids {
+        let pause = threads
+            .iter()
+            .find(|(&(p, _), name)| p == pid && *name == "pause")
+            .map(|(&thread, _)| thread)
+            .expect("a pause track per run");
+        assert_eq!(spans[&pause], BTreeSet::from(["pause".to_string()]));
+    }
+    let workers: Vec<(u64, u64)> = threads
+        .iter()
+        .filter(|(_, name)| name.starts_with("GC worker "))
+        .map(|(&thread, _)| thread)
+        .collect();
+    assert_eq!(workers.len(), 6, "two workers in each run: {threads:?}");
+    let mut kinds = BTreeSet::new();
+    for thread in &workers {
+        let names = spans.get(thread).cloned().unwrap_or_default();
+        for kind in ["marking", "stealing", "termination"] {
+            assert!(
+                names.contains(kind),
+                "{kind} missing on {thread:?}: {names:?}"
+            );
+        }
+        kinds.extend(names);
+    }
+    kinds
+}
+
+#[test]
+fn trace_out_is_valid_trace_event_json() {
+    let dir = tempfile::tempdir().unwrap();
+    // One root and a binary tree: the second worker can only get work by
+    // stealing.
+    let heap = gen(dir.path(), "binary-tree", 200_000);
+    let trace = dir.path().join("trace.json");
+    // An idle span is a worker that ran dry and later found work again
+    // (its last idle span is its termination span); whether that happens
+    // depends on the scheduler, and on a busy machine a run may not have
+    // one, so this retries a few times.
+    let all: BTreeSet<String> = ["marking", "stealing", "idle", "termination"]
+        .map(String::from)
+        .into();
+    let mut kinds = BTreeSet::new();
+    for _ in 0..20 {
+        kinds = traced_span_kinds(&heap, &trace);
+        if kinds == all {
+            break;
+        }
+    }
+    assert_eq!(kinds, all);
 }
 
 #[test]
