@@ -1,9 +1,12 @@
 //! Seeded synthetic heap generators.
 //!
 //! Every generator draws from a [`rand_pcg::Pcg64`] seeded with
-//! [`GenConfig::seed`] and only ever asks it for `u64` ranges and Bernoulli
-//! trials, so a configuration produces the same heap, byte for byte, on every
-//! platform. Generators emit into any [`HeapSink`]: [`generate_heap`] builds
+//! [`GenConfig::seed`] and only ever asks it for `u64` ranges, Bernoulli
+//! trials and `f64` draws in `[0, 1)` (53 bits of one `u64`, scaled exactly);
+//! the only other floating-point work is `+`, `*`, `/` and `round`, which IEEE
+//! 754 defines bit for bit (no `ln`, `exp` or `powf`, whose results vary by
+//! math library). So a configuration produces the same heap, byte for byte,
+//! on every platform. Generators emit into any [`HeapSink`]: [`generate_heap`] builds
 //! in memory, and the same call with a [`crate::SnapshotWriter`] streams to a
 //! file. They allocate a few bytes of bookkeeping per object at most, never
 //! a heap object each.
