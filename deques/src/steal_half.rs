@@ -788,40 +788,4 @@ mod tests {
         assert_eq!(o.capacity(), 2);
         assert_eq!(t.steal(&mut s), Steal::Empty);
     }
-
-    #[test]
-    fn quiesce_frees_the_retired_arrays() {
-        let (mut o, t) = StealHalfQuiescent::with_capacity(2);
-        for i in 0..64 {
-            o.push(i).unwrap();
-        }
-        // 2 -> 4 -> ... -> 64: five arrays retired.
-        assert_eq!(o.retired(), 5);
-        // SAFETY: no thief is inside a steal (this thread is the only one).
-        unsafe { o.quiesce() };
-        assert_eq!(o.retired(), 0);
-        assert_eq!(t.len(), 64);
-        assert_eq!(o.pop(), Some(63));
-    }
-
-    #[test]
-    fn thieves_emptying_the_deque_shrink_it_at_the_next_pop() {
-        let (mut o, t) = StealHalf::with_capacity(4);
-        for i in 0..100 {
-            o.push(i).unwrap();
-        }
-        assert_eq!(o.capacity(), 128);
-        let mut s = ThiefStats::default();
-        for i in 0..100 {
-            assert_eq!(t.steal(&mut s), Steal::Success(i));
-        }
-        assert_eq!(t.steal(&mut s), Steal::Empty);
-        assert_eq!(o.capacity(), 128);
-        assert_eq!(o.pop(), None);
-        assert_eq!(o.capacity(), 4);
-        o.push(7).unwrap();
-        assert_eq!(t.steal(&mut s), Steal::Success(7));
-        assert_eq!(o.pop(), None);
-        assert_eq!(o.capacity(), 4);
-    }
 }
