@@ -13,26 +13,29 @@ pub const MAX_STEPS: u64 = 10_000_000;
 
 /// Checks that `processors` is between 2 and [`MAX_PROCESSORS`].
 pub(crate) fn check_processors(processors: usize) -> Result<(), ModelError> {
-    if (2..=MAX_PROCESSORS).contains(&processors) {
-        Ok(())
-    } else {
-        Err(ModelError::invalid(
-            "processors",
-            processors,
-            format!("between 2 and {MAX_PROCESSORS}"),
-        ))
-    }
+    check_range("processors", processors, 2, MAX_PROCESSORS)
 }
 
 /// Checks that `steps` is between 2 and [`MAX_STEPS`].
 pub(crate) fn check_steps(steps: u64) -> Result<(), ModelError> {
-    if (2..=MAX_STEPS).contains(&steps) {
+    check_range("steps", steps, 2, MAX_STEPS)
+}
+
+/// Checks that `value` is between `lo` and `hi`, both included; the error
+/// names the parameter and the range.
+fn check_range<T: PartialOrd + std::fmt::Display>(
+    name: &'static str,
+    value: T,
+    lo: T,
+    hi: T,
+) -> Result<(), ModelError> {
+    if value >= lo && value <= hi {
         Ok(())
     } else {
         Err(ModelError::invalid(
-            "steps",
-            steps,
-            format!("between 2 and {MAX_STEPS}"),
+            name,
+            value,
+            format!("between {lo} and {hi}"),
         ))
     }
 }
