@@ -102,6 +102,9 @@ impl Pool {
             // outlives every use.
             let erased: ErasedJob = unsafe { std::mem::transmute(ptr) };
             let mut st = self.shared.state.lock();
+            // Relaxed: a sanity check only. The previous broadcast's wait
+            // saw zero with an Acquire load on this thread, and nothing
+            // increments `pending` but this thread.
             debug_assert_eq!(
                 self.shared.pending.load(Ordering::Relaxed),
                 0,
