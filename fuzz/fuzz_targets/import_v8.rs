@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stealmark_heap::import;
+use stealmark_import as import;
 
 #[path = "import_sink.rs"]
 mod import_sink;

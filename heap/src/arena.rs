@@ -360,7 +360,7 @@ const WALK_AHEAD: usize = 512;
 /// Prefetches the arena `WALK_AHEAD` words past word `at`.
 #[inline(always)]
 fn prefetch_ahead(words: &[u64], at: usize) {
-    crate::model::prefetch_read(words.as_ptr().wrapping_add(at + WALK_AHEAD).cast());
+    stealmark_model::prefetch_read(words.as_ptr().wrapping_add(at + WALK_AHEAD).cast());
 }
 
 /// Slots in flight between the prefetch of their object-start bit and its
@@ -408,7 +408,7 @@ impl<'a> StartProbes<'a> {
     #[inline(always)]
     fn push(&mut self, slot_at: usize, value: u64) -> Result<(), ArenaFault> {
         let index = (value / 8) as usize;
-        crate::model::prefetch_read(self.starts[index / 64..].as_ptr().cast());
+        stealmark_model::prefetch_read(self.starts[index / 64..].as_ptr().cast());
         if self.len == PROBE_DEPTH {
             self.test(self.ring[self.head])?;
         } else {

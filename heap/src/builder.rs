@@ -8,10 +8,10 @@ use bumpalo::Bump;
 
 use crate::arena::{check_reference, validate_arena, ObjectHeader, Pos, Slot, HEADER_WORDS};
 use crate::error::BuildError;
-use crate::model::ObjRef;
+use crate::graph::HeapGraph;
 use crate::sink::HeapSink;
 use crate::view::HeapView;
-use crate::HeapGraph;
+use stealmark_model::ObjRef;
 
 /// Builds a heap in memory, object by object, in the arena layout of
 /// `docs/snapshot-format.md`.

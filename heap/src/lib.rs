@@ -1,7 +1,5 @@
 //! Heap graphs for stealmark.
 //!
-//! - [`model`]: the [`ObjectModel`] trait that the marker is generic over. A
-//!   language runtime implements it to embed the engine.
 //! - [`arena`]: the object layout shared by in-memory heaps and snapshots
 //!   (header words, reference slots, payload), and [`HeapView`], which
 //!   implements [`ObjectModel`] over it. `docs/snapshot-format.md` specifies
@@ -14,7 +12,10 @@
 //! - [`mark_sequential`]: the sequential marker, the oracle every parallel
 //!   result is checked against.
 //!
-//! This crate knows nothing of threads.
+//! The object model itself ([`ObjRef`], [`ObjectModel`], [`MarkBitmap`])
+//! lives in `stealmark-model` and is re-exported here. The importers of
+//! foreign dumps are in `stealmark-import`. This crate knows nothing of
+//! threads.
 //!
 //! ```
 //! use stealmark_heap::{generate_heap, mark_sequential, GenConfig, HeapGraph, Shape};
@@ -26,41 +27,22 @@
 //! ```
 
 pub mod arena;
-mod bitmap;
 mod builder;
 mod error;
 pub mod generate;
-pub mod model;
+mod graph;
 mod oracle;
 mod sink;
 pub mod snapshot;
 mod view;
 
 pub use arena::{ObjectHeader, Pos, Slot};
-pub use bitmap::MarkBitmap;
 pub use builder::{Heap, HeapBuilder};
 pub use error::{BuildError, Problem, Section, SnapshotError, WriteError};
 pub use generate::{generate, generate_heap, GenConfig, GenError, GenInfo, Generated, Shape};
-pub use model::{ObjRef, ObjectModel, SlotKind};
-pub use oracle::{mark_sequential, OracleResult, WeakRef};
+pub use graph::HeapGraph;
+pub use oracle::{mark_sequential, OracleResult};
 pub use sink::{HeapSink, Layout};
 pub use snapshot::{write_heap, Progress, Snapshot, SnapshotWriter, WriteSummary};
+pub use stealmark_model::{MarkBitmap, ObjRef, ObjectModel, SlotKind, WeakRef};
 pub use view::{HeapView, Objects};
-
-/// Importers of foreign heap dumps (V8 `.heapsnapshot`, Java HPROF).
-pub mod import;
-
-/// A validated heap with its roots: what a marker traces.
-///
-/// Implemented by the in-memory [`Heap`] and by the memory-mapped
-/// `Snapshot`. The view and the roots borrow from the heap.
-pub trait HeapGraph {
-    /// The arena, as an [`ObjectModel`].
-    fn view(&self) -> HeapView<'_>;
-    /// The roots, as references into [`HeapGraph::view`].
-    fn roots(&self) -> &[ObjRef];
-    /// The number of type names (0 if the heap has no type-name table).
-    fn type_count(&self) -> usize;
-    /// The name of a type id, if the heap has one for it.
-    fn type_name(&self, type_id: u32) -> Option<&str>;
-}

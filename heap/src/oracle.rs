@@ -4,17 +4,8 @@
 //! and the speed baseline: a `Vec` stack, a [`MarkBitmap`], no prefetching,
 //! and nothing clever.
 
-use crate::bitmap::MarkBitmap;
-use crate::model::{ObjRef, ObjectModel, SlotKind};
-
-/// A weak reference found in a marked object.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub struct WeakRef {
-    /// The marked object holding the weak slot.
-    pub holder: ObjRef,
-    /// The referent (marked or not).
-    pub target: ObjRef,
-}
+use stealmark_model::{MarkBitmap, WeakRef};
+use stealmark_model::{ObjRef, ObjectModel, SlotKind};
 
 /// What the oracle found.
 #[derive(Clone, PartialEq, Eq, Debug)]

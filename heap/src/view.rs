@@ -5,7 +5,7 @@ use std::num::NonZeroUsize;
 use std::ops::Range;
 
 use crate::arena::{layout_size_words, layout_slots, ObjectHeader, Pos, HEADER_WORDS, WEAK_BIT};
-use crate::model::{ObjRef, ObjectModel, SlotKind};
+use stealmark_model::{ObjRef, ObjectModel, SlotKind};
 
 /// A borrowed, validated object arena.
 ///

@@ -3,7 +3,7 @@
 //! An object with more than `2 × array_chunk` slots gets a descriptor here:
 //! the object, its chunk count and an atomic claim counter. The mark stack
 //! then carries *tokens* (the descriptor's index, tagged with
-//! [`ARRAY_TAG`] in the low bits that an [`ObjRef`](stealmark_heap::ObjRef)
+//! [`ARRAY_TAG`] in the low bits that an [`ObjRef`](stealmark_model::ObjRef)
 //! always has clear) instead of the object. A worker holding a token claims
 //! the next chunk with `fetch_add`, pushes the token back while chunks
 //! remain (plus one extra copy, up to one copy per worker, so that idle

@@ -3,7 +3,7 @@
 //! `stealmark bench` and the criterion benchmarks build on this.
 //!
 //! ```
-//! # use stealmark_heap::{ObjRef, ObjectModel, SlotKind};
+//! # use stealmark_model::{ObjRef, ObjectModel, SlotKind};
 //! # struct Pair;
 //! # impl ObjectModel for Pair {
 //! #     fn mark_index_bound(&self) -> usize { 2 }
@@ -33,7 +33,7 @@
 use std::time::Instant;
 
 use serde::Serialize;
-use stealmark_heap::{ObjRef, ObjectModel};
+use stealmark_model::{ObjRef, ObjectModel};
 use thiserror::Error;
 
 use crate::sequential::{Replay, SequentialMarker};
@@ -219,7 +219,7 @@ pub fn compare<H: ObjectModel>(
                         Some((st.balance(), st.termination_latency_ns)),
                     )
                 }
-                SubjectKind::Sequential(m) => (m.mark(heap, roots).count() as u64, None),
+                SubjectKind::Sequential(m) => (m.mark(heap, roots).count(), None),
                 SubjectKind::Replay { distance, replay } => {
                     let r = replay.as_mut().expect("recorded before the runs");
                     r.run(heap, roots, *distance);

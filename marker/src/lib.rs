@@ -26,7 +26,7 @@
 //! [`Marker::new`].
 //!
 //! ```
-//! use stealmark_heap::{ObjRef, ObjectModel, SlotKind};
+//! use stealmark_marker::{ObjRef, ObjectModel, SlotKind};
 //! use stealmark_marker::{Marker, MarkerConfig};
 //!
 //! /// A heap of `n` objects where object `i` points to `2i+1` and `2i+2`.
@@ -55,13 +55,14 @@
 //! ```
 
 mod arrays;
+#[cfg(feature = "bench")]
 pub mod bench;
-mod bitmap;
 mod config;
 mod fifo;
 mod overflow;
 mod pool;
 mod private;
+#[cfg(feature = "bench")]
 pub mod sequential;
 mod stats;
 mod termination;
@@ -73,13 +74,14 @@ use parking_lot::Mutex;
 use stealmark_deques::{
     abp::Abp, chase_lev::ChaseLev, locked::Locked, peer::Crossbeam, steal_half::StealHalf,
 };
-use stealmark_heap::{ObjRef, ObjectModel};
 
-pub use bitmap::{MarkBitmap, MarkStore};
 pub use config::{
     BalancePolicy, ConfigError, DequeKind, MarkerConfig, StealAmount, VictimSelection,
 };
-pub use stats::{MarkStats, Span, SpanKind, TimelineSample, WeakRef, WorkerRecord, WorkerStats};
+pub use stats::{MarkStats, Span, SpanKind, TimelineSample, WorkerRecord, WorkerStats};
+pub use stealmark_model::{
+    self as model, MarkBitmap, MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef,
+};
 
 use pool::Pool;
 use termination::Termination;
@@ -143,7 +145,7 @@ pub struct Marking<'m> {
 impl Marking<'_> {
     /// Whether `obj` was marked.
     pub fn is_marked<H: ObjectModel>(&self, heap: &H, obj: ObjRef) -> bool {
-        self.bitmap.get(heap.mark_index(obj))
+        self.bitmap.contains(heap.mark_index(obj))
     }
 
     /// Every weak reference found in a reachable object (not traced).

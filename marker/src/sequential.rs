@@ -2,10 +2,10 @@
 //! engine's prefetch FIFO (the baseline for the parallel overhead), and a
 //! replay of a recorded mark order with perfect prefetching (the floor).
 
-use stealmark_heap::{ObjRef, ObjectModel, SlotKind};
+use stealmark_model::{ObjRef, ObjectModel, SlotKind};
 
-use crate::bitmap::{MarkBitmap, MarkStore};
 use crate::fifo::Fifo;
+use stealmark_model::{MarkBitmap, MarkStore};
 
 /// A sequential marker: a private `Vec` mark stack, the engine's side
 /// bitmap and the same prefetching (the object FIFO, and the edge FIFO that

@@ -6,6 +6,8 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use stealmark_model::WeakRef;
+
 use crate::config::MarkerConfig;
 
 /// Counters kept by one worker during one mark phase. Times are in
@@ -107,15 +109,6 @@ pub struct Span {
     pub end_ns: u64,
 }
 
-/// A weak reference found while marking: `holder`'s slot refers to `target`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub struct WeakRef {
-    /// The object holding the weak slot (as a word).
-    pub holder: usize,
-    /// The referent (as a word).
-    pub target: usize,
-}
-
 /// The records one worker keeps besides its counters. Their buffers are
 /// reused from one mark phase to the next.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -129,7 +122,9 @@ pub struct WorkerRecord {
     pub spans: Vec<Span>,
     /// Spans not recorded because the buffer was full.
     pub spans_dropped: u64,
-    /// Weak references this worker found.
+    /// Weak references this worker found (not serialised: they are heap
+    /// addresses, meaningless outside the process).
+    #[serde(skip)]
     pub weak_refs: Vec<WeakRef>,
 }
 

@@ -11,16 +11,17 @@ use parking_lot::Mutex;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
-use stealmark_heap::{ObjRef, ObjectModel, SlotKind};
+use stealmark_model::{ObjRef, ObjectModel, SlotKind};
 
 use crate::arrays::ArrayTable;
-use crate::bitmap::{MarkBitmap, MarkStore};
 use crate::config::{BalancePolicy, DequeKind, MarkerConfig, StealAmount, VictimSelection};
 use crate::fifo::Fifo;
 use crate::overflow::Overflow;
 use crate::private::PrivateStack;
-use crate::stats::{Span, SpanKind, TimelineSample, WeakRef, WorkerRecord};
+use crate::stats::{Span, SpanKind, TimelineSample, WorkerRecord};
 use crate::termination::{Reactivate, Termination};
+use stealmark_model::WeakRef;
+use stealmark_model::{MarkBitmap, MarkStore};
 
 /// Array descriptors per marker: arrays being scanned in chunks at once.
 const ARRAY_DESCRIPTORS: usize = 4096;
@@ -774,10 +775,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
 #[inline(never)]
 fn record_weak(record: &mut WorkerRecord, holder: ObjRef, target: ObjRef) {
     record.stats.weak_refs += 1;
-    record.weak_refs.push(WeakRef {
-        holder: holder.word(),
-        target: target.word(),
-    });
+    record.weak_refs.push(WeakRef { holder, target });
 }
 
 /// Delays a strong edge through the edge FIFO: prefetches `target`'s mark

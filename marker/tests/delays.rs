@@ -46,7 +46,7 @@ fn delayed_workers_never_lose_work_or_hang() {
                     for (g, o) in &heaps {
                         let m = marker.mark(&g.heap.view(), g.heap.roots());
                         assert!(
-                            m.bitmap.words().eq(o.marked.as_words().iter().copied()),
+                            *m.bitmap == o.marked,
                             "{} {deque} {workers} {policy}: {} marked, oracle {}",
                             g.info.shape,
                             m.bitmap.count(),

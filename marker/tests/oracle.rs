@@ -7,7 +7,7 @@ use stealmark_heap::{
     generate_heap, mark_sequential, GenConfig, Generated, HeapGraph, OracleResult, Shape,
 };
 use stealmark_marker::{
-    BalancePolicy, DequeKind, Marker, MarkerConfig, StealAmount, VictimSelection,
+    BalancePolicy, DequeKind, Marker, MarkerConfig, StealAmount, VictimSelection, WeakRef,
 };
 
 /// Small enough that the whole matrix runs in about a minute on 2 cores.
@@ -27,16 +27,8 @@ fn heaps() -> Vec<(Generated, OracleResult)> {
 fn check(marker: &mut Marker, g: &Generated, oracle: &OracleResult, what: &str) {
     let view = g.heap.view();
     let m = marker.mark(&view, g.heap.roots());
-    if !m
-        .bitmap
-        .words()
-        .eq(oracle.marked.as_words().iter().copied())
-    {
-        let first = m
-            .bitmap
-            .iter_set()
-            .zip(oracle.marked.iter())
-            .find(|(a, b)| a != b);
+    if *m.bitmap != oracle.marked {
+        let first = m.bitmap.first_difference(&oracle.marked);
         panic!(
             "{what}: marked {} objects, oracle {}; first difference near {first:?}",
             m.bitmap.count(),
@@ -50,12 +42,8 @@ fn check(marker: &mut Marker, g: &Generated, oracle: &OracleResult, what: &str) 
     );
     let t = m.stats.total();
     assert_eq!(t.objects_scanned, oracle.objects, "{what}: objects_scanned");
-    let mut weak: Vec<(usize, usize)> = m.weak_refs().map(|w| (w.holder, w.target)).collect();
-    let mut expect: Vec<(usize, usize)> = oracle
-        .weak_refs
-        .iter()
-        .map(|w| (w.holder.word(), w.target.word()))
-        .collect();
+    let mut weak: Vec<WeakRef> = m.weak_refs().copied().collect();
+    let mut expect = oracle.weak_refs.clone();
     weak.sort_unstable();
     expect.sort_unstable();
     assert_eq!(weak, expect, "{what}: weak references");

@@ -85,7 +85,7 @@ pub fn run(args: DemoArgs) -> CliResult {
         config.deque = deque;
         let mut marker = run::new_marker(config)?;
         let marking = marker.mark(&heap, roots);
-        if !marking.bitmap.iter_set().eq(oracle.marked.iter()) {
+        if *marking.bitmap != oracle.marked {
             return Err(CliError::failed(
                 "checking against the oracle",
                 format!("{deque} at {ncpu} workers marked a different set than the sequential oracle; this is a bug, please report it"),

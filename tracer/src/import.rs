@@ -12,8 +12,8 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use clap::{Args, Subcommand};
-use stealmark_heap::import::{self, ImportSummary, InputFile};
 use stealmark_heap::{mark_sequential, HeapGraph, Snapshot, SnapshotWriter};
+use stealmark_import::{self as import, ImportSummary, InputFile};
 
 use crate::error::{CliError, CliResult};
 use crate::heapfile::partial_path;

@@ -150,7 +150,7 @@ pub fn run(args: MarkArgs) -> CliResult {
             marked_bytes = count_marked_bytes(&heap, marking.bitmap);
             if args.verify {
                 let oracle = mark_sequential(&heap, roots);
-                verified = Some(marking.bitmap.iter_set().eq(oracle.marked.iter()));
+                verified = Some(*marking.bitmap == oracle.marked);
             }
         }
     }
@@ -270,7 +270,7 @@ pub fn run(args: MarkArgs) -> CliResult {
 /// Sums the sizes of the marked objects.
 fn count_marked_bytes(heap: &HeapView<'_>, bitmap: &MarkBitmap) -> u64 {
     heap.objects()
-        .filter(|&o| bitmap.get(heap.mark_index(o)))
+        .filter(|&o| bitmap.contains(heap.mark_index(o)))
         .map(|o| heap.size_bytes(o) as u64)
         .sum()
 }

@@ -28,7 +28,7 @@ impl RunSample {
             pause_ns: marking.stats.pause_ns,
             balance: marking.stats.balance(),
             termination_latency_ns: marking.stats.termination_latency_ns,
-            marked_objects: marking.bitmap.count() as u64,
+            marked_objects: marking.bitmap.count(),
         }
     }
 

@@ -14,8 +14,8 @@ use stealmark_heap::{mark_sequential, HeapGraph, Snapshot};
 use stealmark_marker::{DequeKind, Marker, MarkerConfig};
 
 /// The programs the heap importer tests use, shared with them.
-const GENERATE_JS: &str = include_str!("../../heap/tests/import_common/generate.js");
-const DUMP_JAVA: &str = include_str!("../../heap/tests/import_common/Dump.java");
+const GENERATE_JS: &str = include_str!("../../import/tests/import_common/generate.js");
+const DUMP_JAVA: &str = include_str!("../../import/tests/import_common/Dump.java");
 
 /// Whether `program` runs; says clearly that the test is skipped if not.
 fn have(program: &str, version_flag: &str, test: &str) -> bool {
@@ -123,16 +123,16 @@ fn every_deque_matches_the_oracle(path: &Path) -> u64 {
             let mut marker = Marker::new(config).expect("valid config");
             let m = marker.mark(&view, snap.roots());
             assert!(
-                m.bitmap
-                    .words()
-                    .eq(oracle.marked.as_words().iter().copied()),
+                *m.bitmap == oracle.marked,
                 "{what}: marked {} objects, oracle {}",
                 m.bitmap.count(),
                 oracle.objects
             );
             assert_eq!(m.stats.objects_marked(), oracle.objects, "{what}");
-            let mut weak: Vec<(usize, usize)> =
-                m.weak_refs().map(|w| (w.holder, w.target)).collect();
+            let mut weak: Vec<(usize, usize)> = m
+                .weak_refs()
+                .map(|w| (w.holder.word(), w.target.word()))
+                .collect();
             weak.sort_unstable();
             assert_eq!(weak, oracle_weak, "{what}: weak references");
         }

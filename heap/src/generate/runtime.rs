@@ -200,7 +200,7 @@ impl RandomPicks {
     fn next(&mut self, table: &[Pos], rng: &mut Pcg64) -> Pos {
         let pick = table[self.ahead[self.next] as usize];
         let fresh = rng.random_range(0..table.len() as u64) as u32;
-        crate::model::prefetch_read(table[fresh as usize..].as_ptr().cast());
+        stealmark_model::prefetch_read(table[fresh as usize..].as_ptr().cast());
         self.ahead[self.next] = fresh;
         self.next = (self.next + 1) % PICK_AHEAD;
         pick

@@ -128,7 +128,7 @@ pub(super) fn power_law<S: HeapSink>(
                 rng.random_range(0..i)
             } else {
                 let fresh = rng.random_range(0..targets.len() as u64) as usize;
-                crate::model::prefetch_read(targets[fresh..].as_ptr().cast());
+                stealmark_model::prefetch_read(targets[fresh..].as_ptr().cast());
                 let slot = drawn % PICK_AHEAD;
                 let pick = if drawn < PICK_AHEAD {
                     // Warming up: nothing drawn ahead yet.

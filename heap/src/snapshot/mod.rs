@@ -19,9 +19,9 @@ use self::format::{
 };
 use crate::arena::{check_reference, validate_arena, WEAK_BIT};
 use crate::error::{Problem, Section, SnapshotError};
-use crate::model::ObjRef;
+use crate::graph::HeapGraph;
 use crate::view::HeapView;
-use crate::HeapGraph;
+use stealmark_model::ObjRef;
 
 pub use self::writer::{write_heap, Progress, SnapshotWriter, WriteSummary};
 

@@ -10,8 +10,9 @@ use super::format::{
 };
 use crate::arena::{ObjectHeader, Pos, Slot};
 use crate::error::WriteError;
+use crate::graph::HeapGraph;
 use crate::sink::HeapSink;
-use crate::{HeapGraph, ObjectModel};
+use stealmark_model::ObjectModel;
 
 /// Sections the writer always emits: arena, roots, type names.
 const SECTIONS: u64 = 3;

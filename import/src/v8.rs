@@ -23,8 +23,8 @@ use serde::Deserialize;
 use super::error::{ImportError, Malformed};
 use super::json::JsonReader;
 use super::{misplaced, payload_words, sink_error, ImportSummary, Placer};
-use crate::arena::{Pos, Slot};
-use crate::sink::HeapSink;
+use stealmark_heap::HeapSink;
+use stealmark_heap::{Pos, Slot};
 
 /// Limit on the bytes of the `snapshot` header section.
 const HEADER_LIMIT: usize = 1 << 20;

@@ -9,8 +9,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use import_common::{corrupt, count, have, read, run, tempdir, Counts};
-use stealmark_heap::import::{self, ImportError, Malformed};
 use stealmark_heap::{HeapBuilder, HeapGraph, SlotKind};
+use stealmark_import::{self as import, ImportError, Malformed};
 
 /// Builds an object graph with lists, trees, cycles, arrays, maps, closures
 /// and weak references, then writes a heap snapshot to `argv[2]`.

@@ -5,7 +5,7 @@ use std::cell::Cell;
 
 use super::reader::malformed;
 use super::reader::{basic_type_size, TYPE_OBJECT};
-use crate::import::error::{ImportError, Malformed};
+use crate::error::{ImportError, Malformed};
 
 /// Entries in the class look-up cache.
 const CACHE_LEN: usize = 1024;

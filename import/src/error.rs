@@ -160,7 +160,7 @@ pub enum ImportError {
         #[source]
         source: io::Error,
     },
-    /// The [`HeapSink`](crate::HeapSink) failed (writing the snapshot).
+    /// The [`HeapSink`](stealmark_heap::HeapSink) failed (writing the snapshot).
     #[error("writing the imported heap failed: {0}")]
     Sink(#[source] Box<dyn std::error::Error + Send + Sync>),
 }

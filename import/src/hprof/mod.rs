@@ -33,11 +33,11 @@ use std::io::Read;
 
 use super::error::{ImportError, Malformed};
 use super::{misplaced, payload_words, sink_error, ImportSummary, Placer};
-use crate::arena::{Pos, Slot};
-use crate::sink::HeapSink;
 use classes::{ClassInfo, Classes};
 use idmap::IdMap;
 use reader::{malformed, walk, Record, Visitor, Walker};
+use stealmark_heap::HeapSink;
+use stealmark_heap::{Pos, Slot};
 
 /// Something the importer can read several times from the start: a file
 /// (decompressing `.gz`), or bytes in memory.

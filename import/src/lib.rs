@@ -2,10 +2,10 @@
 //! heap dumps (optionally gzip-compressed).
 //!
 //! Both stream their input with a fixed buffer and emit the heap into a
-//! [`HeapSink`] object by object (a [`SnapshotWriter`](crate::SnapshotWriter)
-//! to stream it to a snapshot file, or a [`HeapBuilder`](crate::HeapBuilder)
+//! [`HeapSink`] object by object (a [`SnapshotWriter`](stealmark_heap::SnapshotWriter)
+//! to stream it to a snapshot file, or a [`HeapBuilder`](stealmark_heap::HeapBuilder)
 //! to build it in memory); neither ever holds the whole input. The V8 importer
-//! makes one pass; the HPROF importer makes three (see [`hprof`](fn@crate::import::hprof)),
+//! makes one pass; the HPROF importer makes three (see [`hprof`](fn@crate::hprof)),
 //! because a slot count is only known once the whole id set is.
 //!
 //! The mapping rules follow issue 6, so that reachable counts can be
@@ -25,10 +25,10 @@
 //! **Sizes.** An arena object is its two header words, its slots and zero
 //! payload words; the importers choose the payload so that the object is as
 //! large as the source says (V8 `self_size`; for HPROF an estimate of the
-//! HotSpot layout, see [`hprof`](fn@crate::import::hprof)), rounded up to whole words and never
+//! HotSpot layout, see [`hprof`](fn@crate::hprof)), rounded up to whole words and never
 //! smaller than header plus slots.
 //!
-//! Malformed input yields an [`ImportError`](crate::import::ImportError) naming the problem and its byte
+//! Malformed input yields an [`ImportError`](crate::ImportError) naming the problem and its byte
 //! offset; the importers never panic on any input.
 
 mod error;
@@ -39,7 +39,7 @@ mod v8;
 
 use std::io::Read;
 
-use crate::sink::HeapSink;
+use stealmark_heap::HeapSink;
 
 pub use error::{Format, ImportError, Malformed};
 pub use hprof::Reopen;
@@ -76,7 +76,8 @@ pub struct ImportSummary {
 /// table last), numbered after any names the sink already has.
 ///
 /// ```
-/// use stealmark_heap::{import, mark_sequential, HeapBuilder, HeapGraph};
+/// use stealmark_heap::{mark_sequential, HeapBuilder, HeapGraph};
+/// use stealmark_import as import;
 ///
 /// let json = r#"{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count"],
 ///   "node_types":[["hidden","object"],"string","number","number","number"],
@@ -128,19 +129,19 @@ pub fn hprof<Src: Reopen + ?Sized, S: HeapSink + ?Sized>(
 }
 
 /// Positions objects for a sink that may already hold objects: a
-/// [`Layout`](crate::sink::Layout) shifted to start at the sink's next
+/// [`Layout`](stealmark_heap::Layout) shifted to start at the sink's next
 /// position.
 struct Placer {
-    layout: crate::sink::Layout,
+    layout: stealmark_heap::Layout,
     /// Bytes to add to a layout position.
     shift: u64,
 }
 
 impl Placer {
     fn new<S: HeapSink + ?Sized>(sink: &S) -> Placer {
-        let shift = sink.next_pos().offset() - crate::arena::Pos::FIRST.offset();
+        let shift = sink.next_pos().offset() - stealmark_heap::Pos::FIRST.offset();
         Placer {
-            layout: crate::sink::Layout::new(),
+            layout: stealmark_heap::Layout::new(),
             shift,
         }
     }
@@ -151,8 +152,9 @@ impl Placer {
     }
 
     /// Places the next object, or `None` if the arena would overflow.
-    fn push(&mut self, slots: u32, payload_words: u32) -> Option<crate::arena::Pos> {
-        let size = crate::arena::HEADER_WORDS + u64::from(slots) + u64::from(payload_words);
+    fn push(&mut self, slots: u32, payload_words: u32) -> Option<stealmark_heap::Pos> {
+        let size =
+            stealmark_heap::arena::HEADER_WORDS + u64::from(slots) + u64::from(payload_words);
         // Keep the arena (shift included) well inside u64 bytes, so that
         // `Layout::push` cannot overflow.
         let end = self
@@ -170,7 +172,11 @@ impl Placer {
 
 /// The error for a sink that put an object elsewhere than its layout said
 /// (a broken [`HeapSink`] implementation).
-fn misplaced(ordinal: u64, placed: crate::arena::Pos, expected: crate::arena::Pos) -> ImportError {
+fn misplaced(
+    ordinal: u64,
+    placed: stealmark_heap::Pos,
+    expected: stealmark_heap::Pos,
+) -> ImportError {
     ImportError::Sink(
         format!("the sink placed object {ordinal} at {placed}, its layout says {expected}").into(),
     )
@@ -186,5 +192,5 @@ fn sink_error<E: std::error::Error + Send + Sync + 'static>(e: E) -> ImportError
 /// never smaller than their header and slots.
 fn payload_words(size: u64, slots: u32) -> Option<u32> {
     let words = size.div_ceil(8);
-    u32::try_from(words.saturating_sub(crate::arena::HEADER_WORDS + u64::from(slots))).ok()
+    u32::try_from(words.saturating_sub(stealmark_heap::arena::HEADER_WORDS + u64::from(slots))).ok()
 }

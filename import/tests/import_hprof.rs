@@ -12,8 +12,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use import_common::{corrupt, count, have, read, run, tempdir, Counts};
-use stealmark_heap::import::{self, ImportError, InputFile, Malformed};
 use stealmark_heap::{HeapBuilder, HeapGraph, SlotKind};
+use stealmark_import::{self as import, ImportError, InputFile, Malformed};
 
 /// A program with an inheritance chain, weak and soft references whose
 /// referents nothing else holds, object arrays with nulls, statics, a cycle,

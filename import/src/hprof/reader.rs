@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use crate::import::error::{Format, ImportError, Malformed};
+use crate::error::{Format, ImportError, Malformed};
 
 type Result<T> = std::result::Result<T, ImportError>;
 

@@ -1,0 +1,297 @@
+//! [`MarkBitmap`]: a side bitmap of mark bits, one per mark index.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::mark_store::MarkStore;
+use crate::obj_ref::ObjRef;
+use crate::object_model::ObjectModel;
+use crate::prefetch::prefetch_read;
+
+/// A bitmap over mark indices `0..len`, stored as atomic words (bit `i % 64`
+/// of word `i / 64` is index `i`).
+///
+/// It is the engine's default [`MarkStore`]: [`MarkBitmap::set`] is atomic
+/// and tests the bit with a plain load before the read-modify-write, so
+/// marking an already-marked object (the common case in a dense graph)
+/// never takes the cache line exclusive. A single thread that owns the
+/// bitmap uses [`MarkBitmap::insert`] instead, with no atomic
+/// read-modify-write at all. Bits at or past `len` are always zero, so `==`
+/// is set equality.
+///
+/// ```
+/// use stealmark_model::MarkBitmap;
+///
+/// let mut b = MarkBitmap::new(130);
+/// assert!(b.set(129));
+/// assert!(!b.set(129));
+/// assert!(b.insert(3));
+/// assert_eq!(b.count(), 2);
+/// assert_eq!(b.iter().collect::<Vec<_>>(), vec![3, 129]);
+/// ```
+#[derive(Default)]
+pub struct MarkBitmap {
+    words: Vec<AtomicU64>,
+    bits: usize,
+}
+
+impl MarkBitmap {
+    /// An empty bitmap for indices `0..bits`.
+    pub fn new(bits: usize) -> MarkBitmap {
+        let mut b = MarkBitmap::default();
+        b.reset(bits);
+        b
+    }
+
+    /// A bitmap from its words (bit `i % 64` of word `i / 64` is index `i`).
+    /// Returns `None` if `words` is not `bits.div_ceil(64)` long or has a bit
+    /// set at or past `bits`.
+    pub fn from_words(words: Vec<u64>, bits: usize) -> Option<MarkBitmap> {
+        if words.len() != bits.div_ceil(64) {
+            return None;
+        }
+        if bits % 64 != 0 && words.last().is_some_and(|&last| last >> (bits % 64) != 0) {
+            return None;
+        }
+        Some(MarkBitmap {
+            words: words.into_iter().map(AtomicU64::new).collect(),
+            bits,
+        })
+    }
+
+    /// Clears every bit and resizes for `bits` indices. Reuses the storage
+    /// when it is large enough, so a steady state allocates nothing.
+    pub fn reset(&mut self, bits: usize) {
+        let words = bits.div_ceil(64);
+        self.words.truncate(words);
+        for w in &mut self.words {
+            *w.get_mut() = 0;
+        }
+        self.words.resize_with(words, || AtomicU64::new(0));
+        self.bits = bits;
+    }
+
+    /// Resizes for `bits` indices without clearing the words kept (new words
+    /// are zero), for a caller that clears them itself, in parallel, with
+    /// [`MarkBitmap::clear_part`]. Reuses the storage when it is large enough.
+    pub fn resize_uncleared(&mut self, bits: usize) {
+        self.words
+            .resize_with(bits.div_ceil(64), || AtomicU64::new(0));
+        self.bits = bits;
+    }
+
+    /// Clears part `part` of `parts` equal parts of the words, so that
+    /// `parts` threads can clear the bitmap together (each one then finds
+    /// its part of the bitmap in its own cache). The caller orders these
+    /// stores before any marking (the engine uses a barrier).
+    pub fn clear_part(&self, part: usize, parts: usize) {
+        let n = self.words.len();
+        let (lo, hi) = (n * part / parts, n * (part + 1) / parts);
+        for w in &self.words[lo..hi] {
+            // Relaxed: published by the caller's barrier (Release/Acquire).
+            w.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// The number of indices the bitmap covers.
+    pub fn len(&self) -> usize {
+        self.bits
+    }
+
+    /// Whether the bitmap covers no index.
+    pub fn is_empty(&self) -> bool {
+        self.bits == 0
+    }
+
+    /// Sets bit `index` atomically; `true` if this call set it. Of several
+    /// threads setting the same bit at once, exactly one gets `true`.
+    ///
+    /// # Panics
+    ///
+    /// If `index` is out of range (a heap whose `mark_index` breaks its
+    /// contract).
+    #[inline]
+    pub fn set(&self, index: usize) -> bool {
+        let word = &self.words[index / 64];
+        let bit = 1u64 << (index % 64);
+        // Relaxed: a mark bit publishes nothing. The object it guards reaches
+        // its scanner through a deque push/steal (release/acquire there), and
+        // the caller reads the bitmap after the workers' hand-back, which the
+        // pool's mutex orders after every store here.
+        if word.load(Ordering::Relaxed) & bit != 0 {
+            return false;
+        }
+        // Relaxed: the read-modify-write alone decides the single winner.
+        word.fetch_or(bit, Ordering::Relaxed) & bit == 0
+    }
+
+    /// Sets bit `index` through exclusive access (no atomic
+    /// read-modify-write); returns whether it was clear before.
+    ///
+    /// # Panics
+    ///
+    /// If `index >= len`.
+    #[inline]
+    pub fn insert(&mut self, index: usize) -> bool {
+        assert!(
+            index < self.bits,
+            "mark index {index} out of range 0..{}",
+            self.bits
+        );
+        let word = self.words[index / 64].get_mut();
+        let bit = 1u64 << (index % 64);
+        let was_clear = *word & bit == 0;
+        *word |= bit;
+        was_clear
+    }
+
+    /// Whether bit `index` is set (`false` at or past the end).
+    #[inline]
+    pub fn contains(&self, index: usize) -> bool {
+        // Relaxed: see `set`.
+        index < self.bits
+            && self.words[index / 64].load(Ordering::Relaxed) & (1u64 << (index % 64)) != 0
+    }
+
+    /// The number of bits set.
+    pub fn count(&self) -> u64 {
+        self.words().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// The words: bit `i % 64` of word `i / 64` is index `i`.
+    pub fn words(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        // Relaxed: see `set`.
+        self.words.iter().map(|w| w.load(Ordering::Relaxed))
+    }
+
+    /// The indices of the set bits, in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words().enumerate().flat_map(|(i, w)| {
+            let mut rest = w;
+            std::iter::from_fn(move || {
+                if rest == 0 {
+                    return None;
+                }
+                let bit = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                Some(i * 64 + bit)
+            })
+        })
+    }
+
+    /// The smallest index set in exactly one of the two bitmaps, for
+    /// reporting a mismatch. `None` if they are equal (lengths aside).
+    pub fn first_difference(&self, other: &MarkBitmap) -> Option<usize> {
+        let n = self.words.len().max(other.words.len());
+        let word = |b: &MarkBitmap, i: usize| {
+            // Relaxed: see `set`.
+            b.words.get(i).map_or(0, |w| w.load(Ordering::Relaxed))
+        };
+        (0..n).find_map(|i| {
+            let diff = word(self, i) ^ word(other, i);
+            (diff != 0).then(|| i * 64 + diff.trailing_zeros() as usize)
+        })
+    }
+}
+
+impl Clone for MarkBitmap {
+    fn clone(&self) -> MarkBitmap {
+        MarkBitmap {
+            words: self.words().map(AtomicU64::new).collect(),
+            bits: self.bits,
+        }
+    }
+}
+
+impl PartialEq for MarkBitmap {
+    fn eq(&self, other: &MarkBitmap) -> bool {
+        self.bits == other.bits && self.words().eq(other.words())
+    }
+}
+
+impl Eq for MarkBitmap {}
+
+impl fmt::Debug for MarkBitmap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MarkBitmap")
+            .field("len", &self.bits)
+            .field("count", &self.count())
+            .finish()
+    }
+}
+
+impl<H: ObjectModel + ?Sized> MarkStore<H> for MarkBitmap {
+    #[inline]
+    fn try_mark(&self, heap: &H, obj: ObjRef) -> bool {
+        self.set(heap.mark_index(obj))
+    }
+
+    #[inline]
+    fn is_marked(&self, heap: &H, obj: ObjRef) -> bool {
+        self.contains(heap.mark_index(obj))
+    }
+
+    #[inline]
+    fn prefetch(&self, heap: &H, obj: ObjRef) {
+        if let Some(w) = self.words.get(heap.mark_index(obj) / 64) {
+            prefetch_read((w as *const AtomicU64).cast());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_operations() {
+        let mut b = MarkBitmap::new(130);
+        assert!(b.insert(0));
+        assert!(b.set(129));
+        assert!(!b.insert(129));
+        assert!(!b.set(0));
+        assert!(b.insert(64));
+        assert_eq!(b.count(), 3);
+        assert!(b.contains(64) && !b.contains(65) && !b.contains(1000));
+        assert_eq!(b.iter().collect::<Vec<_>>(), vec![0, 64, 129]);
+        let c = MarkBitmap::from_words(b.words().collect(), 130).unwrap();
+        assert_eq!(b, c);
+        let mut d = c.clone();
+        d.insert(7);
+        assert_eq!(b.first_difference(&d), Some(7));
+        assert_eq!(b.first_difference(&c), None);
+        assert_ne!(b, d);
+        assert!(MarkBitmap::from_words(vec![0; 3], 130).is_some());
+        assert!(MarkBitmap::from_words(vec![0, 0, 1 << 2], 130).is_none());
+        assert!(MarkBitmap::from_words(vec![0; 2], 130).is_none());
+        b.reset(10);
+        assert_eq!((b.count(), b.len()), (0, 10));
+    }
+
+    #[test]
+    fn parts_clear_everything_between_them() {
+        let mut b = MarkBitmap::new(1000);
+        for i in (0..1000).step_by(7) {
+            b.insert(i);
+        }
+        b.resize_uncleared(700);
+        for part in 0..3 {
+            b.clear_part(part, 3);
+        }
+        assert_eq!(b.count(), 0);
+        assert_eq!(b.len(), 700);
+    }
+
+    #[test]
+    fn concurrent_sets_have_one_winner_per_bit() {
+        let b = MarkBitmap::new(4096);
+        let wins: u64 = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| (0..4096).filter(|&i| b.set(i)).count() as u64))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(wins, 4096);
+        assert_eq!(b.count(), 4096);
+    }
+}
