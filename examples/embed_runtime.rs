@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use bumpalo::Bump;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use stealmark::heap::{mark_sequential, ObjRef, ObjectModel, SlotKind};
+use stealmark::heap::{mark_sequential, MarkIndex, ObjRef, ObjectModel, SlotKind};
 use stealmark::marker::{MarkStore, Marker, MarkerConfig};
 
 /// Fields per object.
@@ -131,7 +131,7 @@ impl<'a> Space<'_, 'a> {
     }
 }
 
-impl ObjectModel for Space<'_, '_> {
+impl MarkIndex for Space<'_, '_> {
     fn mark_index_bound(&self) -> usize {
         self.objects.len()
     }
@@ -139,7 +139,9 @@ impl ObjectModel for Space<'_, '_> {
     fn mark_index(&self, obj: ObjRef) -> usize {
         self.get(obj).id as usize
     }
+}
 
+impl ObjectModel for Space<'_, '_> {
     fn size_bytes(&self, _obj: ObjRef) -> usize {
         std::mem::size_of::<Object>()
     }
@@ -148,7 +150,7 @@ impl ObjectModel for Space<'_, '_> {
         FIELDS
     }
 
-    fn scan_slots<V: FnMut(ObjRef, SlotKind)>(
+    fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
         &self,
         obj: ObjRef,
         slots: Range<usize>,
@@ -159,6 +161,7 @@ impl ObjectModel for Space<'_, '_> {
         for i in slots.start.min(FIELDS)..slots.end.min(FIELDS) {
             if let Some(t) = ObjRef::from_word(o.fields[i].load(Ordering::Relaxed)) {
                 visit(
+                    i,
                     t,
                     if i >= weak_from {
                         SlotKind::Weak

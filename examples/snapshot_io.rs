@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use stealmark::heap::snapshot::format::file_checksum;
 use stealmark::heap::{
-    generate, generate_heap, mark_sequential, GenConfig, HeapGraph, ObjectModel, Shape, Snapshot,
+    generate, generate_heap, mark_sequential, GenConfig, HeapGraph, MarkIndex, Shape, Snapshot,
     SnapshotWriter,
 };
 use stealmark::marker::{Marker, MarkerConfig};

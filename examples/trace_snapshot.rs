@@ -18,7 +18,7 @@ use std::error::Error;
 use std::path::PathBuf;
 
 use stealmark::heap::{
-    generate, mark_sequential, GenConfig, HeapGraph, ObjectModel, Shape, Snapshot, SnapshotWriter,
+    generate, mark_sequential, GenConfig, HeapGraph, MarkIndex, Shape, Snapshot, SnapshotWriter,
 };
 use stealmark::marker::{DequeKind, Marker, MarkerConfig};
 

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stealmark_heap::{mark_sequential, HeapGraph, ObjectModel, Snapshot};
+use stealmark_heap::{mark_sequential, HeapGraph, MarkIndex, Snapshot};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(snap) = Snapshot::from_bytes(data) {

@@ -353,7 +353,7 @@ impl HeapGraph for Heap {
 mod tests {
     use super::*;
     use crate::error::Problem;
-    use crate::ObjectModel;
+    use crate::MarkIndex;
 
     #[test]
     fn builder_grows_and_keeps_contents() {

@@ -41,8 +41,11 @@ pub use builder::{Heap, HeapBuilder};
 pub use error::{BuildError, Problem, Section, SnapshotError, WriteError};
 pub use generate::{generate, generate_heap, GenConfig, GenError, GenInfo, Generated, Shape};
 pub use graph::HeapGraph;
-pub use oracle::{mark_sequential, OracleResult};
+pub use oracle::{mark_sequential, oracle, OracleInput, OracleResult};
 pub use sink::{HeapSink, Layout};
 pub use snapshot::{write_heap, Progress, Snapshot, SnapshotWriter, WriteSummary};
-pub use stealmark_model::{MarkBitmap, ObjRef, ObjectModel, SlotKind, WeakRef};
+pub use stealmark_model::{
+    MarkBitmap, MarkIndex, ObjRef, ObjectModel, RootSource, SlotKind, SoftRefPolicy, SoftRefs,
+    WeakRef,
+};
 pub use view::{HeapView, Objects};

@@ -5,7 +5,7 @@ use std::num::NonZeroUsize;
 use std::ops::Range;
 
 use crate::arena::{layout_size_words, layout_slots, ObjectHeader, Pos, HEADER_WORDS, WEAK_BIT};
-use stealmark_model::{ObjRef, ObjectModel, SlotKind};
+use stealmark_model::{MarkIndex, ObjRef, ObjectModel, SlotKind};
 
 /// A borrowed, validated object arena.
 ///
@@ -13,7 +13,7 @@ use stealmark_model::{ObjRef, ObjectModel, SlotKind};
 /// inside the arena memory, so marking reads the object's own memory, as a
 /// collector does. The mark index is the word offset of that layout word
 /// (one mark bit per heap word, as in HotSpot's mark bitmap), so
-/// [`ObjectModel::mark_index_bound`] is the arena's length in words.
+/// [`MarkIndex::mark_index_bound`] is the arena's length in words.
 ///
 /// A view exists only over an arena that passed validation (every slot null
 /// or a reference to an object start, objects within the arena), so the
@@ -168,7 +168,7 @@ impl Iterator for Objects<'_> {
     }
 }
 
-impl ObjectModel for HeapView<'_> {
+impl MarkIndex for HeapView<'_> {
     #[inline(always)]
     fn mark_index_bound(&self) -> usize {
         self.words.len()
@@ -178,7 +178,9 @@ impl ObjectModel for HeapView<'_> {
     fn mark_index(&self, obj: ObjRef) -> usize {
         obj.word().wrapping_sub(self.base()) / 8
     }
+}
 
+impl ObjectModel for HeapView<'_> {
     #[inline(always)]
     fn size_bytes(&self, obj: ObjRef) -> usize {
         let i = self.index(obj);
@@ -191,7 +193,7 @@ impl ObjectModel for HeapView<'_> {
     }
 
     #[inline(always)]
-    fn scan_slots<V: FnMut(ObjRef, SlotKind)>(
+    fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
         &self,
         obj: ObjRef,
         slots: Range<usize>,
@@ -201,9 +203,9 @@ impl ObjectModel for HeapView<'_> {
         let end = slots.end.min(all.len());
         let start = slots.start.min(end);
         let base = self.base();
-        for &raw in &all[start..end] {
+        for (i, &raw) in all[start..end].iter().enumerate() {
             if let Some((target, kind)) = decode_slot(base, u64::from_le(raw)) {
-                visit(target, kind);
+                visit(start + i, target, kind);
             }
         }
     }
@@ -237,14 +239,17 @@ mod tests {
         assert_eq!(v.size_bytes(rb), 48);
         assert_eq!(v.slot_count(ra), 3);
         let mut seen = Vec::new();
-        v.scan_slots(ra, 0..usize::MAX, |t, k| seen.push((t, k)));
-        assert_eq!(seen, vec![(rb, SlotKind::Strong), (ra, SlotKind::Weak)]);
+        v.scan_slots(ra, 0..usize::MAX, |i, t, k| seen.push((i, t, k)));
+        assert_eq!(
+            seen,
+            vec![(0, rb, SlotKind::Strong), (2, ra, SlotKind::Weak)]
+        );
         seen.clear();
-        v.scan_slots(ra, 1..3, |t, k| seen.push((t, k)));
-        assert_eq!(seen, vec![(ra, SlotKind::Weak)]);
+        v.scan_slots(ra, 1..3, |i, t, k| seen.push((i, t, k)));
+        assert_eq!(seen, vec![(2, ra, SlotKind::Weak)]);
         seen.clear();
         let (from, to) = (5, 2);
-        v.scan_slots(ra, from..to, |t, k| seen.push((t, k)));
+        v.scan_slots(ra, from..to, |i, t, k| seen.push((i, t, k)));
         assert!(seen.is_empty());
         assert_eq!(v.objects().collect::<Vec<_>>(), vec![ra, rb]);
         assert_eq!(v.pos(rb), bpos);

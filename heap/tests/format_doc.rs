@@ -1,7 +1,7 @@
 //! The worked example of `docs/snapshot-format.md`, byte for byte.
 
 use stealmark_heap::snapshot::format::file_checksum;
-use stealmark_heap::{HeapGraph, HeapSink, ObjectModel, Slot, Snapshot, SnapshotWriter};
+use stealmark_heap::{HeapGraph, HeapSink, MarkIndex, Slot, Snapshot, SnapshotWriter};
 
 /// The file of section 9 of the format document, as listed there.
 const EXAMPLE: &str = "

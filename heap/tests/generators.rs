@@ -5,7 +5,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use stealmark_heap::{
-    generate_heap, mark_sequential, GenConfig, HeapGraph, ObjectModel, Shape, SlotKind,
+    generate_heap, mark_sequential, GenConfig, HeapGraph, MarkIndex, ObjectModel, Shape, SlotKind,
 };
 
 fn fingerprint(config: &GenConfig) -> u64 {
@@ -133,9 +133,9 @@ fn runtime_has_weak_refs_cycles_arrays_and_size_classes() {
     // points at it (a cycle of length 2).
     let has_cycle = view.objects().take(10_000).any(|o| {
         let mut back = false;
-        view.scan_slots(o, 0..usize::MAX, |t, k| {
+        view.scan_slots(o, 0..usize::MAX, |_, t, k| {
             if k == SlotKind::Strong && t != o {
-                view.scan_slots(t, 0..usize::MAX, |u, _| back |= u == o);
+                view.scan_slots(t, 0..usize::MAX, |_, u, _| back |= u == o);
             }
         });
         back

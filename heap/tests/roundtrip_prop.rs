@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use stealmark_heap::{
-    mark_sequential, HeapBuilder, HeapGraph, HeapSink, Layout, ObjectModel, Slot, Snapshot,
+    mark_sequential, HeapBuilder, HeapGraph, HeapSink, Layout, MarkIndex, Slot, Snapshot,
     SnapshotWriter,
 };
 

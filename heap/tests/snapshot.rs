@@ -5,8 +5,8 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use stealmark_heap::snapshot::format::{file_checksum, ENTRY_LEN, HEADER_LEN};
 use stealmark_heap::{
-    generate, generate_heap, mark_sequential, write_heap, GenConfig, HeapGraph, ObjectModel,
-    Problem, Section, Shape, Snapshot, SnapshotError, SnapshotWriter,
+    generate, generate_heap, mark_sequential, write_heap, GenConfig, HeapGraph, MarkIndex, Problem,
+    Section, Shape, Snapshot, SnapshotError, SnapshotWriter,
 };
 
 /// A small valid snapshot with every section, and the snapshot itself.

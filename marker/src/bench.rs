@@ -3,23 +3,25 @@
 //! `stealmark bench` and the criterion benchmarks build on this.
 //!
 //! ```
-//! # use stealmark_model::{ObjRef, ObjectModel, SlotKind};
+//! # use stealmark_model::{MarkIndex, ObjRef, ObjectModel, SlotKind};
 //! # struct Pair;
 //! # impl ObjectModel for Pair {
-//! #     fn mark_index_bound(&self) -> usize { 2 }
-//! #     fn mark_index(&self, o: ObjRef) -> usize { o.word() / 8 - 1 }
 //! #     fn size_bytes(&self, _: ObjRef) -> usize { 16 }
 //! #     fn slot_count(&self, _: ObjRef) -> usize { 1 }
-//! #     fn scan_slots<V: FnMut(ObjRef, SlotKind)>(&self, o: ObjRef, s: std::ops::Range<usize>, mut v: V) {
-//! #         if s.start == 0 && s.end > 0 { v(ObjRef::from_word(if o.word() == 8 { 16 } else { 8 }).unwrap(), SlotKind::Strong) }
+//! #     fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(&self, o: ObjRef, s: std::ops::Range<usize>, mut v: V) {
+//! #         if s.start == 0 && s.end > 0 { v(0, ObjRef::from_index(1 - o.index()), SlotKind::Strong) }
 //! #     }
 //! #     fn prefetch(&self, _: ObjRef) {}
+//! # }
+//! # impl MarkIndex for Pair {
+//! #     fn mark_index_bound(&self) -> usize { 2 }
+//! #     fn mark_index(&self, o: ObjRef) -> usize { o.index() }
 //! # }
 //! use stealmark_marker::bench::{compare, Subject};
 //! use stealmark_marker::MarkerConfig;
 //!
 //! let heap = Pair;
-//! let roots = [ObjRef::from_word(8).unwrap()];
+//! let roots = [ObjRef::from_index(0)];
 //! let mut subjects = vec![
 //!     Subject::sequential(8),
 //!     Subject::engine(MarkerConfig::with_workers(1)).unwrap(),
@@ -33,7 +35,7 @@
 use std::time::Instant;
 
 use serde::Serialize;
-use stealmark_model::{ObjRef, ObjectModel};
+use stealmark_model::{MarkIndex, ObjRef, ObjectModel};
 use thiserror::Error;
 
 use crate::sequential::{Replay, SequentialMarker};
@@ -187,7 +189,7 @@ impl BenchReport {
 /// Runs every subject `runs` times over `heap` from `roots`, alternating
 /// subjects within each run (after one untimed warm-up round), and checks
 /// that they all mark the same number of objects.
-pub fn compare<H: ObjectModel>(
+pub fn compare<H: ObjectModel + MarkIndex>(
     heap: &H,
     roots: &[ObjRef],
     subjects: &mut [Subject<'_>],

@@ -26,29 +26,30 @@
 //! [`Marker::new`].
 //!
 //! ```
-//! use stealmark_marker::{ObjRef, ObjectModel, SlotKind};
+//! use stealmark_marker::{MarkIndex, ObjRef, ObjectModel, SlotKind};
 //! use stealmark_marker::{Marker, MarkerConfig};
 //!
 //! /// A heap of `n` objects where object `i` points to `2i+1` and `2i+2`.
 //! struct Tree(usize);
 //! impl ObjectModel for Tree {
-//!     fn mark_index_bound(&self) -> usize { self.0 }
-//!     fn mark_index(&self, o: ObjRef) -> usize { o.word() / 8 - 1 }
 //!     fn size_bytes(&self, _: ObjRef) -> usize { 24 }
 //!     fn slot_count(&self, _: ObjRef) -> usize { 2 }
-//!     fn scan_slots<V: FnMut(ObjRef, SlotKind)>(&self, o: ObjRef, s: std::ops::Range<usize>, mut v: V) {
-//!         let i = o.word() / 8 - 1;
+//!     fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(&self, o: ObjRef, s: std::ops::Range<usize>, mut v: V) {
 //!         for k in s.start.min(2)..s.end.min(2) {
-//!             let c = 2 * i + 1 + k;
-//!             if c < self.0 { v(ObjRef::from_word((c + 1) * 8).unwrap(), SlotKind::Strong) }
+//!             let c = 2 * o.index() + 1 + k;
+//!             if c < self.0 { v(k, ObjRef::from_index(c), SlotKind::Strong) }
 //!         }
 //!     }
 //!     fn prefetch(&self, _: ObjRef) {}
 //! }
+//! impl MarkIndex for Tree {
+//!     fn mark_index_bound(&self) -> usize { self.0 }
+//!     fn mark_index(&self, o: ObjRef) -> usize { o.index() }
+//! }
 //!
 //! let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
 //! let heap = Tree(1000);
-//! let root = ObjRef::from_word(8).unwrap();
+//! let root = ObjRef::from_index(0);
 //! let marking = marker.mark(&heap, &[root]);
 //! assert_eq!(marking.bitmap.count(), 1000);
 //! assert_eq!(marking.stats.objects_marked(), 1000);
@@ -80,7 +81,7 @@ pub use config::{
 };
 pub use stats::{MarkStats, Span, SpanKind, TimelineSample, WorkerRecord, WorkerStats};
 pub use stealmark_model::{
-    self as model, MarkBitmap, MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef,
+    self as model, MarkBitmap, MarkIndex, MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef,
 };
 
 use pool::Pool;
@@ -144,7 +145,7 @@ pub struct Marking<'m> {
 
 impl Marking<'_> {
     /// Whether `obj` was marked.
-    pub fn is_marked<H: ObjectModel>(&self, heap: &H, obj: ObjRef) -> bool {
+    pub fn is_marked<H: ObjectModel + MarkIndex>(&self, heap: &H, obj: ObjRef) -> bool {
         self.bitmap.contains(heap.mark_index(obj))
     }
 
@@ -201,7 +202,7 @@ impl Marker {
     ///
     /// Panics if a worker panicked (a heap whose [`ObjectModel`] breaks its
     /// contract), re-raising the worker's panic.
-    pub fn mark<H: ObjectModel>(&mut self, heap: &H, roots: &[ObjRef]) -> Marking<'_> {
+    pub fn mark<H: ObjectModel + MarkIndex>(&mut self, heap: &H, roots: &[ObjRef]) -> Marking<'_> {
         let start = Instant::now();
         let mut bitmap = std::mem::take(&mut self.bitmap);
         bitmap.resize_uncleared(heap.mark_index_bound());

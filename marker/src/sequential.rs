@@ -2,7 +2,7 @@
 //! engine's prefetch FIFO (the baseline for the parallel overhead), and a
 //! replay of a recorded mark order with perfect prefetching (the floor).
 
-use stealmark_model::{ObjRef, ObjectModel, SlotKind};
+use stealmark_model::{MarkIndex, ObjRef, ObjectModel, SlotKind};
 
 use crate::fifo::Fifo;
 use stealmark_model::{MarkBitmap, MarkStore};
@@ -29,14 +29,14 @@ impl SequentialMarker {
     }
 
     /// Marks everything reachable from `roots`; returns the bitmap.
-    pub fn mark<H: ObjectModel>(&mut self, heap: &H, roots: &[ObjRef]) -> &MarkBitmap {
+    pub fn mark<H: ObjectModel + MarkIndex>(&mut self, heap: &H, roots: &[ObjRef]) -> &MarkBitmap {
         self.run(heap, roots, |_| {});
         &self.bitmap
     }
 
     /// Like [`SequentialMarker::mark`], and appends every object to `order`
     /// in the order it is scanned.
-    pub fn mark_recording<H: ObjectModel>(
+    pub fn mark_recording<H: ObjectModel + MarkIndex>(
         &mut self,
         heap: &H,
         roots: &[ObjRef],
@@ -46,7 +46,12 @@ impl SequentialMarker {
         &self.bitmap
     }
 
-    fn run<H: ObjectModel>(&mut self, heap: &H, roots: &[ObjRef], mut on_scan: impl FnMut(ObjRef)) {
+    fn run<H: ObjectModel + MarkIndex>(
+        &mut self,
+        heap: &H,
+        roots: &[ObjRef],
+        mut on_scan: impl FnMut(ObjRef),
+    ) {
         self.bitmap.reset(heap.mark_index_bound());
         self.stack.clear();
         let bitmap = &self.bitmap;
@@ -95,7 +100,7 @@ impl SequentialMarker {
                 obj,
                 0..heap.slot_count(obj),
                 #[inline(always)]
-                |t, kind| {
+                |_, t, kind| {
                     if kind != SlotKind::Strong {
                         return;
                     }
@@ -133,7 +138,7 @@ pub struct Replay {
 
 impl Replay {
     /// Records the mark order of `heap` from `roots` (sequential, depth-first).
-    pub fn record<H: ObjectModel>(heap: &H, roots: &[ObjRef]) -> Replay {
+    pub fn record<H: ObjectModel + MarkIndex>(heap: &H, roots: &[ObjRef]) -> Replay {
         let mut order = Vec::new();
         SequentialMarker::new(0).mark_recording(heap, roots, &mut order);
         Replay {
@@ -149,7 +154,7 @@ impl Replay {
 
     /// Replays the order over `heap` with prefetch distance `distance`;
     /// returns the bitmap, which equals the marked set of a real marker.
-    pub fn run<H: ObjectModel>(
+    pub fn run<H: ObjectModel + MarkIndex>(
         &mut self,
         heap: &H,
         roots: &[ObjRef],
@@ -169,7 +174,7 @@ impl Replay {
                 obj,
                 0..heap.slot_count(obj),
                 #[inline(always)]
-                |t, kind| {
+                |_, t, kind| {
                     if kind == SlotKind::Strong {
                         bitmap.set(heap.mark_index(t));
                     }

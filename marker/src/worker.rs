@@ -534,7 +534,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
                 obj,
                 slots,
                 #[inline(always)]
-                |target, kind| {
+                |index, target, kind| {
                     visited += 1;
                     if kind == SlotKind::Strong {
                         let Some(target) = delay_edge(heap, store, edges, edge_depth, target)
@@ -546,7 +546,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
                             private.push(target.word());
                         }
                     } else {
-                        record_weak(record, obj, target);
+                        record_weak(record, obj, index, target, kind);
                     }
                 },
             );
@@ -555,7 +555,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
                 obj,
                 slots,
                 #[inline(always)]
-                |target, kind| {
+                |index, target, kind| {
                     visited += 1;
                     if kind == SlotKind::Strong {
                         let Some(target) =
@@ -568,7 +568,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
                             self.push_shared(target.word());
                         }
                     } else {
-                        record_weak(&mut self.slot.record, obj, target);
+                        record_weak(&mut self.slot.record, obj, index, target, kind);
                     }
                 },
             );
@@ -770,12 +770,23 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
     }
 }
 
-/// Records a weak reference (out of line: rare, and it may allocate).
+/// Records a non-strong slot (out of line: rare, and it may allocate).
 #[cold]
 #[inline(never)]
-fn record_weak(record: &mut WorkerRecord, holder: ObjRef, target: ObjRef) {
+fn record_weak(
+    record: &mut WorkerRecord,
+    holder: ObjRef,
+    slot: usize,
+    target: ObjRef,
+    kind: SlotKind,
+) {
     record.stats.weak_refs += 1;
-    record.weak_refs.push(WeakRef { holder, target });
+    record.weak_refs.push(WeakRef {
+        holder,
+        slot,
+        target,
+        kind,
+    });
 }
 
 /// Delays a strong edge through the edge FIFO: prefetches `target`'s mark

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::mark_store::MarkStore;
 use crate::obj_ref::ObjRef;
-use crate::object_model::ObjectModel;
+use crate::object_model::{MarkIndex, ObjectModel};
 use crate::prefetch::prefetch_read;
 
 /// A bitmap over mark indices `0..len`, stored as atomic words (bit `i % 64`
@@ -108,10 +108,13 @@ impl MarkBitmap {
     ///
     /// # Panics
     ///
-    /// If `index` is out of range (a heap whose `mark_index` breaks its
-    /// contract).
+    /// If `index >= len` (a heap whose [`MarkIndex::mark_index`] breaks its
+    /// contract), with a message that says so.
     #[inline]
     pub fn set(&self, index: usize) -> bool {
+        if index >= self.bits {
+            index_out_of_range(index, self.bits);
+        }
         let word = &self.words[index / 64];
         let bit = 1u64 << (index % 64);
         // Relaxed: a mark bit publishes nothing. The object it guards reaches
@@ -133,11 +136,9 @@ impl MarkBitmap {
     /// If `index >= len`.
     #[inline]
     pub fn insert(&mut self, index: usize) -> bool {
-        assert!(
-            index < self.bits,
-            "mark index {index} out of range 0..{}",
-            self.bits
-        );
+        if index >= self.bits {
+            index_out_of_range(index, self.bits);
+        }
         let word = self.words[index / 64].get_mut();
         let bit = 1u64 << (index % 64);
         let was_clear = *word & bit == 0;
@@ -220,7 +221,7 @@ impl fmt::Debug for MarkBitmap {
     }
 }
 
-impl<H: ObjectModel + ?Sized> MarkStore<H> for MarkBitmap {
+impl<H: ObjectModel + MarkIndex + ?Sized> MarkStore<H> for MarkBitmap {
     #[inline]
     fn try_mark(&self, heap: &H, obj: ObjRef) -> bool {
         self.set(heap.mark_index(obj))
@@ -237,6 +238,18 @@ impl<H: ObjectModel + ?Sized> MarkStore<H> for MarkBitmap {
             prefetch_read((w as *const AtomicU64).cast());
         }
     }
+}
+
+/// The panic of a mark index out of range: the heap broke its contract.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn index_out_of_range(index: usize, bits: usize) -> ! {
+    panic!(
+        "mark index {index} is out of range 0..{bits}: the heap's MarkIndex::mark_index \
+         broke its contract (every object the marker reaches has an index below \
+         mark_index_bound, which sized the bitmap); is a reference pointing outside the heap?"
+    )
 }
 
 #[cfg(test)]
@@ -266,6 +279,14 @@ mod tests {
         assert!(MarkBitmap::from_words(vec![0; 2], 130).is_none());
         b.reset(10);
         assert_eq!((b.count(), b.len()), (0, 10));
+    }
+
+    #[test]
+    #[should_panic(expected = "MarkIndex::mark_index broke its contract")]
+    fn an_index_past_the_end_names_the_contract() {
+        // 70 bits: index 100 lies inside the second word, so only the
+        // contract check catches it.
+        MarkBitmap::new(70).set(100);
     }
 
     #[test]

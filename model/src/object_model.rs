@@ -1,7 +1,8 @@
-//! [`ObjectModel`]: what the marker needs to know about a heap.
+//! [`ObjectModel`] and [`MarkIndex`]: what the marker needs to know about a
+//! heap.
 //!
 //! The marker is generic over [`ObjectModel`] and monomorphised per model, so
-//! every call here inlines into the mark loop: the trait costs nothing at run
+//! every call here inlines into the mark loop: the traits cost nothing at run
 //! time.
 
 use std::ops::Range;
@@ -13,28 +14,50 @@ use crate::slot_kind::SlotKind;
 /// A heap the marker can trace: the trait a runtime implements.
 ///
 /// Implementations must be consistent: for an object `o`, `slot_count(o)` and
-/// `scan_slots` describe the same slots on every call during a mark phase,
-/// and `mark_index(o) < mark_index_bound()` for every object reachable from
-/// the roots. Distinct objects have distinct mark indices.
+/// `scan_slots` describe the same slots on every call during a mark phase.
 ///
 /// The methods are called from every GC worker thread at once, hence `Sync`.
+/// A runtime whose mutators write reference slots while GC workers scan them
+/// (concurrent marking) must read the slots with atomic loads in
+/// `scan_slots` (`Relaxed` is enough: the engine's barrier and hand-offs
+/// carry the ordering). A plain read of memory another thread writes is a
+/// data race, undefined behaviour even when any value would do.
 pub trait ObjectModel: Sync {
-    /// One past the largest mark-bitmap index of any object.
-    fn mark_index_bound(&self) -> usize;
-
-    /// The object's index in the mark bitmap.
-    fn mark_index(&self, obj: ObjRef) -> usize;
-
-    /// The object's size in bytes, header included.
+    /// The object's size in bytes, header included: the engine sums it over
+    /// the marked objects as the live bytes.
     fn size_bytes(&self, obj: ObjRef) -> usize;
 
     /// The number of reference slots the object has (null ones included).
     fn slot_count(&self, obj: ObjRef) -> usize;
 
-    /// Calls `visit(target, kind)` for every non-null reference slot whose
-    /// index lies in `slots`, in slot order. `slots` is clamped to
+    /// Calls `visit(index, target, kind)` for every non-null reference slot
+    /// whose index lies in `slots`, in slot order. `slots` is clamped to
     /// `0..slot_count(obj)`, so a marker can scan a large array in chunks.
-    fn scan_slots<V: FnMut(ObjRef, SlotKind)>(&self, obj: ObjRef, slots: Range<usize>, visit: V);
+    /// `index` is the slot's index in `0..slot_count(obj)`: the engine
+    /// reports cleared weak slots as (holder, index), so a runtime can clear
+    /// exactly that field.
+    fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
+        &self,
+        obj: ObjRef,
+        slots: Range<usize>,
+        visit: V,
+    );
+
+    /// The number of object types, for the live-object histogram: every
+    /// `type_id` is below it. The default, 0, means the model has no types
+    /// and the engine keeps no histogram.
+    #[inline]
+    fn type_count(&self) -> usize {
+        0
+    }
+
+    /// The object's type, below [`ObjectModel::type_count`]. Only called
+    /// when `type_count() > 0`.
+    #[inline]
+    fn type_id(&self, obj: ObjRef) -> usize {
+        let _ = obj;
+        0
+    }
 
     /// Hints that `obj` will be scanned soon. The default prefetches the
     /// word as an address, which suits models whose references are addresses
@@ -43,4 +66,22 @@ pub trait ObjectModel: Sync {
     fn prefetch(&self, obj: ObjRef) {
         prefetch_read(obj.addr());
     }
+}
+
+/// Dense indices for the objects of a heap, so that a side bitmap
+/// ([`MarkBitmap`](crate::MarkBitmap)) can hold their mark bits.
+///
+/// The index belongs to the mark store, not to the object model: a runtime
+/// that keeps mark bits in its object headers implements
+/// [`MarkStore`](crate::MarkStore) over them and never needs this trait.
+///
+/// Contract: `mark_index(o) < mark_index_bound()` for every object the
+/// marker can reach, and distinct objects have distinct indices. A side
+/// bitmap panics, naming this contract, on an index out of range.
+pub trait MarkIndex {
+    /// One past the largest index of any object.
+    fn mark_index_bound(&self) -> usize;
+
+    /// The object's index.
+    fn mark_index(&self, obj: ObjRef) -> usize;
 }

@@ -1,10 +1,45 @@
 //! [`SlotKind`]: how strongly a reference slot holds its target.
 
-/// Whether a reference slot keeps its target alive.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+use crate::obj_ref::ObjRef;
+
+/// How a reference slot holds its target. `docs/design.md` ("Runtime
+/// contract") gives the exact semantics and the order in which the kinds are
+/// judged.
+///
+/// | kind | traced | cleared (reported) when |
+/// |---|---|---|
+/// | `Strong` | always | never |
+/// | `Soft` | if the soft-reference policy keeps the referent | the referent is dead before finalization |
+/// | `Weak` | never | the referent is dead before finalization |
+/// | `Phantom` | never | the referent is dead after finalization |
+/// | `Ephemeron { key }` | once `key` is marked | `key` is dead after finalization |
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub enum SlotKind {
     /// A strong reference: the marker traces it.
     Strong,
-    /// A weak reference: the marker does not trace it, but reports it.
+    /// A soft reference (Java's `SoftReference`): traced only if the
+    /// soft-reference policy keeps its referent, otherwise weak.
+    Soft,
+    /// A weak reference (Java's `WeakReference`, a weak handle): never
+    /// traced; cleared if the referent is not marked once strong and soft
+    /// marking is over, before finalization.
     Weak,
+    /// A phantom reference (Java's `PhantomReference`): never traced;
+    /// cleared if the referent is not marked after finalization.
+    Phantom,
+    /// The value of an ephemeron (a WeakMap or WeakHashMap entry): traced
+    /// if and only if `key` is marked, whenever that happens. The key itself
+    /// is held weakly (usually by a `Weak` slot of the same holder).
+    Ephemeron {
+        /// The object whose liveness keeps the value alive.
+        key: ObjRef,
+    },
+}
+
+impl SlotKind {
+    /// Whether the marker traces the slot unconditionally.
+    #[inline(always)]
+    pub const fn is_strong(self) -> bool {
+        matches!(self, SlotKind::Strong)
+    }
 }

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde::Serialize;
-use stealmark_heap::{HeapGraph, ObjRef, ObjectModel};
+use stealmark_heap::{HeapGraph, MarkIndex, ObjRef, ObjectModel};
 use stealmark_marker::bench::{compare, BenchError, Subject};
 use stealmark_marker::{BalancePolicy, DequeKind, MarkerConfig};
 
@@ -142,7 +142,7 @@ pub fn matrix(threads: &[usize], deques: &[DequeKind], policies: &[BalancePolicy
 /// Runs every configuration `runs` times, alternating them run by run after
 /// one warm-up round (the marker's [`compare`]), and summarises each.
 /// `configs` must not be empty; its first deque and policy are the baseline.
-pub fn run_matrix<H: ObjectModel>(
+pub fn run_matrix<H: ObjectModel + MarkIndex>(
     heap: &H,
     roots: &[ObjRef],
     configs: &[Config],

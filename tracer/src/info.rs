@@ -71,11 +71,11 @@ pub fn run(args: InfoArgs) -> CliResult {
         report.max_slots = report.max_slots.max(slots);
         report.max_object_bytes = report.max_object_bytes.max(heap.size_bytes(obj) as u64);
         let mut non_null = 0;
-        heap.scan_slots(obj, 0..usize::MAX, |_, kind| {
+        heap.scan_slots(obj, 0..usize::MAX, |_, _, kind| {
             non_null += 1;
             match kind {
                 SlotKind::Strong => report.strong_slots += 1,
-                SlotKind::Weak => report.weak_slots += 1,
+                _ => report.weak_slots += 1,
             }
         });
         report.null_slots += slots - non_null;

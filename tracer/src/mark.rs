@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use clap::Args;
 use serde::Serialize;
-use stealmark_heap::{mark_sequential, HeapGraph, HeapView, ObjRef, ObjectModel};
+use stealmark_heap::{mark_sequential, HeapGraph, HeapView, MarkIndex, ObjRef, ObjectModel};
 use stealmark_marker::{
     BalancePolicy, DequeKind, MarkBitmap, MarkStats, MarkerConfig, StealAmount, VictimSelection,
     WorkerRecord, WorkerStats,

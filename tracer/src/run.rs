@@ -3,7 +3,7 @@
 //! the whole statistics for traces and plots.
 
 use serde::Serialize;
-use stealmark_heap::{ObjRef, ObjectModel};
+use stealmark_heap::{MarkIndex, ObjRef, ObjectModel};
 use stealmark_marker::{MarkStats, Marker, MarkerConfig, Marking, WorkerStats};
 
 use crate::error::{CliError, CliResult};
@@ -46,7 +46,7 @@ pub fn new_marker(config: MarkerConfig) -> CliResult<Marker> {
 
 /// Runs one mark phase and returns its sample. `expected` is the object
 /// count of an earlier phase: every phase must mark the same set.
-pub fn mark_once<'m, H: ObjectModel>(
+pub fn mark_once<'m, H: ObjectModel + MarkIndex>(
     marker: &'m mut Marker,
     heap: &H,
     roots: &[ObjRef],

@@ -12,7 +12,7 @@ use crate::arena::{ObjectHeader, Pos, Slot};
 use crate::error::WriteError;
 use crate::graph::HeapGraph;
 use crate::sink::HeapSink;
-use stealmark_model::ObjectModel;
+use stealmark_model::MarkIndex;
 
 /// Sections the writer always emits: arena, roots, type names.
 const SECTIONS: u64 = 3;
