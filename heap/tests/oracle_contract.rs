@@ -35,8 +35,9 @@ impl ObjectModel for Graph {
         mut visit: V,
     ) {
         let all = &self.0[obj.index()];
-        for i in slots.start.min(all.len())..slots.end.min(all.len()) {
-            let (t, k) = all[i];
+        let end = slots.end.min(all.len());
+        let start = slots.start.min(end);
+        for (i, &(t, k)) in all.iter().enumerate().take(end).skip(start) {
             let kind = match k {
                 Kind::Strong => SlotKind::Strong,
                 Kind::Soft => SlotKind::Soft,
