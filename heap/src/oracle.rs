@@ -54,8 +54,9 @@ pub struct OracleResult {
     /// The finalizable objects that were not reachable before finalization,
     /// sorted and without duplicates; they are marked (resurrected).
     pub to_finalize: Vec<ObjRef>,
-    /// Ephemeron values marked through their ephemeron slot because the key
-    /// was marked (values marked some other way first are not counted).
+    /// Ephemeron slots of marked holders whose key is marked at the end, so
+    /// that their value was traced through them (whether or not something
+    /// else marked the value first): the live entries.
     pub ephemeron_values_traced: u64,
     /// Per type id: (live objects, live bytes); empty when the model has no
     /// types.
@@ -127,10 +128,15 @@ pub fn oracle<M: ObjectModel + MarkIndex>(model: &M, input: &OracleInput<'_>) ->
     o.closure();
     // 5. J2: phantom and ephemeron slots, and the soft and weak slots found
     // while resurrecting.
+    let mut ephemeron_values_traced = 0;
     for (i, w) in o.found.iter().enumerate() {
         let dead = match w.kind {
             SlotKind::Phantom => !o.is_marked(w.target),
-            SlotKind::Ephemeron { key } => !o.is_marked(key),
+            SlotKind::Ephemeron { key } => {
+                let live = o.is_marked(key);
+                ephemeron_values_traced += u64::from(live);
+                !live
+            }
             SlotKind::Soft | SlotKind::Weak => i >= judged && !o.is_marked(w.target),
             SlotKind::Strong => false,
         };
@@ -147,7 +153,7 @@ pub fn oracle<M: ObjectModel + MarkIndex>(model: &M, input: &OracleInput<'_>) ->
         weak_refs: o.found,
         cleared,
         to_finalize,
-        ephemeron_values_traced: o.ephemeron_values_traced,
+        ephemeron_values_traced,
         live_by_type: o.by_type,
     }
 }
@@ -174,7 +180,6 @@ struct Oracle<'m, M> {
     objects: u64,
     bytes: u64,
     references: u64,
-    ephemeron_values_traced: u64,
     by_type: Vec<(u64, u64)>,
 }
 
@@ -189,7 +194,6 @@ impl<'m, M: ObjectModel + MarkIndex> Oracle<'m, M> {
             objects: 0,
             bytes: 0,
             references: 0,
-            ephemeron_values_traced: 0,
             by_type: vec![(0, 0); model.type_count()],
         }
     }
@@ -224,7 +228,7 @@ impl<'m, M: ObjectModel + MarkIndex> Oracle<'m, M> {
             }
             if let Some(values) = self.waiting.remove(&obj) {
                 for v in values {
-                    self.trace_value(v);
+                    self.mark(v);
                 }
             }
             model.scan_slots(obj, 0..usize::MAX, |slot, target, kind| {
@@ -241,19 +245,12 @@ impl<'m, M: ObjectModel + MarkIndex> Oracle<'m, M> {
                 });
                 if let SlotKind::Ephemeron { key } = kind {
                     if self.is_marked(key) {
-                        self.trace_value(target);
+                        self.mark(target);
                     } else {
                         self.waiting.entry(key).or_default().push(target);
                     }
                 }
             });
-        }
-    }
-
-    /// Marks an ephemeron value whose key is marked.
-    fn trace_value(&mut self, value: ObjRef) {
-        if self.mark(value) {
-            self.ephemeron_values_traced += 1;
         }
     }
 }
