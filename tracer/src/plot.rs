@@ -1,5 +1,6 @@
 //! SVG plots drawn with plotters, one module a command: [`mark`] (deque
-//! lengths and pause times) and [`bench`] (median pause per configuration).
+//! lengths and pause times), [`bench`] (median pause per configuration) and
+//! [`simulate`] (a balancing model's steal-one and steal-half runs).
 //!
 //! The SVG is rendered into memory first and written in one go, so an I/O
 //! error names the file.
@@ -14,9 +15,11 @@ use crate::error::{CliError, CliResult};
 
 mod bench;
 mod mark;
+mod simulate;
 
 pub use bench::{write_bench_plot, Bar};
 pub use mark::{write_mark_plot, MarkPlot};
+pub use simulate::{write_simulate_plot, Panel, Run};
 
 /// Ten colours that stay distinguishable, also for most colour-blind
 /// readers (the Tableau 10 palette).
@@ -38,15 +41,15 @@ fn colour(i: usize) -> RGBColor {
 }
 
 /// The result of a drawing step; the error is plotters' reason as text.
-pub(crate) type PlotResult<T = ()> = Result<T, String>;
+type PlotResult<T = ()> = Result<T, String>;
 
 /// Turns a plotters error into its reason as text.
-pub(crate) fn err<E: std::fmt::Debug>(e: E) -> String {
+fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("{e:?}")
 }
 
 /// Renders with `draw` into an SVG of `size` pixels and writes it to `path`.
-pub(crate) fn render_to_file(
+fn render_to_file(
     path: &Path,
     size: (u32, u32),
     draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> PlotResult,
