@@ -2,6 +2,8 @@
 //! Hendler-Shavit): run the model or the threads, plot steal-one against
 //! steal-half, then print JSON or the report.
 
+use std::path::Path;
+
 use serde::Serialize;
 use stealmark_models::berenbrink::LoadSample;
 use stealmark_models::real::RealReport;
@@ -91,8 +93,18 @@ pub(super) fn run<W: Workload>(config: W, args: &RunArgs) -> CliResult {
     if args.json {
         return print_json(&outcome);
     }
+    print_report(config, &outcome, plot)
+}
+
+/// Prints the report of `outcome`, a run of `config`: the title, the
+/// table, the summary and, if one was written, the plot's path.
+fn print_report<W: Workload>(
+    config: W,
+    outcome: &Outcome<W::Report>,
+    plot: Option<&Path>,
+) -> CliResult {
     let r = outcome.report();
-    let mode = match &outcome {
+    let mode = match outcome {
         Outcome::Model(_) => W::MODEL.to_string(),
         Outcome::Real(real) => format!(
             "{} worker threads over the {} deque",
@@ -107,7 +119,7 @@ pub(super) fn run<W: Workload>(config: W, args: &RunArgs) -> CliResult {
     for (label, value) in config.summary(r) {
         outln!("{label:<width$}{value}")?;
     }
-    if let Outcome::Real(real) = &outcome {
+    if let Outcome::Real(real) = outcome {
         outln!("{:<width$}{}", "deque", W::deque_summary(real))?;
     }
     if let Some(path) = plot {
