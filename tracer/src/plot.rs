@@ -1,6 +1,7 @@
 //! SVG plots drawn with plotters, one module a command: [`mark`] (deque
-//! lengths and pause times), [`bench`] (median pause per configuration) and
-//! [`simulate`] (a balancing model's steal-one and steal-half runs).
+//! lengths and pause times), [`bench`](mod@bench) (median pause per
+//! configuration) and [`simulate`] (a balancing model's steal-one and
+//! steal-half runs).
 //!
 //! The SVG is rendered into memory first and written in one go, so an I/O
 //! error names the file.
