@@ -334,16 +334,7 @@ fn read_nodes<R: Read>(
         push_node(r, l, t, &mut n, row, offsets)
     })?;
     let found = n.edge_count.len() as u64;
-    if found != l.node_count {
-        return Err(r.error_at(
-            start,
-            Malformed::CountMismatch {
-                what: "node count",
-                declared: l.node_count,
-                found,
-            },
-        ));
-    }
+    check_count(r, start, "node count", l.node_count, found)?;
     if found == 0 {
         return Err(r.error_at(start, Malformed::Empty));
     }
@@ -475,18 +466,31 @@ fn read_edges<R: Read, S: HeapSink + ?Sized>(
             found,
         }));
     }
-    if found != l.edge_count {
-        return Err(r.error_at(
-            start,
-            Malformed::CountMismatch {
-                what: "edge count",
-                declared: l.edge_count,
-                found,
-            },
-        ));
-    }
+    check_count(r, start, "edge count", l.edge_count, found)?;
     summary.references = found;
     Ok(())
+}
+
+/// Checks the header's `declared` count of `what` against the `found`
+/// rows of the array that starts at `start`.
+fn check_count<R: Read>(
+    r: &JsonReader<R>,
+    start: u64,
+    what: &'static str,
+    declared: u64,
+    found: u64,
+) -> Result<(), ImportError> {
+    if found == declared {
+        return Ok(());
+    }
+    Err(r.error_at(
+        start,
+        Malformed::CountMismatch {
+            what,
+            declared,
+            found,
+        },
+    ))
 }
 
 /// Streams a flat array of non-negative integers as rows of `fields`

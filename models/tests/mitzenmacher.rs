@@ -1,7 +1,7 @@
 //! The simulation against the fluid-limit fixed points (Mitzenmacher 1998),
 //! with 128 processors as in the paper's tables.
 
-use stealmark_models::mitzenmacher::{fluid, run, MitzenmacherConfig};
+use stealmark_models::mitzenmacher::{fluid, run, MitzenmacherConfig, MitzenmacherReport};
 
 /// Long enough that the estimate's noise is far below the 3% tolerance (the
 /// measured errors at this length are below 1%, see docs/benchmarks.md).
@@ -15,17 +15,23 @@ fn simple(lambda: f64) -> MitzenmacherConfig {
     }
 }
 
+/// Checks that `r`'s fixed point came from `method` and that the simulated
+/// time in system is within 3% of it; `what` names the run.
+fn assert_within_3_percent(r: &MitzenmacherReport, method: fluid::Method, what: &str) {
+    assert_eq!(r.fixed_point_method, method, "{what}");
+    assert!(
+        r.relative_error < 0.03,
+        "{what}: simulated {} fixed point {}",
+        r.simulated_time_in_system,
+        r.fixed_point_time_in_system
+    );
+}
+
 #[test]
 fn simple_model_matches_its_closed_form_within_3_percent() {
     for lambda in [0.1, 0.5, 0.7, 0.8, 0.9] {
         let r = run(&simple(lambda)).unwrap();
-        assert_eq!(r.fixed_point_method, fluid::Method::ClosedForm);
-        assert!(
-            r.relative_error < 0.03,
-            "λ={lambda}: simulated {} fixed point {}",
-            r.simulated_time_in_system,
-            r.fixed_point_time_in_system
-        );
+        assert_within_3_percent(&r, fluid::Method::ClosedForm, &format!("λ={lambda}"));
         // The tails agree too (π_1 = λ, π_2 from the closed form).
         assert!((r.simulated_tails[0] - lambda).abs() < 0.01, "λ={lambda}");
         assert!(
@@ -43,8 +49,7 @@ fn threshold_stealing_matches_its_closed_form_within_3_percent() {
             ..simple(lambda)
         };
         let r = run(&c).unwrap();
-        assert_eq!(r.fixed_point_method, fluid::Method::ClosedForm);
-        assert!(r.relative_error < 0.03, "λ={lambda}: {r:?}");
+        assert_within_3_percent(&r, fluid::Method::ClosedForm, &format!("λ={lambda}"));
     }
 }
 
@@ -94,13 +99,7 @@ fn integrated_variants_match_within_3_percent() {
     for (section, c) in variants {
         let r = run(&c).unwrap();
         assert_eq!(r.section, section);
-        assert_eq!(r.fixed_point_method, fluid::Method::Ode);
-        assert!(
-            r.relative_error < 0.03,
-            "{section}: simulated {} fixed point {}",
-            r.simulated_time_in_system,
-            r.fixed_point_time_in_system
-        );
+        assert_within_3_percent(&r, fluid::Method::Ode, section);
     }
 }
 

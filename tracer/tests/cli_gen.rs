@@ -4,22 +4,12 @@ mod common;
 
 use common::{fails_with, gen, json_of, stealmark};
 use predicates::prelude::*;
-
-const SHAPES: [&str; 8] = [
-    "random",
-    "power-law",
-    "binary-tree",
-    "list",
-    "wide",
-    "big-array",
-    "dag",
-    "runtime",
-];
+use stealmark_heap::Shape;
 
 #[test]
 fn every_shape_generates_a_valid_snapshot() {
     let dir = tempfile::tempdir().unwrap();
-    for shape in SHAPES {
+    for shape in Shape::ALL.iter().map(|s| s.name()) {
         let path = gen(dir.path(), shape, 3000);
         let info = json_of(stealmark().arg("info").arg(&path).arg("--json"));
         let objects = info["objects"].as_u64().unwrap();
