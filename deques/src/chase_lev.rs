@@ -37,6 +37,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::buffer::SharedBuffer;
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
+use crate::handle::{arc_handles, owner_methods};
 use crate::sync::{fence, AtomicIsize, Ordering};
 use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
 
@@ -112,31 +113,7 @@ pub struct ChaseLevThief<R: Reclaim> {
     inner: Arc<Inner<R>>,
 }
 
-impl<R: Reclaim> Clone for ChaseLevThief<R> {
-    fn clone(&self) -> Self {
-        ChaseLevThief {
-            inner: Arc::clone(&self.inner),
-        }
-    }
-}
-
-impl<R: Reclaim> std::fmt::Debug for ChaseLevOwner<R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChaseLevOwner")
-            .field("len", &crate::Owner::len(self))
-            .field("capacity", &self.capacity())
-            .field("stats", &self.stats)
-            .finish()
-    }
-}
-
-impl<R: Reclaim> std::fmt::Debug for ChaseLevThief<R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChaseLevThief")
-            .field("len", &crate::Thief::len(self))
-            .finish()
-    }
-}
+arc_handles!(ChaseLevOwner, ChaseLevThief<R: Reclaim>, inner, [capacity]);
 
 impl<R: Reclaim> ChaseLevOwner<R> {
     /// The current capacity of the circular array.
@@ -267,19 +244,7 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
         b.wrapping_sub(t).max(0) as usize
     }
 
-    fn thief(&self) -> ChaseLevThief<R> {
-        ChaseLevThief {
-            inner: Arc::clone(&self.inner),
-        }
-    }
-
-    fn stats(&self) -> &OwnerStats {
-        &self.stats
-    }
-
-    fn reset_stats(&mut self) {
-        self.stats = OwnerStats::default();
-    }
+    owner_methods!(thief: ChaseLevThief { inner });
 
     /// Frees the arrays retired by resizes so far (see
     /// [`Owner::quiesce`](crate::Owner::quiesce)).

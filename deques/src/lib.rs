@@ -120,6 +120,7 @@
 #![cfg_attr(not(loom), warn(missing_docs))]
 
 mod buffer;
+mod handle;
 mod stats;
 mod sync;
 

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
 
+use crate::handle::owner_methods;
 use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
 
 /// The locked deque kind (`locked`).
@@ -89,19 +90,7 @@ impl crate::Owner for LockedOwner {
         self.queue.lock().len()
     }
 
-    fn thief(&self) -> LockedThief {
-        LockedThief {
-            queue: Arc::clone(&self.queue),
-        }
-    }
-
-    fn stats(&self) -> &OwnerStats {
-        &self.stats
-    }
-
-    fn reset_stats(&mut self) {
-        self.stats = OwnerStats::default();
-    }
+    owner_methods!(thief: LockedThief { queue });
 }
 
 /// Locks two distinct queues in address order, returning the guards in

@@ -15,6 +15,7 @@
 
 use crossbeam_deque::{Stealer, Worker};
 
+use crate::handle::owner_methods;
 use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
 
 /// The crossbeam-deque peer kind (`crossbeam`): a LIFO worker and its stealer.
@@ -80,13 +81,7 @@ impl crate::Owner for CrossbeamOwner {
         }
     }
 
-    fn stats(&self) -> &OwnerStats {
-        &self.stats
-    }
-
-    fn reset_stats(&mut self) {
-        self.stats = OwnerStats::default();
-    }
+    owner_methods!();
 }
 
 impl crate::Thief for CrossbeamThief {
