@@ -33,7 +33,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::handle::{arc_handles, owner_methods};
 use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
-use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
 /// The largest capacity: `top` is 32 bits of the `age` word.
 pub const MAX_CAPACITY: usize = u32::MAX as usize;
@@ -45,7 +45,7 @@ pub struct Abp;
 impl WorkDeque for Abp {
     type Owner = AbpOwner;
     type Thief = AbpThief;
-    const NAME: &'static str = "abp";
+    const KIND: DequeKind = DequeKind::Abp;
 
     /// Creates a deque of exactly `capacity` slots (at least 1, at most
     /// [`MAX_CAPACITY`]).

@@ -39,7 +39,7 @@ use crate::buffer::SharedBuffer;
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
 use crate::handle::{arc_handles, owner_methods};
 use crate::sync::{fence, AtomicIsize, Ordering};
-use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
 /// A pop shrinks the array when fewer than `capacity / SHRINK_FACTOR` items
 /// remain. Growth happens at `capacity` items, so after a shrink the deque
@@ -59,7 +59,7 @@ pub struct ChaseLevQuiescent;
 impl WorkDeque for ChaseLev {
     type Owner = ChaseLevOwner<Epoch>;
     type Thief = ChaseLevThief<Epoch>;
-    const NAME: &'static str = "chase-lev";
+    const KIND: DequeKind = DequeKind::ChaseLev;
 
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
         new(capacity)
@@ -69,7 +69,7 @@ impl WorkDeque for ChaseLev {
 impl WorkDeque for ChaseLevQuiescent {
     type Owner = ChaseLevOwner<Quiescent>;
     type Thief = ChaseLevThief<Quiescent>;
-    const NAME: &'static str = "chase-lev-q";
+    const KIND: DequeKind = DequeKind::ChaseLevQuiescent;
 
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
         new(capacity)

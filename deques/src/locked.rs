@@ -28,7 +28,7 @@ use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::handle::owner_methods;
-use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
 /// The locked deque kind (`locked`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -37,7 +37,7 @@ pub struct Locked;
 impl WorkDeque for Locked {
     type Owner = LockedOwner;
     type Thief = LockedThief;
-    const NAME: &'static str = "locked";
+    const KIND: DequeKind = DequeKind::Locked;
 
     fn with_capacity(capacity: usize) -> (LockedOwner, LockedThief) {
         let queue = Arc::new(CachePadded::new(Mutex::new(VecDeque::with_capacity(

@@ -16,7 +16,7 @@
 use crossbeam_deque::{Stealer, Worker};
 
 use crate::handle::owner_methods;
-use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
 /// The crossbeam-deque peer kind (`crossbeam`): a LIFO worker and its stealer.
 #[derive(Debug, Clone, Copy, Default)]
@@ -25,7 +25,7 @@ pub struct Crossbeam;
 impl WorkDeque for Crossbeam {
     type Owner = CrossbeamOwner;
     type Thief = CrossbeamThief;
-    const NAME: &'static str = "crossbeam";
+    const KIND: DequeKind = DequeKind::Crossbeam;
 
     /// crossbeam's worker grows and shrinks on its own; `capacity` is unused.
     fn with_capacity(_capacity: usize) -> (CrossbeamOwner, CrossbeamThief) {

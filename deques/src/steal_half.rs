@@ -77,7 +77,7 @@ use crate::buffer::{Buffer, SharedBuffer};
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
 use crate::handle::{arc_handles, owner_methods};
 use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
-use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
 const TOP_BITS: u32 = 28;
 const TOP_MASK: u64 = (1 << TOP_BITS) - 1;
@@ -109,7 +109,7 @@ pub struct StealHalfQuiescent;
 impl WorkDeque for StealHalf {
     type Owner = StealHalfOwner<Epoch>;
     type Thief = StealHalfThief<Epoch>;
-    const NAME: &'static str = "steal-half";
+    const KIND: DequeKind = DequeKind::StealHalf;
 
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
         new(capacity)
@@ -119,7 +119,7 @@ impl WorkDeque for StealHalf {
 impl WorkDeque for StealHalfQuiescent {
     type Owner = StealHalfOwner<Quiescent>;
     type Thief = StealHalfThief<Quiescent>;
-    const NAME: &'static str = "steal-half-q";
+    const KIND: DequeKind = DequeKind::StealHalfQuiescent;
 
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
         new(capacity)

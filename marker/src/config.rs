@@ -1,12 +1,14 @@
 //! Run-time configuration of the mark engine.
 //!
 //! Every option has a command-line name ([`std::str::FromStr`] and
-//! [`std::fmt::Display`] agree on it) and serialises under that name.
+//! [`std::fmt::Display`] agree on it) and serialises under that name. The
+//! deque kinds are the deques crate's [`DequeKind`].
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::Serialize;
+pub use stealmark_deques::DequeKind;
 use thiserror::Error;
 
 /// A configuration value that could not be parsed or is out of range.
@@ -15,7 +17,7 @@ pub enum ConfigError {
     /// A name that is not one of the option's values.
     #[error("unknown {option} `{given}`; expected one of: {expected}")]
     UnknownName {
-        /// The option being parsed (`deque`, `policy`, ...).
+        /// The option being parsed (`policy`, `steal amount`, ...).
         option: &'static str,
         /// The text given.
         given: String,
@@ -82,22 +84,6 @@ macro_rules! named_enum {
         }
     };
 }
-
-named_enum!(
-    /// Which work-stealing deque the workers share grey objects through.
-    DequeKind, "deque", {
-        /// Hendler-Shavit StealHalf extended deque.
-        StealHalf => "steal-half",
-        /// Chase-Lev dynamic circular deque.
-        ChaseLev => "chase-lev",
-        /// Bounded Arora-Blumofe-Plaxton deque, overflowing into shared storage.
-        Abp => "abp",
-        /// A mutex around a `VecDeque`: the baseline.
-        Locked => "locked",
-        /// crossbeam-deque: the peer engine.
-        Crossbeam => "crossbeam",
-    }
-);
 
 named_enum!(
     /// When a worker that still has work tries to balance with another.
@@ -283,12 +269,14 @@ impl Default for MarkerConfig {
 
 #[cfg(test)]
 mod tests {
+    use strum::VariantArray;
+
     use super::*;
 
     #[test]
     fn names_round_trip() {
-        for d in DequeKind::ALL {
-            assert_eq!(d.name().parse::<DequeKind>().unwrap(), *d);
+        for d in DequeKind::VARIANTS {
+            assert_eq!(d.to_string().parse::<DequeKind>().unwrap(), *d);
         }
         for p in BalancePolicy::ALL {
             assert_eq!(p.to_string().parse::<BalancePolicy>().unwrap(), *p);

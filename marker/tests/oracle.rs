@@ -9,6 +9,7 @@ use stealmark_heap::{
 use stealmark_marker::{
     BalancePolicy, DequeKind, Marker, MarkerConfig, StealAmount, VictimSelection, WeakRef,
 };
+use strum::VariantArray;
 
 /// Small enough that the whole matrix runs in about a minute on 2 cores.
 const OBJECTS: u64 = 10_000;
@@ -53,7 +54,7 @@ fn check(marker: &mut Marker, g: &Generated, oracle: &OracleResult, what: &str) 
 fn every_shape_deque_policy_steal_and_worker_count_matches_the_oracle() {
     let heaps = heaps();
     let mut n = 0;
-    for &deque in DequeKind::ALL {
+    for &deque in DequeKind::VARIANTS {
         for &workers in &[1, 2, 3, 8, 16] {
             for &policy in BalancePolicy::ALL {
                 for &steal in StealAmount::ALL {
@@ -131,7 +132,7 @@ fn reconfigure_switches_deque_and_worker_count() {
     let g = generate_heap(&GenConfig::new(Shape::Runtime, 5000)).unwrap();
     let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
     let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
-    for (i, &deque) in DequeKind::ALL.iter().enumerate() {
+    for (i, &deque) in DequeKind::VARIANTS.iter().enumerate() {
         let mut c = MarkerConfig::with_workers(1 + i % 3);
         c.deque = deque;
         marker.reconfigure(c).unwrap();

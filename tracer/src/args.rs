@@ -4,6 +4,7 @@
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use stealmark_marker::{BalancePolicy, DequeKind, StealAmount, VictimSelection};
+use strum::VariantNames;
 
 /// The most GC workers the tool accepts (the marker's own limit).
 pub const MAX_THREADS: usize = 1024;
@@ -60,10 +61,10 @@ pub fn count(s: &str) -> Result<u64, String> {
     Ok((v * scale).round() as u64)
 }
 
-/// The deque names, parsed into the marker's [`DequeKind`].
+/// The deque names, parsed into the deques crate's [`DequeKind`] (for
+/// `mark`, `bench` and `simulate --real`).
 pub fn deque() -> impl TypedValueParser<Value = DequeKind> {
-    PossibleValuesParser::new(DequeKind::ALL.iter().map(|d| d.name()))
-        .try_map(|s| s.parse::<DequeKind>())
+    PossibleValuesParser::new(DequeKind::VARIANTS).try_map(|s| s.parse::<DequeKind>())
 }
 
 /// The balancing-policy names, parsed into the marker's [`BalancePolicy`].

@@ -42,7 +42,8 @@ pub struct BenchArgs {
     /// Worker counts, comma-separated [default: 1 and the number of CPUs].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::threads)]
     pub threads: Vec<usize>,
-    /// Deques, comma-separated; the first is the baseline [default: all].
+    /// Deques, comma-separated; the first is the baseline [default: every
+    /// kind but the -q variants].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::deque())]
     pub deques: Vec<DequeKind>,
     /// Balancing policies, comma-separated; the first is the baseline
@@ -352,7 +353,7 @@ pub fn run(args: BenchArgs) -> CliResult {
         dedup(&args.threads)
     };
     let deques = if args.deques.is_empty() {
-        DequeKind::ALL.to_vec()
+        DequeKind::ALGORITHMS.to_vec()
     } else {
         dedup(&args.deques)
     };

@@ -12,17 +12,19 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::builder::PossibleValuesParser;
 use clap::{Args, Subcommand};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde::Serialize;
+use stealmark_deques::DequeKind;
 use stealmark_models::berenbrink::{self, BerenbrinkConfig, BerenbrinkReport, StealFunction};
 use stealmark_models::hendler_shavit::{self, HsConfig, HsReport, HsSteal};
 use stealmark_models::mitzenmacher::{self, MitzenmacherConfig, MitzenmacherReport};
 use stealmark_models::real::{self, RealReport};
 use stealmark_models::{ModelError, StabilityRule, STABILITY_RULE};
+use strum::VariantNames;
 
+use crate::args;
 use crate::error::{CliError, CliResult};
 use crate::output::{count, out, outln, print_json, Align, Format, Table};
 use crate::plot::{err as plot_err, render_to_file, PlotResult};
@@ -32,9 +34,9 @@ use crate::plot::{err as plot_err, render_to_file, PlotResult};
 impl From<ModelError> for CliError {
     fn from(e: ModelError) -> CliError {
         match e {
-            ModelError::InvalidParameter { .. }
-            | ModelError::UnknownDeque { .. }
-            | ModelError::RealUnsupported(_) => CliError::usage(e.to_string()),
+            ModelError::InvalidParameter { .. } | ModelError::RealUnsupported(_) => {
+                CliError::usage(e.to_string())
+            }
             ModelError::NotConverged { .. }
             | ModelError::DequeFull { .. }
             | ModelError::WorkerPanicked(_) => CliError::failed("simulate", e),
@@ -125,19 +127,19 @@ struct RealArgs {
         long,
         value_name = "NAME",
         requires = "real",
-        value_parser = PossibleValuesParser::new(real::DEQUE_NAMES)
+        value_parser = args::deque()
     )]
-    deque: Option<String>,
+    deque: Option<DequeKind>,
 }
 
 impl RealArgs {
-    fn deque(&self) -> CliResult<Option<&str>> {
-        match (self.real, self.deque.as_deref()) {
+    fn deque(&self) -> CliResult<Option<DequeKind>> {
+        match (self.real, self.deque) {
             (false, _) => Ok(None),
-            (true, Some(name)) => Ok(Some(name)),
+            (true, Some(kind)) => Ok(Some(kind)),
             (true, None) => Err(CliError::usage(format!(
                 "--real needs --deque NAME (one of {})",
-                real::DEQUE_NAMES.join(", ")
+                DequeKind::VARIANTS.join(", ")
             ))),
         }
     }
@@ -289,11 +291,11 @@ fn one_and_half<P: PartialEq + Copy, R: Clone>(
 
 fn berenbrink_once(
     config: &BerenbrinkConfig,
-    deque: Option<&str>,
+    deque: Option<DequeKind>,
 ) -> CliResult<Outcome<BerenbrinkReport>> {
     Ok(match deque {
         None => Outcome::Model(berenbrink::simulate(config)?),
-        Some(name) => Outcome::Real(real::berenbrink_on(name, config)?),
+        Some(kind) => Outcome::Real(real::berenbrink_on(kind, config)?),
     })
 }
 
@@ -315,7 +317,7 @@ fn run_berenbrink(a: &BerenbrinkArgs) -> CliResult {
             outcome.report(),
             |steal| berenbrink_once(&BerenbrinkConfig { steal, ..config }, deque),
         )?;
-        write_berenbrink_plot(path, &config, deque, &series)?;
+        write_berenbrink_plot(path, &config, deque.map(<&str>::from), &series)?;
     }
     if a.json {
         return print_json(&outcome);
@@ -452,10 +454,10 @@ fn run_mitzenmacher(a: &MitzenmacherArgs) -> CliResult {
     Ok(())
 }
 
-fn hs_once(config: &HsConfig, deque: Option<&str>) -> CliResult<Outcome<HsReport>> {
+fn hs_once(config: &HsConfig, deque: Option<DequeKind>) -> CliResult<Outcome<HsReport>> {
     Ok(match deque {
         None => Outcome::Model(hendler_shavit::simulate(config)?),
-        Some(name) => Outcome::Real(real::hendler_shavit_on(name, config)?),
+        Some(kind) => Outcome::Real(real::hendler_shavit_on(kind, config)?),
     })
 }
 
@@ -476,7 +478,7 @@ fn run_hendler_shavit(a: &HendlerShavitArgs) -> CliResult {
             outcome.report(),
             |steal| hs_once(&HsConfig { steal, ..config }, deque),
         )?;
-        write_hs_plot(path, &config, deque, &series)?;
+        write_hs_plot(path, &config, deque.map(<&str>::from), &series)?;
     }
     if a.json {
         return print_json(&outcome);
