@@ -111,8 +111,9 @@ named_enum!(
 named_enum!(
     /// How a thief picks its victim.
     VictimSelection, "victim selection", {
-        /// A uniformly random other worker.
-        Uniform => "uniform",
+        /// Another worker chosen uniformly at random (the "random victim" of
+        /// the literature).
+        Random => "random",
         /// Two random other workers; the one with the longer deque.
         BestOf2 => "best-of-2",
     }
@@ -251,7 +252,7 @@ impl Default for MarkerConfig {
             deque: DequeKind::StealHalf,
             policy: BalancePolicy::OnEmpty,
             steal: StealAmount::Half,
-            victim: VictimSelection::Uniform,
+            victim: VictimSelection::Random,
             mu: 1.0,
             threshold_factor: 2.0,
             balance_interval: 16,

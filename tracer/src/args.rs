@@ -79,21 +79,10 @@ pub fn steal() -> impl TypedValueParser<Value = StealAmount> {
         .try_map(|s| s.parse::<StealAmount>())
 }
 
-/// `random` or `best-of-2` (the marker calls uniform random victim
-/// selection `uniform`; the command line says `random`).
+/// `random` or `best-of-2`.
 pub fn victim() -> impl TypedValueParser<Value = VictimSelection> {
-    PossibleValuesParser::new(["random", "best-of-2"]).map(|s| match s.as_str() {
-        "best-of-2" => VictimSelection::BestOf2,
-        _ => VictimSelection::Uniform,
-    })
-}
-
-/// The command-line name of a victim selection.
-pub fn victim_name(v: VictimSelection) -> &'static str {
-    match v {
-        VictimSelection::Uniform => "random",
-        VictimSelection::BestOf2 => "best-of-2",
-    }
+    PossibleValuesParser::new(VictimSelection::ALL.iter().map(|v| v.name()))
+        .try_map(|s| s.parse::<VictimSelection>())
 }
 
 /// The number of CPUs, the default worker count.

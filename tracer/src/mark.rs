@@ -173,7 +173,7 @@ pub fn run(args: MarkArgs) -> CliResult {
         deque: config.deque.to_string(),
         policy: config.policy.to_string(),
         steal: config.steal.to_string(),
-        victim: args::victim_name(config.victim).to_string(),
+        victim: config.victim.to_string(),
         prefetch: config.prefetch > 0,
         pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
         balance: Balance {
