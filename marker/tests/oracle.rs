@@ -56,15 +56,15 @@ fn every_shape_deque_policy_steal_and_worker_count_matches_the_oracle() {
     let mut n = 0;
     for &deque in DequeKind::VARIANTS {
         for &workers in &[1, 2, 3, 8, 16] {
-            for &policy in BalancePolicy::ALL {
-                for &steal in StealAmount::ALL {
+            for &policy in BalancePolicy::VARIANTS {
+                for &steal in StealAmount::VARIANTS {
                     n += 1;
                     let mut c = MarkerConfig::with_workers(workers);
                     c.deque = deque;
                     c.policy = policy;
                     c.steal = steal;
                     // Alternate the victim selection and the prefetch FIFO.
-                    c.victim = VictimSelection::ALL[n % 2];
+                    c.victim = VictimSelection::VARIANTS[n % 2];
                     c.prefetch = [8, 0, 16][n % 3];
                     // A small bounded deque, so that `abp` overflows.
                     c.deque_capacity = 64;

@@ -44,11 +44,11 @@ pub struct BenchArgs {
     pub threads: Vec<usize>,
     /// Deques, comma-separated; the first is the baseline [default: every
     /// kind but the -q variants].
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::deque())]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::named::<DequeKind>())]
     pub deques: Vec<DequeKind>,
     /// Balancing policies, comma-separated; the first is the baseline
     /// [default: on-empty].
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::policy())]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::named::<BalancePolicy>())]
     pub policies: Vec<BalancePolicy>,
     /// Measured runs per configuration.
     #[arg(long, value_name = "R", default_value_t = 10, value_parser = args::runs)]

@@ -127,7 +127,7 @@ struct RealArgs {
         long,
         value_name = "NAME",
         requires = "real",
-        value_parser = args::deque()
+        value_parser = args::named::<DequeKind>()
     )]
     deque: Option<DequeKind>,
 }
