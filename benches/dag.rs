@@ -30,7 +30,7 @@ use stealmark::deques::chase_lev::{ChaseLev, ChaseLevQuiescent};
 use stealmark::deques::locked::Locked;
 use stealmark::deques::peer::Crossbeam;
 use stealmark::deques::steal_half::{StealHalf, StealHalfQuiescent};
-use stealmark::deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
+use stealmark::deques::{DequeKind, Owner, Steal, Thief, ThiefStats, WorkDeque};
 
 /// The maximum branch `B`.
 const BRANCH: u64 = 13;
@@ -106,7 +106,7 @@ enum Policy {
 
 /// Expands the DAG on `threads` workers; returns the elapsed time.
 fn run<D: WorkDeque>(threads: usize, policy: Policy, limit: u64, expected: u64) -> Duration {
-    let capacity = if D::NAME == "abp" {
+    let capacity = if D::KIND == DequeKind::Abp {
         ABP_CAPACITY
     } else {
         CAPACITY
@@ -183,7 +183,7 @@ fn run<D: WorkDeque>(threads: usize, policy: Policy, limit: u64, expected: u64) 
         processed.load(Ordering::Relaxed),
         expected,
         "{}: lost or duplicated nodes",
-        D::NAME
+        D::KIND
     );
     elapsed
 }

@@ -94,11 +94,11 @@ fn owner_bench<D: WorkDeque>(c: &mut Criterion) {
     let mut group = c.benchmark_group("owner_push_pop");
     group.throughput(Throughput::Elements(2 * BURST as u64));
     let (mut owner, _thief) = D::with_capacity(2 * BURST);
-    group.bench_function(BenchmarkId::new("burst", D::NAME), |b| {
+    group.bench_function(BenchmarkId::new("burst", D::KIND), |b| {
         b.iter_custom(|iters| time_owner(&mut owner, iters, burst))
     });
     let (mut owner, _thief) = filled::<D>();
-    group.bench_function(BenchmarkId::new("steady", D::NAME), |b| {
+    group.bench_function(BenchmarkId::new("steady", D::KIND), |b| {
         b.iter_custom(|iters| time_owner(&mut owner, iters, steady))
     });
     group.finish();
@@ -152,7 +152,7 @@ fn drain<D: WorkDeque>(mode: Drain) -> (Duration, ThiefStats) {
         stats.items_stolen,
         VICTIM as u64,
         "{} did not drain",
-        D::NAME
+        D::KIND
     );
     (elapsed, stats)
 }
@@ -198,7 +198,7 @@ fn steal_benches(c: &mut Criterion) {
             Drain::One => "steal-one",
             Drain::Half => "steal-half",
         };
-        group.bench_function(BenchmarkId::new(label, D::NAME), |b| {
+        group.bench_function(BenchmarkId::new(label, D::KIND), |b| {
             b.iter_custom(|iters| (0..iters).map(|_| drain::<D>(mode).0).sum())
         });
     }
@@ -452,7 +452,7 @@ fn ratios() {
         let (s, owner_cas, ops) = contended::<D>(Duration::from_millis(300));
         println!(
             "  {:<12} steals {:>7}  items/steal {:>6.1}  thief CAS/successful steal {:.3} (succeeded {:.3})  CAS/item {:.3}  owner CAS/op {:.4}",
-            D::NAME,
+            D::KIND,
             s.steal_successes,
             s.items_stolen as f64 / s.steal_successes.max(1) as f64,
             s.cas_attempted as f64 / s.steal_successes.max(1) as f64,

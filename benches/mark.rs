@@ -47,12 +47,12 @@ fn mark(c: &mut Criterion) {
         group.bench_function("replay-floor", |b| {
             b.iter(|| replay.run(&view, roots, 8).count())
         });
-        for &deque in DequeKind::ALL {
+        for &deque in DequeKind::ALGORITHMS {
             for workers in [1, 2] {
                 let mut config = MarkerConfig::with_workers(workers);
                 config.deque = deque;
                 let mut marker = Marker::new(config).expect("valid configuration");
-                group.bench_function(BenchmarkId::new(deque.name(), workers), |b| {
+                group.bench_function(BenchmarkId::new(deque.to_string(), workers), |b| {
                     b.iter(|| marker.mark(&view, roots).stats.objects_marked())
                 });
             }

@@ -31,8 +31,9 @@ use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
 
+use crate::handle::{arc_handles, owner_methods};
 use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
-use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
 /// The largest capacity: `top` is 32 bits of the `age` word.
 pub const MAX_CAPACITY: usize = u32::MAX as usize;
@@ -44,7 +45,7 @@ pub struct Abp;
 impl WorkDeque for Abp {
     type Owner = AbpOwner;
     type Thief = AbpThief;
-    const NAME: &'static str = "abp";
+    const KIND: DequeKind = DequeKind::Abp;
 
     /// Creates a deque of exactly `capacity` slots (at least 1, at most
     /// [`MAX_CAPACITY`]).
@@ -108,28 +109,11 @@ pub struct AbpOwner {
 }
 
 /// A thief handle of an [`Abp`] deque.
-#[derive(Clone)]
 pub struct AbpThief {
     inner: Arc<Inner>,
 }
 
-impl std::fmt::Debug for AbpOwner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AbpOwner")
-            .field("len", &crate::Owner::len(self))
-            .field("capacity", &self.capacity())
-            .field("stats", &self.stats)
-            .finish()
-    }
-}
-
-impl std::fmt::Debug for AbpThief {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AbpThief")
-            .field("len", &crate::Thief::len(self))
-            .finish()
-    }
-}
+arc_handles!(AbpOwner, AbpThief, inner, [capacity]);
 
 impl AbpOwner {
     /// The fixed capacity.
@@ -229,19 +213,7 @@ impl crate::Owner for AbpOwner {
         self.bottom.saturating_sub(top)
     }
 
-    fn thief(&self) -> AbpThief {
-        AbpThief {
-            inner: Arc::clone(&self.inner),
-        }
-    }
-
-    fn stats(&self) -> &OwnerStats {
-        &self.stats
-    }
-
-    fn reset_stats(&mut self) {
-        self.stats = OwnerStats::default();
-    }
+    owner_methods!(thief: AbpThief { inner });
 }
 
 impl crate::Thief for AbpThief {

@@ -37,8 +37,9 @@ use crossbeam_utils::CachePadded;
 
 use crate::buffer::SharedBuffer;
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
+use crate::handle::{arc_handles, owner_methods};
 use crate::sync::{fence, AtomicIsize, Ordering};
-use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
 /// A pop shrinks the array when fewer than `capacity / SHRINK_FACTOR` items
 /// remain. Growth happens at `capacity` items, so after a shrink the deque
@@ -58,7 +59,7 @@ pub struct ChaseLevQuiescent;
 impl WorkDeque for ChaseLev {
     type Owner = ChaseLevOwner<Epoch>;
     type Thief = ChaseLevThief<Epoch>;
-    const NAME: &'static str = "chase-lev";
+    const KIND: DequeKind = DequeKind::ChaseLev;
 
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
         new(capacity)
@@ -68,7 +69,7 @@ impl WorkDeque for ChaseLev {
 impl WorkDeque for ChaseLevQuiescent {
     type Owner = ChaseLevOwner<Quiescent>;
     type Thief = ChaseLevThief<Quiescent>;
-    const NAME: &'static str = "chase-lev-q";
+    const KIND: DequeKind = DequeKind::ChaseLevQuiescent;
 
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
         new(capacity)
@@ -112,31 +113,7 @@ pub struct ChaseLevThief<R: Reclaim> {
     inner: Arc<Inner<R>>,
 }
 
-impl<R: Reclaim> Clone for ChaseLevThief<R> {
-    fn clone(&self) -> Self {
-        ChaseLevThief {
-            inner: Arc::clone(&self.inner),
-        }
-    }
-}
-
-impl<R: Reclaim> std::fmt::Debug for ChaseLevOwner<R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChaseLevOwner")
-            .field("len", &crate::Owner::len(self))
-            .field("capacity", &self.capacity())
-            .field("stats", &self.stats)
-            .finish()
-    }
-}
-
-impl<R: Reclaim> std::fmt::Debug for ChaseLevThief<R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChaseLevThief")
-            .field("len", &crate::Thief::len(self))
-            .finish()
-    }
-}
+arc_handles!(ChaseLevOwner, ChaseLevThief<R: Reclaim>, inner, [capacity]);
 
 impl<R: Reclaim> ChaseLevOwner<R> {
     /// The current capacity of the circular array.
@@ -267,19 +244,7 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
         b.wrapping_sub(t).max(0) as usize
     }
 
-    fn thief(&self) -> ChaseLevThief<R> {
-        ChaseLevThief {
-            inner: Arc::clone(&self.inner),
-        }
-    }
-
-    fn stats(&self) -> &OwnerStats {
-        &self.stats
-    }
-
-    fn reset_stats(&mut self) {
-        self.stats = OwnerStats::default();
-    }
+    owner_methods!(thief: ChaseLevThief { inner });
 
     /// Frees the arrays retired by resizes so far (see
     /// [`Owner::quiesce`](crate::Owner::quiesce)).

@@ -25,6 +25,11 @@
 //!
 //! Every handle keeps cheap counters ([`OwnerStats`], [`ThiefStats`]).
 //!
+//! [`DequeKind`] names every deque kind (`steal-half`, `chase-lev-q`, ...);
+//! [`DequeKind::dispatch`] turns a kind chosen at run time into a call of a
+//! [`DequeVisitor`]'s method generic over the [`WorkDeque`] type, which is
+//! how the marker, the balancing models and the command line pick a deque.
+//!
 //! The growable deques come in two reclamation flavours: [`chase_lev::ChaseLev`]
 //! and [`steal_half::StealHalf`] free retired arrays with crossbeam-epoch (each
 //! steal pins); [`chase_lev::ChaseLevQuiescent`] and
@@ -120,6 +125,8 @@
 #![cfg_attr(not(loom), warn(missing_docs))]
 
 mod buffer;
+mod handle;
+mod kind;
 mod stats;
 mod sync;
 
@@ -129,6 +136,7 @@ pub mod locked;
 pub mod peer;
 pub mod steal_half;
 
+pub use kind::{DequeKind, DequeVisitor, UnknownDequeKind};
 pub use stats::{OwnerStats, ThiefStats};
 
 /// The outcome of one steal attempt.
@@ -163,8 +171,9 @@ pub trait WorkDeque: 'static {
     type Owner: Owner<Thief = Self::Thief>;
     /// The thief handle.
     type Thief: Thief<Owner = Self::Owner>;
-    /// A short name, as used on the command line (`steal-half`, `chase-lev`, ...).
-    const NAME: &'static str;
+    /// The kind's name and run-time tag: [`DequeKind::dispatch`] runs its
+    /// visitor with `Self` for this kind.
+    const KIND: DequeKind;
     /// Creates a deque. `capacity` is the fixed capacity of bounded deques and
     /// the initial capacity of growable ones (rounded up to a power of two).
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief);

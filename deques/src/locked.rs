@@ -27,7 +27,8 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
 
-use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
+use crate::handle::owner_methods;
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
 /// The locked deque kind (`locked`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,7 +37,7 @@ pub struct Locked;
 impl WorkDeque for Locked {
     type Owner = LockedOwner;
     type Thief = LockedThief;
-    const NAME: &'static str = "locked";
+    const KIND: DequeKind = DequeKind::Locked;
 
     fn with_capacity(capacity: usize) -> (LockedOwner, LockedThief) {
         let queue = Arc::new(CachePadded::new(Mutex::new(VecDeque::with_capacity(
@@ -89,19 +90,7 @@ impl crate::Owner for LockedOwner {
         self.queue.lock().len()
     }
 
-    fn thief(&self) -> LockedThief {
-        LockedThief {
-            queue: Arc::clone(&self.queue),
-        }
-    }
-
-    fn stats(&self) -> &OwnerStats {
-        &self.stats
-    }
-
-    fn reset_stats(&mut self) {
-        self.stats = OwnerStats::default();
-    }
+    owner_methods!(thief: LockedThief { queue });
 }
 
 /// Locks two distinct queues in address order, returning the guards in

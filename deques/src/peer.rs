@@ -15,7 +15,8 @@
 
 use crossbeam_deque::{Stealer, Worker};
 
-use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
+use crate::handle::owner_methods;
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
 /// The crossbeam-deque peer kind (`crossbeam`): a LIFO worker and its stealer.
 #[derive(Debug, Clone, Copy, Default)]
@@ -24,7 +25,7 @@ pub struct Crossbeam;
 impl WorkDeque for Crossbeam {
     type Owner = CrossbeamOwner;
     type Thief = CrossbeamThief;
-    const NAME: &'static str = "crossbeam";
+    const KIND: DequeKind = DequeKind::Crossbeam;
 
     /// crossbeam's worker grows and shrinks on its own; `capacity` is unused.
     fn with_capacity(_capacity: usize) -> (CrossbeamOwner, CrossbeamThief) {
@@ -80,13 +81,7 @@ impl crate::Owner for CrossbeamOwner {
         }
     }
 
-    fn stats(&self) -> &OwnerStats {
-        &self.stats
-    }
-
-    fn reset_stats(&mut self) {
-        self.stats = OwnerStats::default();
-    }
+    owner_methods!();
 }
 
 impl crate::Thief for CrossbeamThief {

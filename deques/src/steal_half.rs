@@ -75,8 +75,9 @@ use crossbeam_utils::CachePadded;
 
 use crate::buffer::{Buffer, SharedBuffer};
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
+use crate::handle::{arc_handles, owner_methods};
 use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
-use crate::{OwnerStats, Steal, ThiefStats, WorkDeque};
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
 const TOP_BITS: u32 = 28;
 const TOP_MASK: u64 = (1 << TOP_BITS) - 1;
@@ -108,7 +109,7 @@ pub struct StealHalfQuiescent;
 impl WorkDeque for StealHalf {
     type Owner = StealHalfOwner<Epoch>;
     type Thief = StealHalfThief<Epoch>;
-    const NAME: &'static str = "steal-half";
+    const KIND: DequeKind = DequeKind::StealHalf;
 
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
         new(capacity)
@@ -118,7 +119,7 @@ impl WorkDeque for StealHalf {
 impl WorkDeque for StealHalfQuiescent {
     type Owner = StealHalfOwner<Quiescent>;
     type Thief = StealHalfThief<Quiescent>;
-    const NAME: &'static str = "steal-half-q";
+    const KIND: DequeKind = DequeKind::StealHalfQuiescent;
 
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
         new(capacity)
@@ -264,32 +265,12 @@ pub struct StealHalfThief<R: Reclaim> {
     inner: Arc<Inner<R>>,
 }
 
-impl<R: Reclaim> Clone for StealHalfThief<R> {
-    fn clone(&self) -> Self {
-        StealHalfThief {
-            inner: Arc::clone(&self.inner),
-        }
-    }
-}
-
-impl<R: Reclaim> std::fmt::Debug for StealHalfOwner<R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StealHalfOwner")
-            .field("len", &crate::Owner::len(self))
-            .field("capacity", &self.capacity())
-            .field("steal_range_len", &self.steal_range_len())
-            .field("stats", &self.stats)
-            .finish()
-    }
-}
-
-impl<R: Reclaim> std::fmt::Debug for StealHalfThief<R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StealHalfThief")
-            .field("len", &crate::Thief::len(self))
-            .finish()
-    }
-}
+arc_handles!(
+    StealHalfOwner,
+    StealHalfThief<R: Reclaim>,
+    inner,
+    [capacity, steal_range_len]
+);
 
 /// Checks the paper's invariant `len(stealRange) >= len(deque) / 8`.
 #[inline]
@@ -586,19 +567,7 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
         self.bottom.wrapping_sub(self.full_top(word))
     }
 
-    fn thief(&self) -> StealHalfThief<R> {
-        StealHalfThief {
-            inner: Arc::clone(&self.inner),
-        }
-    }
-
-    fn stats(&self) -> &OwnerStats {
-        &self.stats
-    }
-
-    fn reset_stats(&mut self) {
-        self.stats = OwnerStats::default();
-    }
+    owner_methods!(thief: StealHalfThief { inner });
 
     /// Frees the arrays retired by resizes so far (see
     /// [`Owner::quiesce`](crate::Owner::quiesce)).

@@ -88,11 +88,11 @@ fn check<D: WorkDeque>(ops: &[Op], bound: Option<usize>, half: Half) {
                     let full = model.full(bound);
                     match owner.push(next) {
                         Ok(()) => {
-                            assert!(!full, "{}: push into a full deque", D::NAME);
+                            assert!(!full, "{}: push into a full deque", D::KIND);
                             model.push(next);
                         }
                         Err(item) => {
-                            assert!(full, "{}: push refused", D::NAME);
+                            assert!(full, "{}: push refused", D::KIND);
                             assert_eq!(item, next);
                         }
                     }
@@ -106,7 +106,7 @@ fn check<D: WorkDeque>(ops: &[Op], bound: Option<usize>, half: Half) {
                     } else {
                         model.pop()
                     };
-                    assert_eq!(owner.pop(), expected, "{}: pop", D::NAME);
+                    assert_eq!(owner.pop(), expected, "{}: pop", D::KIND);
                 }
             }
             Op::Steal => {
@@ -114,7 +114,7 @@ fn check<D: WorkDeque>(ops: &[Op], bound: Option<usize>, half: Half) {
                     Some(item) => Steal::Success(item),
                     None => Steal::Empty,
                 };
-                assert_eq!(thief.steal(&mut stats), expected, "{}: steal", D::NAME);
+                assert_eq!(thief.steal(&mut stats), expected, "{}: steal", D::KIND);
             }
             Op::StealHalf => {
                 let len = model.items.len();
@@ -123,11 +123,11 @@ fn check<D: WorkDeque>(ops: &[Op], bound: Option<usize>, half: Half) {
                 let moved = match result {
                     Steal::Success(k) => k,
                     Steal::Empty => 0,
-                    Steal::Abort => panic!("{}: abort without concurrency", D::NAME),
+                    Steal::Abort => panic!("{}: abort without concurrency", D::KIND),
                 };
                 let ceil = len.div_ceil(2).min(room);
                 match half {
-                    Half::Ceil => assert_eq!(moved, ceil, "{}", D::NAME),
+                    Half::Ceil => assert_eq!(moved, ceil, "{}", D::KIND),
                     Half::Range => {
                         assert!(moved <= ceil && 8 * moved >= len, "{moved} of {len}");
                         assert_eq!(moved == 0, len == 0);
@@ -139,21 +139,21 @@ fn check<D: WorkDeque>(ops: &[Op], bound: Option<usize>, half: Half) {
             }
             Op::DestPop(n) => {
                 for _ in 0..n {
-                    assert_eq!(dest.pop(), dest_model.pop(), "{}: dest pop", D::NAME);
+                    assert_eq!(dest.pop(), dest_model.pop(), "{}: dest pop", D::KIND);
                 }
             }
         }
-        assert_eq!(owner.len(), model.items.len(), "{}: owner len", D::NAME);
-        assert_eq!(thief.len(), model.items.len(), "{}: thief len", D::NAME);
-        assert_eq!(dest.len(), dest_model.items.len(), "{}: dest len", D::NAME);
+        assert_eq!(owner.len(), model.items.len(), "{}: owner len", D::KIND);
+        assert_eq!(thief.len(), model.items.len(), "{}: thief len", D::KIND);
+        assert_eq!(dest.len(), dest_model.items.len(), "{}: dest len", D::KIND);
     }
     // Drain both and compare the rest.
     let rest: Vec<usize> = std::iter::from_fn(|| owner.pop()).collect();
     let expected: Vec<usize> = model.items.iter().rev().copied().collect();
-    assert_eq!(rest, expected, "{}: drain", D::NAME);
+    assert_eq!(rest, expected, "{}: drain", D::KIND);
     let rest: Vec<usize> = std::iter::from_fn(|| dest.pop()).collect();
     let expected: Vec<usize> = dest_model.items.iter().rev().copied().collect();
-    assert_eq!(rest, expected, "{}: dest drain", D::NAME);
+    assert_eq!(rest, expected, "{}: dest drain", D::KIND);
 }
 
 fn config() -> Config {

@@ -57,7 +57,7 @@ fn quiesce_frees_retired_arrays<D: WorkDeque>() {
     assert!(
         by_quiesce >= retired_slot_bytes,
         "{}: quiesce freed {by_quiesce} bytes, the retired arrays hold {retired_slot_bytes}",
-        D::NAME
+        D::KIND
     );
     let before = freed();
     // SAFETY: as above.
@@ -66,11 +66,11 @@ fn quiesce_frees_retired_arrays<D: WorkDeque>() {
         freed() - before,
         0,
         "{}: a second quiesce freed memory",
-        D::NAME
+        D::KIND
     );
     // The live array was kept: every item is still there.
     for i in (0..1024).rev() {
-        assert_eq!(owner.pop(), Some(i), "{}", D::NAME);
+        assert_eq!(owner.pop(), Some(i), "{}", D::KIND);
     }
 }
 

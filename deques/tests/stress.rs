@@ -120,7 +120,7 @@ fn run<D: WorkDeque>(seed: u64, thieves: usize, half: bool, capacity: usize) -> 
                         }
                     }
                     if std::env::var_os("STRESS_VERBOSE").is_some() {
-                        eprintln!("{} thief {k}: {stats:?}", D::NAME);
+                        eprintln!("{} thief {k}: {stats:?}", D::KIND);
                     }
                     got
                 })
@@ -175,7 +175,7 @@ fn exactly_once<D: WorkDeque>(capacity: usize) {
                 if let Some((item, &n)) = counts.iter().enumerate().find(|(_, &n)| n != 1) {
                     panic!(
                         "{}: item {item} came out {n} times (seed {seed}, {thieves} thieves, half {half})",
-                        D::NAME
+                        D::KIND
                     );
                 }
             }

@@ -1,26 +1,28 @@
 //! Run-time configuration of the mark engine.
 //!
 //! Every option has a command-line name ([`std::str::FromStr`] and
-//! [`std::fmt::Display`] agree on it) and serialises under that name.
-
-use std::fmt;
-use std::str::FromStr;
+//! [`std::fmt::Display`] agree on it, and [`strum::VariantNames`] lists the
+//! names) and serialises under that name. The deque kinds are the deques
+//! crate's [`DequeKind`]; the other options are defined here, with their
+//! names derived by strum.
 
 use serde::Serialize;
+pub use stealmark_deques::DequeKind;
+use strum::{Display, EnumString, IntoStaticStr, VariantArray, VariantNames};
 use thiserror::Error;
 
 /// A configuration value that could not be parsed or is out of range.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ConfigError {
     /// A name that is not one of the option's values.
-    #[error("unknown {option} `{given}`; expected one of: {expected}")]
+    #[error("unknown {option} `{given}`; expected one of: {}", expected.join(", "))]
     UnknownName {
-        /// The option being parsed (`deque`, `policy`, ...).
+        /// The option being parsed (`policy`, `steal amount`, ...).
         option: &'static str,
         /// The text given.
         given: String,
-        /// The accepted names, comma-separated.
-        expected: &'static str,
+        /// The accepted names.
+        expected: &'static [&'static str],
     },
     /// A numeric field outside its accepted range.
     #[error("{field} = {value} is out of range: {reason}")]
@@ -34,103 +36,90 @@ pub enum ConfigError {
     },
 }
 
-/// Declares a fieldless enum whose variants have fixed command-line names.
-macro_rules! named_enum {
-    ($(#[$meta:meta])* $name:ident, $option:literal, { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $($(#[$vmeta])* $variant),+
-        }
-
-        impl $name {
-            /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            /// The command-line name.
-            pub const fn name(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text),+
-                }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.name())
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = ConfigError;
-            fn from_str(s: &str) -> Result<Self, ConfigError> {
-                match s {
-                    $($text => Ok($name::$variant),)+
-                    _ => Err(ConfigError::UnknownName {
-                        option: $option,
-                        given: s.to_owned(),
-                        expected: concat!($($text, " "),+),
-                    }),
-                }
-            }
-        }
-
-        impl Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(self.name())
-            }
-        }
-    };
+/// An option defined here, for [`ConfigError::UnknownName`]: what the
+/// option is called.
+trait Named: VariantNames {
+    /// The option, as error messages name it.
+    const OPTION: &'static str;
 }
 
-named_enum!(
-    /// Which work-stealing deque the workers share grey objects through.
-    DequeKind, "deque", {
-        /// Hendler-Shavit StealHalf extended deque.
-        StealHalf => "steal-half",
-        /// Chase-Lev dynamic circular deque.
-        ChaseLev => "chase-lev",
-        /// Bounded Arora-Blumofe-Plaxton deque, overflowing into shared storage.
-        Abp => "abp",
-        /// A mutex around a `VecDeque`: the baseline.
-        Locked => "locked",
-        /// crossbeam-deque: the peer engine.
-        Crossbeam => "crossbeam",
+impl ConfigError {
+    /// The error of parsing `given` as a value of option `T` (strum's
+    /// `FromStr` calls it for a name it does not know).
+    fn unknown<T: Named>(given: &str) -> ConfigError {
+        ConfigError::UnknownName {
+            option: T::OPTION,
+            given: given.to_owned(),
+            expected: T::VARIANTS,
+        }
     }
-);
+}
 
-named_enum!(
-    /// When a worker that still has work tries to balance with another.
-    BalancePolicy, "policy", {
-        /// Steal only when the local deque is empty (Arora et al.).
-        OnEmpty => "on-empty",
-        /// Try to balance with probability µ/len (Rudolph et al.; Hendler-Shavit §2.2.1).
-        Probabilistic => "probabilistic",
-        /// Balance when the local load has changed by a constant factor since the
-        /// last balance (Lüling-Monien; Berenbrink et al.).
-        Threshold => "threshold",
-    }
-);
+/// When a worker that still has work tries to balance with another.
+#[derive(Display, EnumString, IntoStaticStr, VariantArray, VariantNames, Serialize)]
+#[strum(
+    serialize_all = "kebab-case",
+    parse_err_ty = ConfigError,
+    parse_err_fn = ConfigError::unknown::<BalancePolicy>
+)]
+#[serde(into = "&'static str")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BalancePolicy {
+    /// `on-empty`: steal only when the local deque is empty (Arora et al.).
+    OnEmpty,
+    /// `probabilistic`: try to balance with probability µ/len (Rudolph et
+    /// al.; Hendler-Shavit §2.2.1).
+    Probabilistic,
+    /// `threshold`: balance when the local load has changed by a constant
+    /// factor since the last balance (Lüling-Monien; Berenbrink et al.).
+    Threshold,
+}
 
-named_enum!(
-    /// How many items a steal takes.
-    StealAmount, "steal amount", {
-        /// One item per steal.
-        One => "one",
-        /// Half of the victim's items per steal.
-        Half => "half",
-    }
-);
+impl Named for BalancePolicy {
+    const OPTION: &'static str = "policy";
+}
 
-named_enum!(
-    /// How a thief picks its victim.
-    VictimSelection, "victim selection", {
-        /// A uniformly random other worker.
-        Uniform => "uniform",
-        /// Two random other workers; the one with the longer deque.
-        BestOf2 => "best-of-2",
-    }
-);
+/// How many items a steal takes.
+#[derive(Display, EnumString, IntoStaticStr, VariantArray, VariantNames, Serialize)]
+#[strum(
+    serialize_all = "kebab-case",
+    parse_err_ty = ConfigError,
+    parse_err_fn = ConfigError::unknown::<StealAmount>
+)]
+#[serde(into = "&'static str")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StealAmount {
+    /// `one`: one item per steal.
+    One,
+    /// `half`: half of the victim's items per steal.
+    Half,
+}
+
+impl Named for StealAmount {
+    const OPTION: &'static str = "steal amount";
+}
+
+/// How a thief picks its victim.
+#[derive(Display, EnumString, IntoStaticStr, VariantArray, VariantNames, Serialize)]
+#[strum(
+    serialize_all = "kebab-case",
+    parse_err_ty = ConfigError,
+    parse_err_fn = ConfigError::unknown::<VictimSelection>
+)]
+#[serde(into = "&'static str")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VictimSelection {
+    /// `random`: another worker chosen uniformly at random (the "random
+    /// victim" of the literature).
+    Random,
+    /// `best-of-2`: two random other workers; the one with the longer deque.
+    #[strum(serialize = "best-of-2")]
+    BestOf2,
+}
+
+impl Named for VictimSelection {
+    const OPTION: &'static str = "victim selection";
+}
 
 /// The full engine configuration.
 ///
@@ -265,7 +254,7 @@ impl Default for MarkerConfig {
             deque: DequeKind::StealHalf,
             policy: BalancePolicy::OnEmpty,
             steal: StealAmount::Half,
-            victim: VictimSelection::Uniform,
+            victim: VictimSelection::Random,
             mu: 1.0,
             threshold_factor: 2.0,
             balance_interval: 16,
@@ -283,20 +272,24 @@ impl Default for MarkerConfig {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use strum::VariantArray;
+
+    use super::{
+        BalancePolicy, ConfigError, DequeKind, MarkerConfig, StealAmount, VictimSelection,
+    };
 
     #[test]
     fn names_round_trip() {
-        for d in DequeKind::ALL {
-            assert_eq!(d.name().parse::<DequeKind>().unwrap(), *d);
+        for d in DequeKind::VARIANTS {
+            assert_eq!(d.to_string().parse::<DequeKind>().unwrap(), *d);
         }
-        for p in BalancePolicy::ALL {
+        for p in BalancePolicy::VARIANTS {
             assert_eq!(p.to_string().parse::<BalancePolicy>().unwrap(), *p);
         }
-        for s in StealAmount::ALL {
+        for s in StealAmount::VARIANTS {
             assert_eq!(s.to_string().parse::<StealAmount>().unwrap(), *s);
         }
-        for v in VictimSelection::ALL {
+        for v in VictimSelection::VARIANTS {
             assert_eq!(v.to_string().parse::<VictimSelection>().unwrap(), *v);
         }
     }
@@ -309,6 +302,31 @@ mod tests {
             msg.contains("stealhalf") && msg.contains("steal-half"),
             "{msg}"
         );
+        let e = "uniform".parse::<VictimSelection>().unwrap_err();
+        assert_eq!(
+            e,
+            ConfigError::UnknownName {
+                option: "victim selection",
+                given: "uniform".into(),
+                expected: &["random", "best-of-2"],
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "unknown victim selection `uniform`; expected one of: random, best-of-2"
+        );
+    }
+
+    #[test]
+    fn serialises_under_the_command_line_names() {
+        let mut c = MarkerConfig::with_workers(2);
+        c.deque = DequeKind::ChaseLevQuiescent;
+        c.victim = VictimSelection::BestOf2;
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["deque"], "chase-lev-q");
+        assert_eq!(json["policy"], "on-empty");
+        assert_eq!(json["steal"], "half");
+        assert_eq!(json["victim"], "best-of-2");
     }
 
     #[test]

@@ -22,8 +22,10 @@
 //!   work they have to spare.
 //!
 //! The engine is generic over the deque kind and the heap, and monomorphised:
-//! the run-time [`MarkerConfig::deque`] picks the instantiation once, in
-//! [`Marker::new`].
+//! the run-time [`MarkerConfig::deque`], any [`DequeKind`], picks the
+//! instantiation through [`DequeKind::dispatch`], once in [`Marker::new`]
+//! (which makes that kind's deques) and once per phase (which runs the mark
+//! loop compiled for that kind).
 //!
 //! ```
 //! use stealmark_marker::{MarkIndex, ObjRef, ObjectModel, SlotKind};
@@ -69,12 +71,11 @@ mod stats;
 mod termination;
 mod worker;
 
+use std::any::Any;
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use stealmark_deques::{
-    abp::Abp, chase_lev::ChaseLev, locked::Locked, peer::Crossbeam, steal_half::StealHalf,
-};
+use stealmark_deques::{DequeVisitor, WorkDeque};
 
 pub use config::{
     BalancePolicy, ConfigError, DequeKind, MarkerConfig, StealAmount, VictimSelection,
@@ -88,37 +89,76 @@ use pool::Pool;
 use termination::Termination;
 use worker::{Engine, Phase};
 
-/// One engine instantiation per deque kind.
-enum Engines {
-    StealHalf(Engine<StealHalf>),
-    ChaseLev(Engine<ChaseLev>),
-    Abp(Engine<Abp>),
-    Locked(Engine<Locked>),
-    Crossbeam(Engine<Crossbeam>),
-}
-
-/// Runs `$body` with `$e` bound to the engine, whatever its deque kind.
-macro_rules! with_engine {
-    ($engines:expr, $e:ident => $body:expr) => {
-        match $engines {
-            Engines::StealHalf($e) => $body,
-            Engines::ChaseLev($e) => $body,
-            Engines::Abp($e) => $body,
-            Engines::Locked($e) => $body,
-            Engines::Crossbeam($e) => $body,
-        }
-    };
-}
+/// The engine of the configured deque kind, an `Engine<D>` for the `D` that
+/// [`DequeKind::dispatch`] picks for [`MarkerConfig::deque`], behind its
+/// type. A phase dispatches on the kind again and recovers the
+/// `Engine<D>` with one type check ([`Engines::get`]); everything after it
+/// is monomorphised for `D`.
+struct Engines(Box<dyn Any + Send + Sync>);
 
 impl Engines {
     fn new(config: &MarkerConfig) -> Engines {
-        match config.deque {
-            DequeKind::StealHalf => Engines::StealHalf(Engine::new(config)),
-            DequeKind::ChaseLev => Engines::ChaseLev(Engine::new(config)),
-            DequeKind::Abp => Engines::Abp(Engine::new(config)),
-            DequeKind::Locked => Engines::Locked(Engine::new(config)),
-            DequeKind::Crossbeam => Engines::Crossbeam(Engine::new(config)),
+        /// Makes the engine of one deque kind.
+        struct New<'a>(&'a MarkerConfig);
+        impl DequeVisitor for New<'_> {
+            type Output = Engines;
+            fn visit<D: WorkDeque>(self) -> Engines {
+                Engines(Box::new(Engine::<D>::new(self.0)))
+            }
         }
+        config.deque.dispatch(New(config))
+    }
+
+    /// The engine, which must be an `Engine<D>`: `D` is the type that
+    /// dispatching on the kind these engines were made for gives.
+    fn get<D: WorkDeque>(&mut self) -> &mut Engine<D> {
+        self.0
+            .downcast_mut()
+            .expect("the engine was made for the configured deque kind")
+    }
+}
+
+/// One phase of [`Marker::run`], run over the configured deque kind: the
+/// marker's parts it uses and the phase's arguments. Returns the payload of
+/// a worker's panic, if one panicked.
+struct RunPhase<'a, H, S> {
+    engines: &'a mut Engines,
+    pool: &'a Pool,
+    term: &'a Termination,
+    config: &'a MarkerConfig,
+    records: &'a mut Vec<WorkerRecord>,
+    heap: &'a H,
+    store: &'a S,
+    roots: &'a [ObjRef],
+    clear: Option<&'a MarkBitmap>,
+    start: Instant,
+}
+
+impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for RunPhase<'_, H, S> {
+    type Output = Option<Box<dyn Any + Send>>;
+
+    fn visit<D: WorkDeque>(self) -> Self::Output {
+        let engine = self.engines.get::<D>();
+        engine.reset();
+        let phase = Phase {
+            engine: &*engine,
+            heap: self.heap,
+            store: self.store,
+            roots: self.roots,
+            config: self.config,
+            term: self.term,
+            start: self.start,
+            clear: self.clear,
+            cleared: std::sync::atomic::AtomicUsize::new(0),
+            panic: Mutex::new(None),
+        };
+        self.pool.broadcast(&|i| phase.run_worker(i));
+        let panic = phase.panic.into_inner();
+        // Hand the records to the stats, keeping both sets of buffers.
+        self.records
+            .resize_with(self.config.workers, WorkerRecord::default);
+        engine.finish_phase(self.records);
+        panic
     }
 }
 
@@ -237,26 +277,17 @@ impl Marker {
     ) {
         self.term.reset(self.config.workers);
         let phase_start = Instant::now();
-        let panic = with_engine!(&mut self.engines, engine => {
-            engine.reset();
-            let phase = Phase {
-                engine: &*engine,
-                heap,
-                store,
-                roots,
-                config: &self.config,
-                term: &self.term,
-                start: phase_start,
-                clear,
-                cleared: std::sync::atomic::AtomicUsize::new(0),
-                panic: Mutex::new(None),
-            };
-            self.pool.broadcast(&|i| phase.run_worker(i));
-            let panic = phase.panic.into_inner();
-            // Hand the records to the stats, keeping both sets of buffers.
-            self.stats.workers.resize_with(self.config.workers, WorkerRecord::default);
-            engine.finish_phase(&mut self.stats.workers);
-            panic
+        let panic = self.config.deque.dispatch(RunPhase {
+            engines: &mut self.engines,
+            pool: &self.pool,
+            term: &self.term,
+            config: &self.config,
+            records: &mut self.stats.workers,
+            heap,
+            store,
+            roots,
+            clear,
+            start: phase_start,
         });
         let end = Instant::now();
         if let Some(payload) = panic {

@@ -639,7 +639,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         }
     }
 
-    /// A random other worker (uniform, or the longer deque of two).
+    /// A random other worker (`random`, or the longer deque of two).
     fn pick_victim(&mut self) -> Option<usize> {
         let n = self.phase.config.workers;
         if n < 2 {
@@ -655,7 +655,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         };
         let a = pick();
         match self.phase.config.victim {
-            VictimSelection::Uniform => Some(a),
+            VictimSelection::Random => Some(a),
             VictimSelection::BestOf2 => {
                 let b = pick();
                 let t = &self.phase.engine.thieves;

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use stealmark_heap::{generate_heap, mark_sequential, GenConfig, HeapGraph, Shape};
 use stealmark_marker::{BalancePolicy, DequeKind, Marker, MarkerConfig, StealAmount};
+use strum::VariantArray;
 
 #[test]
 fn delayed_workers_never_lose_work_or_hang() {
@@ -31,13 +32,13 @@ fn delayed_workers_never_lose_work_or_hang() {
                 (g, o)
             })
             .collect();
-        for &deque in DequeKind::ALL {
+        for &deque in DequeKind::VARIANTS {
             for &workers in &[2, 3, 8, 16] {
-                for &policy in BalancePolicy::ALL {
+                for &policy in BalancePolicy::VARIANTS {
                     let mut c = MarkerConfig::with_workers(workers);
                     c.deque = deque;
                     c.policy = policy;
-                    c.steal = StealAmount::ALL[workers % 2];
+                    c.steal = StealAmount::VARIANTS[workers % 2];
                     c.deque_capacity = 32;
                     c.array_chunk = 128;
                     c.balance_interval = 4;
@@ -58,7 +59,7 @@ fn delayed_workers_never_lose_work_or_hang() {
             }
         }
     });
-    let configs = DequeKind::ALL.len() * 4 * BalancePolicy::ALL.len();
+    let configs = DequeKind::VARIANTS.len() * 4 * BalancePolicy::VARIANTS.len();
     for i in 0..configs {
         if rx.recv_timeout(Duration::from_secs(60)).is_err() {
             assert!(worker.is_finished(), "configuration {i} hung for 60 s");

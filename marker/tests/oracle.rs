@@ -9,6 +9,7 @@ use stealmark_heap::{
 use stealmark_marker::{
     BalancePolicy, DequeKind, Marker, MarkerConfig, StealAmount, VictimSelection, WeakRef,
 };
+use strum::VariantArray;
 
 /// Small enough that the whole matrix runs in about a minute on 2 cores.
 const OBJECTS: u64 = 10_000;
@@ -53,17 +54,17 @@ fn check(marker: &mut Marker, g: &Generated, oracle: &OracleResult, what: &str) 
 fn every_shape_deque_policy_steal_and_worker_count_matches_the_oracle() {
     let heaps = heaps();
     let mut n = 0;
-    for &deque in DequeKind::ALL {
+    for &deque in DequeKind::VARIANTS {
         for &workers in &[1, 2, 3, 8, 16] {
-            for &policy in BalancePolicy::ALL {
-                for &steal in StealAmount::ALL {
+            for &policy in BalancePolicy::VARIANTS {
+                for &steal in StealAmount::VARIANTS {
                     n += 1;
                     let mut c = MarkerConfig::with_workers(workers);
                     c.deque = deque;
                     c.policy = policy;
                     c.steal = steal;
                     // Alternate the victim selection and the prefetch FIFO.
-                    c.victim = VictimSelection::ALL[n % 2];
+                    c.victim = VictimSelection::VARIANTS[n % 2];
                     c.prefetch = [8, 0, 16][n % 3];
                     // A small bounded deque, so that `abp` overflows.
                     c.deque_capacity = 64;
@@ -131,7 +132,7 @@ fn reconfigure_switches_deque_and_worker_count() {
     let g = generate_heap(&GenConfig::new(Shape::Runtime, 5000)).unwrap();
     let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
     let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
-    for (i, &deque) in DequeKind::ALL.iter().enumerate() {
+    for (i, &deque) in DequeKind::VARIANTS.iter().enumerate() {
         let mut c = MarkerConfig::with_workers(1 + i % 3);
         c.deque = deque;
         marker.reconfigure(c).unwrap();

@@ -6,6 +6,7 @@
 
 use stealmark_heap::{generate_heap, GenConfig, HeapGraph, Shape};
 use stealmark_marker::{DequeKind, Marker, MarkerConfig};
+use strum::VariantArray;
 
 /// Resident pages of this process.
 fn resident_bytes() -> u64 {
@@ -23,7 +24,7 @@ fn a_thousand_collections_leave_resident_memory_flat() {
     let g = generate_heap(&GenConfig::new(Shape::Runtime, 20_000).seed(3)).unwrap();
     let view = g.heap.view();
     let roots = g.heap.roots();
-    for &deque in DequeKind::ALL {
+    for &deque in DequeKind::VARIANTS {
         let mut c = MarkerConfig::with_workers(4);
         c.deque = deque;
         c.deque_capacity = 256;

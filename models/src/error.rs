@@ -36,14 +36,6 @@ pub enum ModelError {
         /// The step at which it overflowed.
         step: u64,
     },
-    /// A `--real` run named a deque kind this build does not provide.
-    #[error("unknown deque {name:?}: expected one of {known}")]
-    UnknownDeque {
-        /// The name given.
-        name: String,
-        /// The kinds available, comma-separated.
-        known: String,
-    },
     /// A `--real` run was asked for something real threads cannot do.
     #[error("--real cannot run this: {0}")]
     RealUnsupported(String),

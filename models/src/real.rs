@@ -26,12 +26,7 @@ use std::sync::atomic::Ordering;
 
 use rand::Rng;
 use serde::Serialize;
-use stealmark_deques::abp::Abp;
-use stealmark_deques::chase_lev::{ChaseLev, ChaseLevQuiescent};
-use stealmark_deques::locked::Locked;
-use stealmark_deques::peer::Crossbeam;
-use stealmark_deques::steal_half::{StealHalf, StealHalfQuiescent};
-use stealmark_deques::{Owner, Thief, WorkDeque};
+use stealmark_deques::{DequeKind, DequeVisitor, Owner, Thief, WorkDeque};
 
 use crate::berenbrink::{BerenbrinkConfig, BerenbrinkReport, StealFunction};
 use crate::hendler_shavit::{HsConfig, HsReport, HsSteal, RatioTracker, PRODUCER_TASKS};
@@ -40,38 +35,6 @@ use crate::ModelError;
 mod workers;
 
 use workers::run_workers;
-
-/// The deque kinds `--deque` accepts: every [`WorkDeque::NAME`] of the deques
-/// crate (the `-q` kinds reclaim retired buffers at quiescent points, which
-/// these runs provide once per step).
-pub const DEQUE_NAMES: [&str; 7] = [
-    "steal-half",
-    "chase-lev",
-    "abp",
-    "locked",
-    "crossbeam",
-    "steal-half-q",
-    "chase-lev-q",
-];
-
-/// Calls `$run::<D>($config)` for the deque kind `D` whose `NAME` is `$name`.
-macro_rules! on_deque {
-    ($name:expr, $run:ident, $config:expr) => {
-        match $name {
-            n if n == StealHalf::NAME => $run::<StealHalf>($config),
-            n if n == ChaseLev::NAME => $run::<ChaseLev>($config),
-            n if n == Abp::NAME => $run::<Abp>($config),
-            n if n == Locked::NAME => $run::<Locked>($config),
-            n if n == Crossbeam::NAME => $run::<Crossbeam>($config),
-            n if n == StealHalfQuiescent::NAME => $run::<StealHalfQuiescent>($config),
-            n if n == ChaseLevQuiescent::NAME => $run::<ChaseLevQuiescent>($config),
-            other => Err(ModelError::UnknownDeque {
-                name: other.to_string(),
-                known: DEQUE_NAMES.join(", "),
-            }),
-        }
-    };
-}
 
 /// The most worker threads a real run starts.
 pub const MAX_THREADS: usize = 256;
@@ -85,7 +48,7 @@ const MAX_CAPACITY: usize = 1 << 16;
 /// A real run's report: the model's report plus what the deques did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RealReport<R> {
-    /// The deque kind (`D::NAME`).
+    /// The deque kind's name (`D::KIND`).
     pub deque: &'static str,
     /// The workload's report, computed from the deques' lengths.
     #[serde(flatten)]
@@ -264,23 +227,37 @@ pub fn hendler_shavit<D: WorkDeque>(config: &HsConfig) -> Result<RealReport<HsRe
     Ok(totals.report::<D, _>(report, conserved))
 }
 
-/// The deque kinds this build provides, by [`WorkDeque::NAME`].
-pub fn available_deques() -> Vec<&'static str> {
-    DEQUE_NAMES.to_vec()
-}
-
-/// Runs [`berenbrink`] over the deque kind whose `NAME` is `deque`.
+/// Runs [`berenbrink`] over deque kind `deque` (any [`DequeKind`]: the
+/// `-q` kinds reclaim retired buffers at quiescent points, which these runs
+/// provide once per step).
 pub fn berenbrink_on(
-    deque: &str,
+    deque: DequeKind,
     config: &BerenbrinkConfig,
 ) -> Result<RealReport<BerenbrinkReport>, ModelError> {
-    on_deque!(deque, berenbrink, config)
+    /// [`berenbrink`] with `config`.
+    struct Run<'a>(&'a BerenbrinkConfig);
+    impl DequeVisitor for Run<'_> {
+        type Output = Result<RealReport<BerenbrinkReport>, ModelError>;
+        fn visit<D: WorkDeque>(self) -> Self::Output {
+            berenbrink::<D>(self.0)
+        }
+    }
+    deque.dispatch(Run(config))
 }
 
-/// Runs [`hendler_shavit`] over the deque kind whose `NAME` is `deque`.
+/// Runs [`hendler_shavit`] over deque kind `deque` (any [`DequeKind`], as
+/// for [`berenbrink_on`]).
 pub fn hendler_shavit_on(
-    deque: &str,
+    deque: DequeKind,
     config: &HsConfig,
 ) -> Result<RealReport<HsReport>, ModelError> {
-    on_deque!(deque, hendler_shavit, config)
+    /// [`hendler_shavit`] with `config`.
+    struct Run<'a>(&'a HsConfig);
+    impl DequeVisitor for Run<'_> {
+        type Output = Result<RealReport<HsReport>, ModelError>;
+        fn visit<D: WorkDeque>(self) -> Self::Output {
+            hendler_shavit::<D>(self.0)
+        }
+    }
+    deque.dispatch(Run(config))
 }

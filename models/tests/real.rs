@@ -1,10 +1,12 @@
 //! Smoke tests of the workloads on real threads over every deque this build
 //! has (`--real`).
 
+use stealmark_deques::DequeKind;
 use stealmark_models::berenbrink::{BerenbrinkConfig, StealFunction};
 use stealmark_models::hendler_shavit::{HsConfig, HsSteal};
-use stealmark_models::real::{available_deques, berenbrink_on, hendler_shavit_on, DEQUE_NAMES};
+use stealmark_models::real::{berenbrink_on, hendler_shavit_on};
 use stealmark_models::ModelError;
+use strum::VariantArray;
 
 fn berenbrink(steal: StealFunction) -> BerenbrinkConfig {
     // K = 1, λn = 3 > 2: steal-one cannot keep up.
@@ -19,13 +21,8 @@ fn berenbrink(steal: StealFunction) -> BerenbrinkConfig {
 }
 
 #[test]
-fn every_deque_kind_is_available() {
-    assert_eq!(available_deques(), DEQUE_NAMES.to_vec());
-}
-
-#[test]
 fn real_threads_reproduce_theorem_22_on_every_deque() {
-    for deque in available_deques() {
+    for &deque in DequeKind::VARIANTS {
         let one = berenbrink_on(deque, &berenbrink(StealFunction::One)).unwrap();
         assert!(one.conserved, "{deque}");
         assert!(
@@ -51,7 +48,7 @@ fn real_threads_reproduce_theorem_22_on_every_deque() {
 
 #[test]
 fn real_threads_balance_probabilistically_on_every_deque() {
-    for deque in available_deques() {
+    for &deque in DequeKind::VARIANTS {
         for steal in [HsSteal::Half, HsSteal::One] {
             let c = HsConfig {
                 processors: 8,
@@ -75,16 +72,13 @@ fn real_threads_balance_probabilistically_on_every_deque() {
 #[test]
 fn unknown_and_missing_deques_are_typed_errors() {
     let c = berenbrink(StealFunction::One);
-    assert!(matches!(
-        berenbrink_on("nope", &c),
-        Err(ModelError::UnknownDeque { .. })
-    ));
+    assert!("nope".parse::<DequeKind>().is_err());
     let frac = BerenbrinkConfig {
         steal: StealFunction::Fraction(0.25),
         ..c
     };
     assert!(matches!(
-        berenbrink_on("locked", &frac),
+        berenbrink_on(DequeKind::Locked, &frac),
         Err(ModelError::RealUnsupported(_))
     ));
 }

@@ -2,8 +2,11 @@
 //! clap parses, so a bad name or a zero thread count is a usage error
 //! (exit 2) with a message listing what is accepted.
 
+use std::error::Error;
+use std::str::FromStr;
+
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use stealmark_marker::{BalancePolicy, DequeKind, StealAmount, VictimSelection};
+use strum::VariantNames;
 
 /// The most GC workers the tool accepts (the marker's own limit).
 pub const MAX_THREADS: usize = 1024;
@@ -60,39 +63,16 @@ pub fn count(s: &str) -> Result<u64, String> {
     Ok((v * scale).round() as u64)
 }
 
-/// The deque names, parsed into the marker's [`DequeKind`].
-pub fn deque() -> impl TypedValueParser<Value = DequeKind> {
-    PossibleValuesParser::new(DequeKind::ALL.iter().map(|d| d.name()))
-        .try_map(|s| s.parse::<DequeKind>())
-}
-
-/// The balancing-policy names, parsed into the marker's [`BalancePolicy`].
-pub fn policy() -> impl TypedValueParser<Value = BalancePolicy> {
-    PossibleValuesParser::new(BalancePolicy::ALL.iter().map(|p| p.name()))
-        .try_map(|s| s.parse::<BalancePolicy>())
-}
-
-/// `one` or `half`.
-pub fn steal() -> impl TypedValueParser<Value = StealAmount> {
-    PossibleValuesParser::new(StealAmount::ALL.iter().map(|s| s.name()))
-        .try_map(|s| s.parse::<StealAmount>())
-}
-
-/// `random` or `best-of-2` (the marker calls uniform random victim
-/// selection `uniform`; the command line says `random`).
-pub fn victim() -> impl TypedValueParser<Value = VictimSelection> {
-    PossibleValuesParser::new(["random", "best-of-2"]).map(|s| match s.as_str() {
-        "best-of-2" => VictimSelection::BestOf2,
-        _ => VictimSelection::Uniform,
-    })
-}
-
-/// The command-line name of a victim selection.
-pub fn victim_name(v: VictimSelection) -> &'static str {
-    match v {
-        VictimSelection::Uniform => "random",
-        VictimSelection::BestOf2 => "best-of-2",
-    }
+/// The parser of every option whose values are named by strum (the deque
+/// kinds, the balancing policies, the steal amounts, the victim
+/// selections): it accepts `T`'s names, which `--help` lists and a usage
+/// error names, and parses them with `T`'s `FromStr`.
+pub fn named<T>() -> impl TypedValueParser<Value = T>
+where
+    T: VariantNames + FromStr + Clone + Send + Sync + 'static,
+    T::Err: Error + Send + Sync + 'static,
+{
+    PossibleValuesParser::new(T::VARIANTS).try_map(|s| s.parse::<T>())
 }
 
 /// The number of CPUs, the default worker count.

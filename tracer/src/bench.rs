@@ -42,12 +42,13 @@ pub struct BenchArgs {
     /// Worker counts, comma-separated [default: 1 and the number of CPUs].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::threads)]
     pub threads: Vec<usize>,
-    /// Deques, comma-separated; the first is the baseline [default: all].
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::deque())]
+    /// Deques, comma-separated; the first is the baseline [default: every
+    /// kind but the -q variants].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::named::<DequeKind>())]
     pub deques: Vec<DequeKind>,
     /// Balancing policies, comma-separated; the first is the baseline
     /// [default: on-empty].
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::policy())]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::named::<BalancePolicy>())]
     pub policies: Vec<BalancePolicy>,
     /// Measured runs per configuration.
     #[arg(long, value_name = "R", default_value_t = 10, value_parser = args::runs)]
@@ -352,7 +353,7 @@ pub fn run(args: BenchArgs) -> CliResult {
         dedup(&args.threads)
     };
     let deques = if args.deques.is_empty() {
-        DequeKind::ALL.to_vec()
+        DequeKind::ALGORITHMS.to_vec()
     } else {
         dedup(&args.deques)
     };

@@ -37,16 +37,16 @@ pub struct MarkArgs {
     #[arg(long, value_name = "N", value_parser = args::threads)]
     pub threads: Option<usize>,
     /// Work-stealing deque.
-    #[arg(long, value_name = "KIND", default_value = "steal-half", value_parser = args::deque())]
+    #[arg(long, value_name = "KIND", default_value = "steal-half", value_parser = args::named::<DequeKind>())]
     pub deque: DequeKind,
     /// Balancing policy of workers that still have work.
-    #[arg(long, value_name = "P", default_value = "on-empty", value_parser = args::policy())]
+    #[arg(long, value_name = "P", default_value = "on-empty", value_parser = args::named::<BalancePolicy>())]
     pub policy: BalancePolicy,
     /// Items taken per steal.
-    #[arg(long, value_name = "one|half", default_value = "half", value_parser = args::steal())]
+    #[arg(long, value_name = "AMOUNT", default_value = "half", value_parser = args::named::<StealAmount>())]
     pub steal: StealAmount,
     /// Victim selection of thieves.
-    #[arg(long, value_name = "random|best-of-2", default_value = "random", value_parser = args::victim())]
+    #[arg(long, value_name = "V", default_value = "random", value_parser = args::named::<VictimSelection>())]
     pub victim: VictimSelection,
     /// Turn off prefetching of grey objects.
     #[arg(long)]
@@ -173,7 +173,7 @@ pub fn run(args: MarkArgs) -> CliResult {
         deque: config.deque.to_string(),
         policy: config.policy.to_string(),
         steal: config.steal.to_string(),
-        victim: args::victim_name(config.victim).to_string(),
+        victim: config.victim.to_string(),
         prefetch: config.prefetch > 0,
         pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
         balance: Balance {

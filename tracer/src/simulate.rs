@@ -16,13 +16,14 @@
 
 use std::path::PathBuf;
 
-use clap::builder::PossibleValuesParser;
 use clap::{Args, Subcommand};
+use stealmark_deques::DequeKind;
 use stealmark_models::berenbrink::StealFunction;
 use stealmark_models::hendler_shavit::HsSteal;
-use stealmark_models::real;
 use stealmark_models::{ModelError, STABILITY_RULE};
+use strum::VariantNames;
 
+use crate::args;
 use crate::error::{CliError, CliResult};
 
 mod berenbrink;
@@ -35,9 +36,9 @@ mod workload;
 impl From<ModelError> for CliError {
     fn from(e: ModelError) -> CliError {
         match e {
-            ModelError::InvalidParameter { .. }
-            | ModelError::UnknownDeque { .. }
-            | ModelError::RealUnsupported(_) => CliError::usage(e.to_string()),
+            ModelError::InvalidParameter { .. } | ModelError::RealUnsupported(_) => {
+                CliError::usage(e.to_string())
+            }
             ModelError::NotConverged { .. }
             | ModelError::DequeFull { .. }
             | ModelError::WorkerPanicked(_) => CliError::failed("simulate", e),
@@ -128,19 +129,19 @@ struct RealArgs {
         long,
         value_name = "NAME",
         requires = "real",
-        value_parser = PossibleValuesParser::new(real::DEQUE_NAMES)
+        value_parser = args::named::<DequeKind>()
     )]
-    deque: Option<String>,
+    deque: Option<DequeKind>,
 }
 
 impl RealArgs {
-    fn deque(&self) -> CliResult<Option<&str>> {
-        match (self.real, self.deque.as_deref()) {
+    fn deque(&self) -> CliResult<Option<DequeKind>> {
+        match (self.real, self.deque) {
             (false, _) => Ok(None),
-            (true, Some(name)) => Ok(Some(name)),
+            (true, Some(kind)) => Ok(Some(kind)),
             (true, None) => Err(CliError::usage(format!(
                 "--real needs --deque NAME (one of {})",
-                real::DEQUE_NAMES.join(", ")
+                DequeKind::VARIANTS.join(", ")
             ))),
         }
     }

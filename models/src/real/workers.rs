@@ -98,7 +98,7 @@ impl<'a, D: WorkDeque> Seat<'a, D> {
             return true;
         }
         self.shared.fail(ModelError::DequeFull {
-            deque: D::NAME,
+            deque: D::KIND.into(),
             worker: self.worker,
             capacity: self.capacity,
             step,
@@ -170,7 +170,7 @@ impl Totals {
     /// The real run's report around the workload's `report`.
     pub(super) fn report<D: WorkDeque, R>(&self, report: R, conserved: bool) -> RealReport<R> {
         RealReport {
-            deque: D::NAME,
+            deque: D::KIND.into(),
             report,
             steal_attempts: self.stats.steal_attempts,
             steal_successes: self.stats.steal_successes,

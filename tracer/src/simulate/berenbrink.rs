@@ -1,6 +1,7 @@
 //! `simulate berenbrink`: the work-stealing chain of Berenbrink, Friedetzky
 //! and Goldberg, its table of the total load and its plot.
 
+use stealmark_deques::DequeKind;
 use stealmark_models::berenbrink::{self, BerenbrinkConfig, BerenbrinkReport, StealFunction};
 use stealmark_models::real::{self, RealReport};
 use stealmark_models::{ModelError, StabilityRule, STABILITY_RULE};
@@ -52,7 +53,7 @@ impl Workload for BerenbrinkConfig {
         berenbrink::simulate(self)
     }
 
-    fn on_deque(&self, deque: &str) -> Result<RealReport<BerenbrinkReport>, ModelError> {
+    fn on_deque(&self, deque: DequeKind) -> Result<RealReport<BerenbrinkReport>, ModelError> {
         real::berenbrink_on(deque, self)
     }
 

@@ -1,6 +1,7 @@
 //! `simulate hendler-shavit`: asymmetric probabilistic balancing, its table
 //! of the most loaded processes and its plot.
 
+use stealmark_deques::DequeKind;
 use stealmark_models::hendler_shavit::{self, HsConfig, HsReport, HsSteal};
 use stealmark_models::real::{self, RealReport};
 use stealmark_models::ModelError;
@@ -51,7 +52,7 @@ impl Workload for HsConfig {
         hendler_shavit::simulate(self)
     }
 
-    fn on_deque(&self, deque: &str) -> Result<RealReport<HsReport>, ModelError> {
+    fn on_deque(&self, deque: DequeKind) -> Result<RealReport<HsReport>, ModelError> {
         real::hendler_shavit_on(deque, self)
     }
 

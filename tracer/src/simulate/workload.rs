@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use serde::Serialize;
+use stealmark_deques::DequeKind;
 use stealmark_models::berenbrink::LoadSample;
 use stealmark_models::real::RealReport;
 use stealmark_models::ModelError;
@@ -41,7 +42,7 @@ pub(super) trait Workload: Copy {
     /// Runs the abstract model.
     fn simulate(&self) -> Result<Self::Report, ModelError>;
     /// Runs on real threads over the deque named `deque`.
-    fn on_deque(&self, deque: &str) -> Result<RealReport<Self::Report>, ModelError>;
+    fn on_deque(&self, deque: DequeKind) -> Result<RealReport<Self::Report>, ModelError>;
     /// The parameters, on the line under the title.
     fn parameters(&self) -> String;
     /// The table of the report.
@@ -131,10 +132,10 @@ fn print_report<W: Workload>(
     Ok(())
 }
 
-fn once<W: Workload>(config: W, deque: Option<&str>) -> CliResult<Outcome<W::Report>> {
+fn once<W: Workload>(config: W, deque: Option<DequeKind>) -> CliResult<Outcome<W::Report>> {
     Ok(match deque {
         None => Outcome::Model(config.simulate()?),
-        Some(name) => Outcome::Real(config.on_deque(name)?),
+        Some(kind) => Outcome::Real(config.on_deque(kind)?),
     })
 }
 
@@ -142,7 +143,7 @@ fn once<W: Workload>(config: W, deque: Option<&str>) -> CliResult<Outcome<W::Rep
 /// requested steal, and a new run (same parameters) for the other.
 fn compared<W: Workload>(
     config: W,
-    deque: Option<&str>,
+    deque: Option<DequeKind>,
     done: &W::Report,
 ) -> CliResult<[W::Report; 2]> {
     let run = |steal| {
@@ -157,7 +158,7 @@ fn compared<W: Workload>(
 }
 
 /// What ran a plotted run, in its caption.
-fn mode_label(deque: Option<&str>) -> String {
+fn mode_label(deque: Option<DequeKind>) -> String {
     match deque {
         None => "model".to_string(),
         Some(d) => format!("real threads, {d} deque"),

@@ -1,0 +1,208 @@
+//! The deque kinds by name, and the one dispatch from a kind chosen at run
+//! time to code monomorphised for its [`WorkDeque`] type.
+//!
+//! Every crate that picks a deque by name (the marker, the balancing
+//! models, the command line) parses a [`DequeKind`] and hands a
+//! [`DequeVisitor`] to [`DequeKind::dispatch`], which calls the visitor's
+//! generic method with the kind's type. The visitor's body is compiled once
+//! per kind, so what it runs (a mark loop, a simulation) inlines the deque's
+//! operations: the only run-time choice is the one `match` in `dispatch`.
+//!
+//! ```
+//! use stealmark_deques::{DequeKind, DequeVisitor, Owner, WorkDeque};
+//!
+//! /// Pushes `n` items into a new deque and returns its length.
+//! struct Fill(usize);
+//! impl DequeVisitor for Fill {
+//!     type Output = usize;
+//!     fn visit<D: WorkDeque>(self) -> usize {
+//!         let (mut owner, _thief) = D::with_capacity(self.0);
+//!         for i in 0..self.0 {
+//!             owner.push(i).unwrap();
+//!         }
+//!         owner.len()
+//!     }
+//! }
+//!
+//! let kind: DequeKind = "steal-half-q".parse().unwrap();
+//! assert_eq!(kind, DequeKind::StealHalfQuiescent);
+//! assert_eq!(kind.dispatch(Fill(100)), 100);
+//! ```
+
+use std::fmt;
+
+use serde::Serialize;
+use strum::{Display, EnumString, IntoStaticStr, VariantArray, VariantNames};
+
+use crate::abp::Abp;
+use crate::chase_lev::{ChaseLev, ChaseLevQuiescent};
+use crate::locked::Locked;
+use crate::peer::Crossbeam;
+use crate::steal_half::{StealHalf, StealHalfQuiescent};
+use crate::WorkDeque;
+
+/// A deque kind, by its command-line name: one per [`WorkDeque`] type of
+/// this crate.
+///
+/// [`FromStr`](std::str::FromStr), [`Display`](fmt::Display), `Into<&'static
+/// str>` and `Serialize` all use the names below, and
+/// [`VariantNames::VARIANTS`] lists them; [`VariantArray::VARIANTS`] lists
+/// every kind, in declaration order. [`DequeKind::ALGORITHMS`] leaves out
+/// the two quiescent-reclamation variants.
+///
+/// ```
+/// use stealmark_deques::DequeKind;
+/// use strum::VariantNames;
+///
+/// assert_eq!(DequeKind::ChaseLevQuiescent.to_string(), "chase-lev-q");
+/// assert_eq!(DequeKind::VARIANTS.len(), 7);
+/// let e = "stealhalf".parse::<DequeKind>().unwrap_err();
+/// assert!(e.to_string().contains("steal-half, chase-lev"));
+/// ```
+#[derive(Display, EnumString, IntoStaticStr, VariantArray, VariantNames, Serialize)]
+#[strum(
+    serialize_all = "kebab-case",
+    parse_err_ty = UnknownDequeKind,
+    parse_err_fn = UnknownDequeKind::new
+)]
+#[serde(into = "&'static str")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DequeKind {
+    /// `steal-half`: [`StealHalf`], the Hendler-Shavit extended deque with
+    /// epoch-based reclamation.
+    StealHalf,
+    /// `chase-lev`: [`ChaseLev`], the Chase-Lev dynamic circular deque with
+    /// epoch-based reclamation.
+    ChaseLev,
+    /// `abp`: [`Abp`], the bounded Arora-Blumofe-Plaxton deque.
+    Abp,
+    /// `locked`: [`Locked`], a mutex around a `VecDeque` (the baseline).
+    Locked,
+    /// `crossbeam`: [`Crossbeam`], crossbeam-deque (the peer).
+    Crossbeam,
+    /// `steal-half-q`: [`StealHalfQuiescent`], StealHalf with
+    /// quiescent-point reclamation.
+    #[strum(serialize = "steal-half-q")]
+    StealHalfQuiescent,
+    /// `chase-lev-q`: [`ChaseLevQuiescent`], Chase-Lev with quiescent-point
+    /// reclamation.
+    #[strum(serialize = "chase-lev-q")]
+    ChaseLevQuiescent,
+}
+
+impl DequeKind {
+    /// One kind per algorithm: every kind except `steal-half-q` and
+    /// `chase-lev-q`, which run the algorithms of `steal-half` and
+    /// `chase-lev` and differ only in when they free retired arrays. The
+    /// default set of the comparisons that run each kind (the marker's test
+    /// matrices, `stealmark bench` and `stealmark demo`).
+    pub const ALGORITHMS: &'static [DequeKind] = &[
+        DequeKind::StealHalf,
+        DequeKind::ChaseLev,
+        DequeKind::Abp,
+        DequeKind::Locked,
+        DequeKind::Crossbeam,
+    ];
+
+    /// Runs `visitor` with this kind's [`WorkDeque`] type: the one place
+    /// where a kind chosen at run time becomes a type.
+    pub fn dispatch<V: DequeVisitor>(self, visitor: V) -> V::Output {
+        match self {
+            DequeKind::StealHalf => visitor.visit::<StealHalf>(),
+            DequeKind::ChaseLev => visitor.visit::<ChaseLev>(),
+            DequeKind::Abp => visitor.visit::<Abp>(),
+            DequeKind::Locked => visitor.visit::<Locked>(),
+            DequeKind::Crossbeam => visitor.visit::<Crossbeam>(),
+            DequeKind::StealHalfQuiescent => visitor.visit::<StealHalfQuiescent>(),
+            DequeKind::ChaseLevQuiescent => visitor.visit::<ChaseLevQuiescent>(),
+        }
+    }
+}
+
+/// A computation generic over the deque type, for [`DequeKind::dispatch`]
+/// to run with the type of a kind chosen at run time. Its fields carry the
+/// computation's arguments.
+pub trait DequeVisitor {
+    /// What the computation returns.
+    type Output;
+    /// Runs the computation over deque type `D`.
+    fn visit<D: WorkDeque>(self) -> Self::Output;
+}
+
+/// A name that is not a [`DequeKind`]'s: the error of parsing one. It says
+/// what was given and which names are accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownDequeKind {
+    /// The text given.
+    pub given: String,
+}
+
+impl UnknownDequeKind {
+    /// The error for `given`.
+    fn new(given: &str) -> UnknownDequeKind {
+        UnknownDequeKind {
+            given: given.to_owned(),
+        }
+    }
+}
+
+impl fmt::Display for UnknownDequeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown deque `{}`; expected one of: {}",
+            self.given,
+            <DequeKind as VariantNames>::VARIANTS.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownDequeKind {}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// The kind that a deque type says it is.
+    struct KindOf;
+    impl DequeVisitor for KindOf {
+        type Output = DequeKind;
+        fn visit<D: WorkDeque>(self) -> DequeKind {
+            D::KIND
+        }
+    }
+
+    #[test]
+    fn dispatch_and_kind_agree_and_names_round_trip() {
+        for &kind in <DequeKind as VariantArray>::VARIANTS {
+            assert_eq!(kind.dispatch(KindOf), kind);
+            assert_eq!(kind.to_string().parse::<DequeKind>(), Ok(kind));
+            let name: &'static str = kind.into();
+            assert_eq!(name, kind.to_string());
+        }
+        assert_eq!(
+            <DequeKind as VariantNames>::VARIANTS,
+            [
+                "steal-half",
+                "chase-lev",
+                "abp",
+                "locked",
+                "crossbeam",
+                "steal-half-q",
+                "chase-lev-q"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_algorithms_are_every_kind_but_the_quiescent_variants() {
+        let quiescent = [DequeKind::StealHalfQuiescent, DequeKind::ChaseLevQuiescent];
+        for &kind in <DequeKind as VariantArray>::VARIANTS {
+            assert_ne!(
+                DequeKind::ALGORITHMS.contains(&kind),
+                quiescent.contains(&kind),
+                "{kind}"
+            );
+        }
+    }
+}
