@@ -1,8 +1,5 @@
 //! Statistics of a mark phase: per-worker counters (always on), a sampled
-//! timeline of deque lengths, optional timestamped spans, and a writer for
-//! Chrome trace-event JSON.
-
-use std::io::{self, Write};
+//! timeline of deque lengths, and optional timestamped spans.
 
 use serde::Serialize;
 
@@ -219,47 +216,6 @@ impl MarkStats {
             max as f64 / (total as f64 / n)
         }
     }
-
-    /// Writes the spans and timelines as Chrome trace-event JSON (load it in
-    /// `chrome://tracing` or Perfetto). `pid` names the process lane, so
-    /// several phases can share a file when written with different pids.
-    pub fn write_chrome_trace<W: Write>(&self, out: &mut W, pid: u32) -> io::Result<()> {
-        writeln!(out, "{{\"traceEvents\":[")?;
-        let mut first = true;
-        let mut sep = |out: &mut W| -> io::Result<()> {
-            if !std::mem::take(&mut first) {
-                writeln!(out, ",")?;
-            }
-            Ok(())
-        };
-        for (tid, r) in self.workers.iter().enumerate() {
-            sep(out)?;
-            write!(
-                out,
-                "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":\"gc worker {tid}\"}}}}"
-            )?;
-            for s in &r.spans {
-                sep(out)?;
-                write!(
-                    out,
-                    "{{\"ph\":\"X\",\"name\":\"{}\",\"pid\":{pid},\"tid\":{tid},\"ts\":{:.3},\"dur\":{:.3}}}",
-                    s.kind.name(),
-                    s.start_ns as f64 / 1e3,
-                    s.end_ns.saturating_sub(s.start_ns) as f64 / 1e3
-                )?;
-            }
-            for s in &r.timeline {
-                sep(out)?;
-                write!(
-                    out,
-                    "{{\"ph\":\"C\",\"name\":\"deque length {tid}\",\"pid\":{pid},\"tid\":{tid},\"ts\":{:.3},\"args\":{{\"len\":{}}}}}",
-                    s.t_ns as f64 / 1e3,
-                    s.len
-                )?;
-            }
-        }
-        writeln!(out, "\n]}}")
-    }
 }
 
 #[cfg(test)]
@@ -267,24 +223,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn balance_and_trace() {
+    fn balance() {
         let mut st = MarkStats::default();
+        assert_eq!(st.balance(), 0.0);
         for n in [10, 30] {
             let mut r = WorkerRecord::default();
             r.stats.objects_scanned = n;
-            r.spans.push(Span {
-                kind: SpanKind::Marking,
-                start_ns: 0,
-                end_ns: 1500,
-            });
-            r.timeline.push(TimelineSample { t_ns: 10, len: 3 });
             st.workers.push(r);
         }
         assert!((st.balance() - 1.5).abs() < 1e-9);
-        let mut out = Vec::new();
-        st.write_chrome_trace(&mut out, 1).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("\"name\":\"marking\"") && text.contains("\"dur\":1.500"));
-        assert!(text.trim_end().ends_with("]}"));
     }
 }

@@ -1,0 +1,297 @@
+//! The mark loop, the hot path: pop a grey object (private stack first, then
+//! the deque, through the prefetch FIFO), scan its slots, mark each strong
+//! target (through the edge FIFO) and push the ones whose bit this worker
+//! set. Large arrays are scanned in chunks claimed through tokens.
+
+use std::ops::Range;
+
+use stealmark_deques::{Owner, WorkDeque};
+use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
+
+use super::balancing::WAKE_GRAIN;
+use super::Worker;
+use crate::arrays::ArrayTable;
+use crate::fifo::Fifo;
+use crate::stats::WorkerRecord;
+
+/// Strong edges delayed between finding them and testing their mark bits,
+/// when prefetching is on.
+pub(crate) const EDGE_DEPTH: usize = 8;
+
+impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
+    /// Marks this worker's share of the roots (a contiguous slice).
+    pub(super) fn mark_roots(&mut self) {
+        let roots = self.phase.roots;
+        let n = self.phase.config.workers;
+        let per = roots.len().div_ceil(n);
+        let lo = (self.index * per).min(roots.len());
+        let hi = (lo + per).min(roots.len());
+        for &r in &roots[lo..hi] {
+            if self.phase.store.try_mark(self.phase.heap, r) {
+                self.slot.record.stats.objects_marked += 1;
+                self.push(r.word());
+            }
+        }
+    }
+
+    /// Scans until the private stack, the deque and both FIFOs are empty.
+    pub(super) fn drain(&mut self) {
+        loop {
+            self.drain_objects();
+            if self.edges.len() == 0 {
+                return;
+            }
+            self.flush_edges();
+        }
+    }
+
+    /// Marks the targets still waiting in the edge FIFO.
+    fn flush_edges(&mut self) {
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        let mut marked = 0;
+        while let Some(w) = self.edges.pop() {
+            if store.try_mark(heap, obj_ref(w)) {
+                marked += 1;
+                self.push(w);
+            }
+        }
+        self.slot.record.stats.objects_marked += marked;
+    }
+
+    /// Scans until the private stack, the deque and the object FIFO are
+    /// empty (the edge FIFO may still hold targets).
+    fn drain_objects(&mut self) {
+        while let Some(w) = self.next_local() {
+            if ArrayTable::is_token(w) {
+                self.process_token(w);
+            } else {
+                self.process_object(w);
+            }
+            self.until_balance -= 1;
+            if self.until_balance == 0 {
+                self.until_balance = self.phase.config.balance_interval;
+                self.periodic();
+            }
+        }
+    }
+
+    /// The next word to scan: from the private stack, else the deque,
+    /// through the prefetch FIFO when it is on.
+    #[inline]
+    fn next_local(&mut self) -> Option<usize> {
+        if self.depth == 0 {
+            return self.pop();
+        }
+        while self.fifo.len() < self.depth {
+            match self.pop() {
+                Some(w) => {
+                    if !ArrayTable::is_token(w) {
+                        self.phase.heap.prefetch(obj_ref(w));
+                    }
+                    self.fifo.push(w);
+                }
+                None => break,
+            }
+        }
+        self.fifo.pop()
+    }
+
+    /// Pops the newest private item, else the newest item of the deque.
+    #[inline]
+    fn pop(&mut self) -> Option<usize> {
+        match self.slot.private.pop() {
+            Some(w) => Some(w),
+            None => self.slot.owner.pop(),
+        }
+    }
+
+    /// Pushes a newly grey object: onto the private stack, or straight onto
+    /// the deque when private work is off.
+    #[inline]
+    fn push(&mut self, w: usize) {
+        if self.private {
+            self.slot.private.push(w);
+        } else {
+            self.push_shared(w);
+        }
+    }
+
+    /// Pushes onto the deque, spilling to the overflow storage when full.
+    #[inline]
+    pub(super) fn push_shared(&mut self, w: usize) {
+        if let Err(w) = self.slot.owner.push(w) {
+            self.spill(w);
+        }
+    }
+
+    /// The bounded deque is full: move the item and half the deque to the
+    /// shared overflow storage, and wake a parked worker to take some.
+    #[cold]
+    fn spill(&mut self, w: usize) {
+        let e = self.phase.engine;
+        let moved = e.overflow.spill(
+            w,
+            &mut self.slot.owner,
+            self.phase.config.deque_capacity / 2,
+        );
+        self.slot.record.stats.overflow_pushes += moved as u64;
+        if self.phase.term.sleepers() > 0 {
+            let k = self.phase.term.wake(moved / WAKE_GRAIN);
+            self.slot.record.stats.wakeups_sent += k as u64;
+        }
+    }
+
+    /// Scans an object, or opens it as a large array.
+    #[inline(always)]
+    fn process_object(&mut self, w: usize) {
+        let obj = obj_ref(w);
+        let n = self.phase.heap.slot_count(obj);
+        self.slot.record.stats.objects_scanned += 1;
+        if n > self.big_array {
+            self.open_array(w, n);
+        } else {
+            self.scan(obj, 0..n);
+        }
+    }
+
+    /// Starts scanning a large array in chunks (whole, if the descriptor
+    /// table is full).
+    #[cold]
+    fn open_array(&mut self, w: usize, n: usize) {
+        let chunk = self.phase.config.array_chunk;
+        match self.phase.engine.arrays.open(w, n.div_ceil(chunk)) {
+            Some(token) => self.process_token(token),
+            None => self.scan(obj_ref(w), 0..n),
+        }
+    }
+
+    /// Claims a chunk of a large array, republishes the token while chunks
+    /// remain, and scans the chunk.
+    fn process_token(&mut self, token: usize) {
+        let Some(claim) = self.phase.engine.arrays.claim(token) else {
+            return;
+        };
+        // Tokens are the array's parallelism: they go straight to the deque.
+        for _ in 0..claim.push_back {
+            self.push_shared(token);
+        }
+        let chunk = self.phase.config.array_chunk;
+        let lo = claim.chunk * chunk;
+        self.slot.record.stats.array_chunks += 1;
+        self.scan(obj_ref(claim.obj), lo..lo + chunk);
+    }
+
+    /// Visits the slots in `slots`: marks and pushes strong targets, records
+    /// weak ones. The per-slot closure is kept small (counters in locals,
+    /// weak references out of line) so that it inlines into the heap's
+    /// `scan_slots` loop.
+    #[inline(always)]
+    fn scan(&mut self, obj: ObjRef, slots: Range<usize>) {
+        let heap = self.phase.heap;
+        let store = self.phase.store;
+        let mut visited = 0u64;
+        let mut marked = 0u64;
+        let edge_depth = self.edge_depth;
+        if self.private {
+            let slot = &mut *self.slot;
+            let private = &mut slot.private;
+            let record = &mut slot.record;
+            let edges = &mut self.edges;
+            heap.scan_slots(
+                obj,
+                slots,
+                #[inline(always)]
+                |index, target, kind| {
+                    visited += 1;
+                    if kind == SlotKind::Strong {
+                        let Some(target) = delay_edge(heap, store, edges, edge_depth, target)
+                        else {
+                            return;
+                        };
+                        if store.try_mark(heap, target) {
+                            marked += 1;
+                            private.push(target.word());
+                        }
+                    } else {
+                        record_weak(record, obj, index, target, kind);
+                    }
+                },
+            );
+        } else {
+            heap.scan_slots(
+                obj,
+                slots,
+                #[inline(always)]
+                |index, target, kind| {
+                    visited += 1;
+                    if kind == SlotKind::Strong {
+                        let Some(target) =
+                            delay_edge(heap, store, &mut self.edges, edge_depth, target)
+                        else {
+                            return;
+                        };
+                        if store.try_mark(heap, target) {
+                            marked += 1;
+                            self.push_shared(target.word());
+                        }
+                    } else {
+                        record_weak(&mut self.slot.record, obj, index, target, kind);
+                    }
+                },
+            );
+        }
+        let st = &mut self.slot.record.stats;
+        st.slots_scanned += visited;
+        st.objects_marked += marked;
+    }
+}
+
+/// Records a non-strong slot (out of line: rare, and it may allocate).
+#[cold]
+#[inline(never)]
+fn record_weak(
+    record: &mut WorkerRecord,
+    holder: ObjRef,
+    slot: usize,
+    target: ObjRef,
+    kind: SlotKind,
+) {
+    record.stats.weak_refs += 1;
+    record.weak_refs.push(WeakRef {
+        holder,
+        slot,
+        target,
+        kind,
+    });
+}
+
+/// Delays a strong edge through the edge FIFO: prefetches `target`'s mark
+/// bit and returns the edge `depth` edges older, whose mark word should have
+/// arrived (or `target` itself when the FIFO is off or not yet full).
+#[inline(always)]
+fn delay_edge<H: ObjectModel, S: MarkStore<H>>(
+    heap: &H,
+    store: &S,
+    edges: &mut Fifo,
+    depth: usize,
+    target: ObjRef,
+) -> Option<ObjRef> {
+    if depth == 0 {
+        return Some(target);
+    }
+    store.prefetch(heap, target);
+    edges.push(target.word());
+    if edges.len() <= depth {
+        return None;
+    }
+    edges.pop().map(obj_ref)
+}
+
+/// The object a mark-stack word (without tag) names.
+#[inline(always)]
+fn obj_ref(w: usize) -> ObjRef {
+    match ObjRef::from_word(w) {
+        Some(o) => o,
+        None => unreachable!("mark stack holds only object references and tagged tokens"),
+    }
+}

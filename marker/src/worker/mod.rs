@@ -1,0 +1,129 @@
+//! One worker's mark phase, generic over the deque kind `D`, the heap `H`
+//! and the mark store `S` (monomorphised: every call inlines).
+//!
+//! This module holds the worker's state and its top-level loop
+//! ([`Worker::run`]); the methods are split by what they do, each module an
+//! `impl` block of the same [`Worker`]:
+//!
+//! - `phase`: what a worker keeps between phases (`Slot`), the deques and
+//!   shared storage of one deque kind (`Engine`), and what the workers share
+//!   during one phase (`Phase`);
+//! - `mark_loop`: popping, scanning and pushing grey objects, the prefetch
+//!   FIFOs, and large arrays in chunks (the hot path);
+//! - `balancing`: the periodic check (sharing private work, waking parked
+//!   workers), the balancing policies, victim selection and stealing;
+//! - `idling`: the termination client (refilling from the overflow storage
+//!   or by stealing, and the idle/park protocol);
+//! - `recording`: spans, timeline samples and the phase's counters.
+
+mod balancing;
+mod idling;
+mod mark_loop;
+mod phase;
+mod recording;
+
+#[cfg(feature = "inject-delays")]
+use rand::Rng;
+use stealmark_deques::{Owner, ThiefStats, WorkDeque};
+use stealmark_model::{MarkStore, ObjectModel};
+
+use crate::fifo::Fifo;
+use crate::stats::SpanKind;
+
+pub(crate) use mark_loop::EDGE_DEPTH;
+use phase::Slot;
+pub(crate) use phase::{Engine, Phase};
+
+/// One worker's state during a phase.
+struct Worker<'p, 'a, D: WorkDeque, H, S> {
+    phase: &'p Phase<'a, D, H, S>,
+    index: usize,
+    slot: &'p mut Slot<D>,
+    fifo: Fifo,
+    depth: usize,
+    /// Strong targets waiting for their mark-bit test, whose mark words have
+    /// been prefetched (empty when prefetching is off).
+    edges: Fifo,
+    edge_depth: usize,
+    /// Whether new grey objects go to the private stack first.
+    private: bool,
+    /// Objects left until the next policy evaluation and wake-up check.
+    until_balance: u32,
+    /// Arrays with more slots than this are scanned in chunks.
+    big_array: usize,
+    /// Objects left until the next timeline sample (counted down in steps of
+    /// `balance_interval`, at each periodic check).
+    until_sample: u32,
+    sample_interval: u32,
+    /// The load at the last balance (threshold policy).
+    last_balance_len: usize,
+    span_kind: SpanKind,
+    span_start: u64,
+}
+
+impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H, S> {
+    /// Starts worker `index`'s phase: clears the records and statistics kept
+    /// in its slot from the previous phase.
+    fn new(phase: &'p Phase<'a, D, H, S>, index: usize, slot: &'p mut Slot<D>) -> Self {
+        slot.record.clear();
+        slot.private.clear();
+        slot.owner.reset_stats();
+        slot.thief_stats = ThiefStats::default();
+        let c = phase.config;
+        Worker {
+            phase,
+            index,
+            slot,
+            fifo: Fifo::new(),
+            depth: c.prefetch,
+            edges: Fifo::new(),
+            edge_depth: if c.prefetch > 0 { EDGE_DEPTH } else { 0 },
+            private: c.private_work,
+            until_balance: c.balance_interval,
+            big_array: 2 * c.array_chunk,
+            until_sample: c.timeline_interval,
+            sample_interval: c.timeline_interval,
+            last_balance_len: 0,
+            span_kind: SpanKind::Marking,
+            span_start: 0,
+        }
+    }
+
+    /// The phase, for this worker: marks its roots, then drains, steals and
+    /// idles until the termination protocol says the phase is over.
+    fn run(&mut self) {
+        self.span_start = self.now_ns();
+        self.mark_roots();
+        let term = self.phase.term;
+        loop {
+            self.drain();
+            self.switch(SpanKind::Stealing);
+            term.hungry_enter();
+            if self.refill() {
+                term.hungry_leave();
+                self.switch(SpanKind::Marking);
+                continue;
+            }
+            self.switch(SpanKind::Idle);
+            let found = self.idle();
+            term.hungry_leave();
+            if found {
+                self.switch(SpanKind::Marking);
+            } else {
+                break;
+            }
+        }
+        self.finish();
+    }
+
+    /// Test-only: random yields and sleeps, to shake out lost work and hangs.
+    #[cfg(feature = "inject-delays")]
+    fn inject_delay(&mut self) {
+        let r: u32 = self.slot.rng.random_range(0..256);
+        if r < 32 {
+            std::thread::yield_now();
+        } else if r < 34 {
+            std::thread::sleep(std::time::Duration::from_micros(u64::from(r) * 20));
+        }
+    }
+}
