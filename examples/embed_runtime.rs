@@ -229,7 +229,7 @@ fn main() {
         let roots = rt.roots.clone();
 
         let oracle = mark_sequential(&rt.space(), &roots);
-        let stats = marker.mark_with(&rt.space(), &roots, &HeaderMarks);
+        let stats = marker.mark_with(&rt.space(), &roots, &HeaderMarks).stats;
         let marked = stats.objects_marked();
         let weak = stats.total().weak_refs;
         let pause_us = stats.pause_ns as f64 / 1e3;
