@@ -1,53 +1,37 @@
 //! Oracle equality: for every generator shape, deque, policy and steal
-//! amount, at 1, 2, 3, 8 and 16 workers, the engine marks exactly the
-//! oracle's set, finds exactly its weak references, and counts exactly its
-//! objects. Each marker is reused across shapes and collections.
+//! amount, at 1, 2, 3, 8 and 16 workers, with and without private work,
+//! the engine marks exactly the oracle's set, scans exactly the slots the
+//! oracle scans in every object (an array chunk scanned twice or skipped
+//! fails), finds exactly its non-strong slots, clears what it clears, and
+//! counts exactly its objects, bytes and types. Each marker is reused across
+//! shapes and collections.
 
-use stealmark_heap::{
-    generate_heap, mark_sequential, GenConfig, Generated, HeapGraph, OracleResult, Shape,
-};
+mod common;
+
+use common::{check, expect, Expect};
+use stealmark_heap::{generate_heap, GenConfig, Generated, HeapGraph, OracleInput, Shape};
 use stealmark_marker::{
-    BalancePolicy, DequeKind, Marker, MarkerConfig, StealAmount, VictimSelection, WeakRef,
+    BalancePolicy, DequeKind, Marker, MarkerConfig, StealAmount, VictimSelection,
 };
 use strum::VariantArray;
 
 /// Small enough that the whole matrix runs in about a minute on 2 cores.
 const OBJECTS: u64 = 10_000;
 
-fn heaps() -> Vec<(Generated, OracleResult)> {
+fn heaps() -> Vec<(Generated, Expect)> {
     Shape::ALL
         .iter()
         .map(|&shape| {
             let g = generate_heap(&GenConfig::new(shape, OBJECTS).seed(11)).expect("generator");
-            let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
-            (g, oracle)
+            let e = expect(&g.heap.view(), &OracleInput::roots(g.heap.roots()));
+            (g, e)
         })
         .collect()
 }
 
-fn check(marker: &mut Marker, g: &Generated, oracle: &OracleResult, what: &str) {
+fn check_heap(marker: &mut Marker, g: &Generated, e: &Expect, what: &str) {
     let view = g.heap.view();
-    let m = marker.mark(&view, g.heap.roots());
-    if *m.bitmap != oracle.marked {
-        let first = m.bitmap.first_difference(&oracle.marked);
-        panic!(
-            "{what}: marked {} objects, oracle {}; first difference near {first:?}",
-            m.bitmap.count(),
-            oracle.objects
-        );
-    }
-    assert_eq!(
-        m.stats.objects_marked(),
-        oracle.objects,
-        "{what}: objects_marked"
-    );
-    let t = m.stats.total();
-    assert_eq!(t.objects_scanned, oracle.objects, "{what}: objects_scanned");
-    let mut weak: Vec<WeakRef> = m.weak_refs().copied().collect();
-    let mut expect = oracle.weak_refs.clone();
-    weak.sort_unstable();
-    expect.sort_unstable();
-    assert_eq!(weak, expect, "{what}: weak references");
+    check(marker, &view, &OracleInput::roots(g.heap.roots()), e, what);
 }
 
 #[test]
@@ -63,20 +47,22 @@ fn every_shape_deque_policy_steal_and_worker_count_matches_the_oracle() {
                     c.deque = deque;
                     c.policy = policy;
                     c.steal = steal;
-                    // Alternate the victim selection and the prefetch FIFO.
+                    // Alternate the victim selection, the prefetch FIFO
+                    // and private work.
                     c.victim = VictimSelection::VARIANTS[n % 2];
                     c.prefetch = [8, 0, 16][n % 3];
+                    c.private_work = (n / 2) % 2 == 0;
                     // A small bounded deque, so that `abp` overflows.
                     c.deque_capacity = 64;
                     c.array_chunk = 64;
                     let mut marker = Marker::new(c.clone()).expect("valid config");
-                    for (g, oracle) in &heaps {
+                    for (g, e) in &heaps {
                         let what = format!(
-                            "{} deque={deque} workers={workers} policy={policy} steal={steal} victim={} prefetch={}",
-                            g.info.shape, c.victim, c.prefetch
+                            "{} deque={deque} workers={workers} policy={policy} steal={steal} victim={} prefetch={} private={}",
+                            g.info.shape, c.victim, c.prefetch, c.private_work
                         );
-                        check(&mut marker, g, oracle, &what);
-                        check(&mut marker, g, oracle, &what);
+                        check_heap(&mut marker, g, e, &what);
+                        check_heap(&mut marker, g, e, &what);
                     }
                 }
             }
@@ -87,12 +73,12 @@ fn every_shape_deque_policy_steal_and_worker_count_matches_the_oracle() {
 #[test]
 fn abp_overflow_is_shared_and_used() {
     let g = generate_heap(&GenConfig::new(Shape::Wide, 20_000)).unwrap();
-    let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
+    let e = expect(&g.heap.view(), &OracleInput::roots(g.heap.roots()));
     let mut c = MarkerConfig::with_workers(2);
     c.deque = DequeKind::Abp;
     c.deque_capacity = 16;
     let mut marker = Marker::new(c).unwrap();
-    check(&mut marker, &g, &oracle, "wide abp cap 16");
+    check_heap(&mut marker, &g, &e, "wide abp cap 16");
     let t = marker.mark(&g.heap.view(), g.heap.roots()).stats.total();
     assert!(
         t.overflow_pushes > 0,
@@ -107,11 +93,11 @@ fn abp_overflow_is_shared_and_used() {
 #[test]
 fn big_array_is_scanned_in_chunks_by_several_workers() {
     let g = generate_heap(&GenConfig::new(Shape::BigArray, 50_000)).unwrap();
-    let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
+    let e = expect(&g.heap.view(), &OracleInput::roots(g.heap.roots()));
     let mut c = MarkerConfig::with_workers(4);
     c.array_chunk = 256;
     let mut marker = Marker::new(c).unwrap();
-    check(&mut marker, &g, &oracle, "big-array 4 workers");
+    check_heap(&mut marker, &g, &e, "big-array 4 workers");
     let m = marker.mark(&g.heap.view(), g.heap.roots());
     let chunks: Vec<u64> = m
         .stats
@@ -130,13 +116,13 @@ fn big_array_is_scanned_in_chunks_by_several_workers() {
 #[test]
 fn reconfigure_switches_deque_and_worker_count() {
     let g = generate_heap(&GenConfig::new(Shape::Runtime, 5000)).unwrap();
-    let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
+    let e = expect(&g.heap.view(), &OracleInput::roots(g.heap.roots()));
     let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
     for (i, &deque) in DequeKind::VARIANTS.iter().enumerate() {
         let mut c = MarkerConfig::with_workers(1 + i % 3);
         c.deque = deque;
         marker.reconfigure(c).unwrap();
-        check(&mut marker, &g, &oracle, &format!("reconfigured {deque}"));
+        check_heap(&mut marker, &g, &e, &format!("reconfigured {deque}"));
         assert_eq!(
             marker
                 .mark(&g.heap.view(), g.heap.roots())
