@@ -349,7 +349,7 @@ fn java_dump_matches_naive_reader() {
     assert!(InputFile::open(&gz).unwrap().is_gzip());
     let (gz_summary, gz_heap) = import_file(&gz);
     assert_eq!(gz_summary, summary);
-    assert_eq!(gz_heap.view().words(), heap.view().words());
+    assert_eq!(gz_heap.view().to_words(), heap.view().to_words());
 
     // Decompressing once into a spill file gives the same heap, and the
     // spill is gone afterwards.
@@ -363,7 +363,10 @@ fn java_dump_matches_naive_reader() {
     assert_eq!(std::fs::metadata(&spill).unwrap().len(), bytes.len() as u64);
     drop(input);
     assert!(!spill.exists());
-    assert_eq!(b.finish().unwrap().view().words(), heap.view().words());
+    assert_eq!(
+        b.finish().unwrap().view().to_words(),
+        heap.view().to_words()
+    );
 }
 
 #[test]
