@@ -949,3 +949,21 @@ fn copy_on_write_snapshots_take_stores_and_leave_the_file_alone() {
         "the file is unchanged"
     );
 }
+
+#[test]
+fn the_fuzz_seeds_open_and_mark() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/snapshot_open");
+    let mut versions = std::collections::BTreeSet::new();
+    let mut layouts = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "smh") {
+            let snap = Snapshot::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            versions.insert(snap.header().version);
+            layouts.insert(snap.view().layout().name());
+            contract(&snap);
+        }
+    }
+    assert_eq!(versions.into_iter().collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(layouts.len(), 2);
+}
