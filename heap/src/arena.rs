@@ -35,10 +35,6 @@
 use std::fmt;
 use std::num::NonZeroU64;
 
-/// Words in an object header in the wide layout (the layout word and the
-/// type word).
-pub const HEADER_WORDS: u64 = 2;
-
 /// Bit 0 of a wide slot: set for a weak reference (format v1, and objects
 /// whose type is [`TypeKind::WeakSlots`]).
 pub const WEAK_BIT: u64 = 1;

@@ -144,16 +144,18 @@ impl<'a> HeapView<'a> {
     /// Word `i` (its numeric value).
     #[inline(always)]
     fn load64(&self, i: usize) -> u64 {
-        // Relaxed: header words are never stored to after validation, and a
-        // slot's value publishes nothing a reader depends on (every value a
-        // store writes is a validated object start); see `store_slot`.
+        // Relaxed, pairing with nothing: header words are never stored to
+        // after validation, and a slot's value publishes no other memory a
+        // reader depends on (every value `store_slot` writes is a validated
+        // object start, whose header is never written), so any value read is
+        // safe to follow; the ordering a collector needs is the engine's own.
         u64::from_le(self.words[i].load(Ordering::Relaxed))
     }
 
     /// Half word `j`: bytes `4j..4j+4` of the arena.
     #[inline(always)]
     fn load32(&self, j: usize) -> u32 {
-        // Relaxed: as in `load64`.
+        // Relaxed, pairing with nothing: as in `load64`.
         u32::from_le(self.halves[j].load(Ordering::Relaxed))
     }
 
@@ -165,7 +167,7 @@ impl<'a> HeapView<'a> {
             ArenaLayout::Wide => self
                 .words
                 .iter()
-                // Relaxed: as in `load64`.
+                // Relaxed, pairing with nothing: as in `load64`.
                 .map(|w| w.load(Ordering::Relaxed))
                 .collect(),
             ArenaLayout::Compressed => (0..self.words.len())
@@ -425,7 +427,7 @@ impl<'a> HeapView<'a> {
                 // The word index fits: the compressed arena has at most 2^32
                 // words (validated).
                 let new = (word as u32).to_le();
-                // Relaxed: as above.
+                // Relaxed, pairing with nothing: as above.
                 let old = self.halves[2 * h + 3 + slot].swap(new, Ordering::Relaxed);
                 (u32::from_le(old) as usize) << 3
             }
@@ -551,7 +553,7 @@ impl ObjectModel for HeapView<'_> {
                 }
                 let all = &self.words[h + 2..h + 2 + count];
                 for (i, w) in all[start..end].iter().enumerate() {
-                    // Relaxed: as in `load64`.
+                    // Relaxed, pairing with nothing: as in `load64`.
                     let v = u64::from_le(w.load(Ordering::Relaxed)) as usize;
                     if v != 0 {
                         if let Some(t) = target(base, v) {
@@ -568,7 +570,7 @@ impl ObjectModel for HeapView<'_> {
                 let first = 2 * h + 3;
                 let all = &self.halves[first..first + count];
                 for (i, w) in all[start..end].iter().enumerate() {
-                    // Relaxed: as in `load64`.
+                    // Relaxed, pairing with nothing: as in `load64`.
                     let v = u32::from_le(w.load(Ordering::Relaxed)) as usize;
                     if v != 0 {
                         if let Some(t) = target(base, v << 3) {
