@@ -439,7 +439,18 @@ impl<'a> HeapView<'a> {
         })
     }
 
-    /// The slow path of [`ObjectModel::scan_slots`]: every kind but plain.
+    /// The byte offset slot `i` of the object at word `h` refers to (0 for
+    /// null), without its per-slot weak mark.
+    #[inline(always)]
+    fn slot_offset(&self, h: usize, i: usize) -> usize {
+        match self.format.layout {
+            ArenaLayout::Wide => (self.load64(h + 2 + i) & !WEAK_BIT) as usize,
+            ArenaLayout::Compressed => (self.load32(2 * h + 3 + i) as usize) << 3,
+        }
+    }
+
+    /// The slow path of [`ObjectModel::scan_slots`]: every kind but plain,
+    /// the kind decoded once per object.
     #[inline(never)]
     fn scan_special<V: FnMut(usize, ObjRef, SlotKind)>(
         &self,
@@ -449,36 +460,84 @@ impl<'a> HeapView<'a> {
         end: usize,
         visit: &mut V,
     ) {
-        if self.format.layout == ArenaLayout::Compressed && code == TypeKind::WeakSlots.code() {
-            // Walk the weak-slot list alongside the slots.
-            let first = (2 * h + 3) as u64;
-            let mut k = self
-                .weak_slots
-                .partition_point(|&e| u64::from_le(e) < first + start as u64);
-            for i in start..end {
-                let j = first + i as u64;
-                let weak = self
+        let base = self.base();
+        let referent = match TypeKind::from_code(code).unwrap_or_default() {
+            TypeKind::WeakRef => SlotKind::Weak,
+            TypeKind::SoftRef => SlotKind::Soft,
+            TypeKind::PhantomRef => SlotKind::Phantom,
+            TypeKind::EphemeronTable => {
+                for i in start..end {
+                    let offset = self.slot_offset(h, i);
+                    let Some(t) = (offset != 0).then(|| target(base, offset)).flatten() else {
+                        continue;
+                    };
+                    let kind = if i % 2 == 0 {
+                        SlotKind::Weak
+                    } else {
+                        // Validated: a value's key is not null.
+                        match target(base, self.slot_offset(h, i - 1)) {
+                            Some(key) => SlotKind::Ephemeron { key },
+                            None => continue,
+                        }
+                    };
+                    visit(i, t, kind);
+                }
+                return;
+            }
+            TypeKind::WeakSlots if self.format.layout == ArenaLayout::Compressed => {
+                // Walk the weak-slot list alongside the slots.
+                let first = (2 * h + 3) as u64;
+                let mut k = self
                     .weak_slots
-                    .get(k)
-                    .is_some_and(|&e| u64::from_le(e) == j);
-                k += usize::from(weak);
-                let v = self.load32(j as usize) as usize;
-                if v != 0 {
-                    if let Some(t) = target(self.base(), v << 3) {
-                        let kind = if weak {
-                            SlotKind::Weak
-                        } else {
-                            SlotKind::Strong
-                        };
-                        visit(i, t, kind);
+                    .partition_point(|&e| u64::from_le(e) < first + start as u64);
+                for i in start..end {
+                    let j = first + i as u64;
+                    let weak = self
+                        .weak_slots
+                        .get(k)
+                        .is_some_and(|&e| u64::from_le(e) == j);
+                    k += usize::from(weak);
+                    let v = self.load32(j as usize) as usize;
+                    if let Some(t) = (v != 0).then(|| target(base, v << 3)).flatten() {
+                        visit(
+                            i,
+                            t,
+                            if weak {
+                                SlotKind::Weak
+                            } else {
+                                SlotKind::Strong
+                            },
+                        );
                     }
                 }
+                return;
             }
-            return;
-        }
+            TypeKind::WeakSlots => {
+                for i in start..end {
+                    let v = self.load64(h + 2 + i);
+                    let offset = (v & !WEAK_BIT) as usize;
+                    if let Some(t) = (offset != 0).then(|| target(base, offset)).flatten() {
+                        let weak = v & WEAK_BIT != 0;
+                        visit(
+                            i,
+                            t,
+                            if weak {
+                                SlotKind::Weak
+                            } else {
+                                SlotKind::Strong
+                            },
+                        );
+                    }
+                }
+                return;
+            }
+            TypeKind::Plain => SlotKind::Strong,
+        };
+        // A reference object: slot 0 is the referent, the others strong.
         for i in start..end {
-            if let Some((t, kind)) = self.slot_at(h, code, i) {
-                visit(i, t, kind);
+            let offset = self.slot_offset(h, i);
+            if let Some(t) = (offset != 0).then(|| target(base, offset)).flatten() {
+                visit(i, t, if i == 0 { referent } else { SlotKind::Strong });
             }
         }
     }
