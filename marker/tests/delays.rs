@@ -29,13 +29,21 @@ fn delayed_workers_never_lose_work_or_hang() {
             Shape::List,
             Shape::BigArray,
             Shape::Wide,
+            Shape::Weak,
+            Shape::EphemeronChain,
         ];
         let heaps: Vec<_> = shapes
             .iter()
             .map(|&s| {
                 let g = generate_heap(&GenConfig::new(s, 4000).seed(5)).unwrap();
-                let e = expect(&g.heap.view(), &OracleInput::roots(g.heap.roots()));
-                (g, e)
+                let soft_refs = policies()[s as usize % 3];
+                let input = OracleInput {
+                    roots: g.heap.roots(),
+                    finalizable: g.heap.finalizable(),
+                    soft_refs,
+                };
+                let e = expect(&g.heap.view(), &input);
+                (g, soft_refs, e)
             })
             .collect();
         let graphs: Vec<_> = (0..2).map(|s| random_graph(100 + s, 600)).collect();
@@ -52,9 +60,13 @@ fn delayed_workers_never_lose_work_or_hang() {
                     c.private_work = workers != 3;
                     c.seed = workers as u64;
                     let mut marker = Marker::new(c).unwrap();
-                    for (g, e) in &heaps {
+                    for (g, soft_refs, e) in &heaps {
                         let what = format!("{} {deque} {workers} {policy}", g.info.shape);
-                        let input = OracleInput::roots(g.heap.roots());
+                        let input = OracleInput {
+                            roots: g.heap.roots(),
+                            finalizable: g.heap.finalizable(),
+                            soft_refs: *soft_refs,
+                        };
                         check(&mut marker, &g.heap.view(), &input, e, &what);
                     }
                     marker

@@ -1,15 +1,18 @@
-//! Oracle equality: for every generator shape, deque, policy and steal
-//! amount, at 1, 2, 3, 8 and 16 workers, with and without private work,
-//! the engine marks exactly the oracle's set, scans exactly the slots the
-//! oracle scans in every object (an array chunk scanned twice or skipped
-//! fails), finds exactly its non-strong slots, clears what it clears, and
-//! counts exactly its objects, bytes and types. Each marker is reused across
-//! shapes and collections.
+//! Oracle equality: for every generator shape (`weak` and
+//! `ephemeron-chain` with their finalizable objects, under every soft
+//! policy), deque, balancing policy and steal amount, at 1, 2, 3, 8 and 16
+//! workers, with and without private work, the engine marks exactly the
+//! oracle's set, scans exactly the slots the oracle scans in every object
+//! (an array chunk scanned twice or skipped fails), finds exactly its
+//! non-strong slots, clears what it clears, finalizes what it finalizes,
+//! and counts exactly its objects, bytes, types and live ephemerons. Each
+//! marker is reused across shapes and collections.
 
 mod common;
 
-use common::{check, expect, Expect};
+use common::{check, expect, policies, Expect};
 use stealmark_heap::{generate_heap, GenConfig, Generated, HeapGraph, OracleInput, Shape};
+use stealmark_marker::model::SoftRefs;
 use stealmark_marker::{
     BalancePolicy, DequeKind, Marker, MarkerConfig, StealAmount, VictimSelection,
 };
@@ -18,20 +21,49 @@ use strum::VariantArray;
 /// Small enough that the whole matrix runs in about a minute on 2 cores.
 const OBJECTS: u64 = 10_000;
 
-fn heaps() -> Vec<(Generated, Expect)> {
-    Shape::ALL
+/// A generated heap and what the oracle expects of it under each soft
+/// policy (only `ClearAll` for the shapes without soft references).
+struct Case {
+    g: Generated,
+    expect: Vec<(SoftRefs<'static>, Expect)>,
+}
+
+fn case(g: Generated) -> Case {
+    let policies: Vec<SoftRefs<'static>> = if Shape::ALL.contains(&g.info.shape) {
+        vec![SoftRefs::ClearAll]
+    } else {
+        policies().to_vec()
+    };
+    let expect = policies
+        .into_iter()
+        .map(|soft_refs| (soft_refs, expect(&g.heap.view(), &input(&g, soft_refs))))
+        .collect();
+    Case { g, expect }
+}
+
+fn input<'g>(g: &'g Generated, soft_refs: SoftRefs<'static>) -> OracleInput<'g> {
+    OracleInput {
+        roots: g.heap.roots(),
+        finalizable: g.heap.finalizable(),
+        soft_refs,
+    }
+}
+
+fn heaps() -> Vec<Case> {
+    Shape::EVERY
         .iter()
         .map(|&shape| {
-            let g = generate_heap(&GenConfig::new(shape, OBJECTS).seed(11)).expect("generator");
-            let e = expect(&g.heap.view(), &OracleInput::roots(g.heap.roots()));
-            (g, e)
+            case(generate_heap(&GenConfig::new(shape, OBJECTS).seed(11)).expect("generator"))
         })
         .collect()
 }
 
-fn check_heap(marker: &mut Marker, g: &Generated, e: &Expect, what: &str) {
-    let view = g.heap.view();
-    check(marker, &view, &OracleInput::roots(g.heap.roots()), e, what);
+fn check_case(marker: &mut Marker, c: &Case, what: &str) {
+    let view = c.g.heap.view();
+    for (soft_refs, e) in &c.expect {
+        let what = format!("{what} {soft_refs:?}");
+        check(marker, &view, &input(&c.g, *soft_refs), e, &what);
+    }
 }
 
 #[test]
@@ -56,13 +88,13 @@ fn every_shape_deque_policy_steal_and_worker_count_matches_the_oracle() {
                     c.deque_capacity = 64;
                     c.array_chunk = 64;
                     let mut marker = Marker::new(c.clone()).expect("valid config");
-                    for (g, e) in &heaps {
+                    for case in &heaps {
                         let what = format!(
                             "{} deque={deque} workers={workers} policy={policy} steal={steal} victim={} prefetch={} private={}",
-                            g.info.shape, c.victim, c.prefetch, c.private_work
+                            case.g.info.shape, c.victim, c.prefetch, c.private_work
                         );
-                        check_heap(&mut marker, g, e, &what);
-                        check_heap(&mut marker, g, e, &what);
+                        check_case(&mut marker, case, &what);
+                        check_case(&mut marker, case, &what);
                     }
                 }
             }
@@ -72,14 +104,16 @@ fn every_shape_deque_policy_steal_and_worker_count_matches_the_oracle() {
 
 #[test]
 fn abp_overflow_is_shared_and_used() {
-    let g = generate_heap(&GenConfig::new(Shape::Wide, 20_000)).unwrap();
-    let e = expect(&g.heap.view(), &OracleInput::roots(g.heap.roots()));
+    let g = case(generate_heap(&GenConfig::new(Shape::Wide, 20_000)).unwrap());
     let mut c = MarkerConfig::with_workers(2);
     c.deque = DequeKind::Abp;
     c.deque_capacity = 16;
     let mut marker = Marker::new(c).unwrap();
-    check_heap(&mut marker, &g, &e, "wide abp cap 16");
-    let t = marker.mark(&g.heap.view(), g.heap.roots()).stats.total();
+    check_case(&mut marker, &g, "wide abp cap 16");
+    let t = marker
+        .mark(&g.g.heap.view(), g.g.heap.roots())
+        .stats
+        .total();
     assert!(
         t.overflow_pushes > 0,
         "a 16-entry deque must overflow on `wide`"
@@ -92,13 +126,12 @@ fn abp_overflow_is_shared_and_used() {
 
 #[test]
 fn big_array_is_scanned_in_chunks_by_several_workers() {
-    let g = generate_heap(&GenConfig::new(Shape::BigArray, 50_000)).unwrap();
-    let e = expect(&g.heap.view(), &OracleInput::roots(g.heap.roots()));
+    let g = case(generate_heap(&GenConfig::new(Shape::BigArray, 50_000)).unwrap());
     let mut c = MarkerConfig::with_workers(4);
     c.array_chunk = 256;
     let mut marker = Marker::new(c).unwrap();
-    check_heap(&mut marker, &g, &e, "big-array 4 workers");
-    let m = marker.mark(&g.heap.view(), g.heap.roots());
+    check_case(&mut marker, &g, "big-array 4 workers");
+    let m = marker.mark(&g.g.heap.view(), g.g.heap.roots());
     let chunks: Vec<u64> = m
         .stats
         .workers
@@ -115,17 +148,16 @@ fn big_array_is_scanned_in_chunks_by_several_workers() {
 
 #[test]
 fn reconfigure_switches_deque_and_worker_count() {
-    let g = generate_heap(&GenConfig::new(Shape::Runtime, 5000)).unwrap();
-    let e = expect(&g.heap.view(), &OracleInput::roots(g.heap.roots()));
+    let g = case(generate_heap(&GenConfig::new(Shape::Weak, 5000)).unwrap());
     let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
     for (i, &deque) in DequeKind::VARIANTS.iter().enumerate() {
         let mut c = MarkerConfig::with_workers(1 + i % 3);
         c.deque = deque;
         marker.reconfigure(c).unwrap();
-        check_heap(&mut marker, &g, &e, &format!("reconfigured {deque}"));
+        check_case(&mut marker, &g, &format!("reconfigured {deque}"));
         assert_eq!(
             marker
-                .mark(&g.heap.view(), g.heap.roots())
+                .mark(&g.g.heap.view(), g.g.heap.roots())
                 .stats
                 .workers
                 .len(),
