@@ -166,6 +166,12 @@ pub struct MarkerConfig {
     /// Arrays with more than twice this many slots are scanned in chunks of
     /// this many slots, claimed by any worker.
     pub array_chunk: usize,
+    /// Rounds of ephemeron resolution per collection that register waiting
+    /// ephemerons in a step of their own and then read the key index
+    /// without locks or fences; a later round shares the index and
+    /// registers ephemerons as it finds them (fenced), ending the rounds
+    /// (`docs/design.md`, "Ephemerons"). 0 shares it from the first round.
+    pub ephemeron_frozen_rounds: u32,
     /// Objects scanned between two samples of the deque-length timeline
     /// (0 turns the timeline off).
     pub timeline_interval: u32,
@@ -263,6 +269,7 @@ impl Default for MarkerConfig {
             deque_reserve: 32,
             deque_capacity: 4096,
             array_chunk: 512,
+            ephemeron_frozen_rounds: 4,
             timeline_interval: 4096,
             spans: false,
             seed: 0x5EED_57EA_1A4C,

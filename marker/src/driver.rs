@@ -7,11 +7,18 @@
 //! plain mark phase.
 //!
 //! The order: `roots` (the strong closure); then, until nothing changes,
-//! `resolve` (while ephemerons wait for unmarked keys) and `soft` (while
-//! soft slots wait for the policy's answer); then `finalize` (J1, the
-//! finalizable objects, resurrection) and `resolve` again if needed; then
-//! `judge` (J2). A concurrent mark cycle's remark can run the same sequence
-//! after its own first step.
+//! `register` and `resolve` (while ephemerons wait for unmarked keys) and
+//! `soft` (while soft slots wait for the policy's answer); then `finalize`
+//! (J1, the finalizable objects, resurrection) and `register` and `resolve`
+//! again if needed; then `judge` (J2). A concurrent mark cycle's remark can
+//! run the same sequence after its own first step.
+//!
+//! A `resolve` step reads the key index frozen (no lock, no fence), so
+//! ephemerons it finds with unmarked keys wait for another round. After
+//! [`MarkerConfig::ephemeron_frozen_rounds`] rounds (tables nested in
+//! ephemeron values, each found only once the previous key is marked), the
+//! next `resolve` shares the index instead: it registers ephemerons as it
+//! finds them, with the fenced protocol, and so ends the rounds.
 
 use std::any::Any;
 use std::time::Instant;
@@ -28,7 +35,7 @@ use crate::pool::Pool;
 use crate::roots::{Chunks, Claims};
 use crate::stats::{MarkStats, StepKind, StepRecord, TypeCount};
 use crate::termination::Termination;
-use crate::worker::{Engine, Phase, Step};
+use crate::worker::{Engine, Phase, Step, Watch};
 
 /// A worker's panic, to re-raise on the caller's thread.
 pub(crate) type Panic = Box<dyn Any + Send>;
@@ -74,7 +81,8 @@ impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for Collect<'_, H, S> {
             soft: self.soft,
             clear: self.clear,
             start: Instant::now(),
-            watch: false,
+            watch: Watch::Off,
+            rounds: 0,
             finalized: false,
         };
         driver.run()
@@ -97,8 +105,11 @@ struct Driver<'a, D: WorkDeque, H, S> {
     clear: Option<&'a MarkBitmap>,
     /// The collection's time origin.
     start: Instant,
-    /// Whether the key index is in use (from the first `resolve` on).
-    watch: bool,
+    /// How marking steps use the key index: off until the first
+    /// `register`, then frozen, then (after `FROZEN_ROUNDS`) shared.
+    watch: Watch,
+    /// `register` rounds so far.
+    rounds: u32,
     /// Whether the `finalize` step has run.
     finalized: bool,
 }
@@ -147,15 +158,22 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         Ok(())
     }
 
-    /// Runs `resolve` and `soft` steps until no ephemeron waits to be
-    /// registered and no soft slot waits for the policy.
+    /// Runs `register`, `resolve` and `soft` steps until no ephemeron waits
+    /// to be registered and no soft slot waits for the policy.
     fn settle_contract(&mut self) -> Result<(), Panic> {
         loop {
             let pending: usize = self.engine.slots().map(|s| s.pending()).sum();
             if pending > 0 {
-                if !self.watch {
+                if self.watch == Watch::Off {
                     self.index.reset(pending);
-                    self.watch = true;
+                }
+                if self.rounds < self.config.ephemeron_frozen_rounds && self.watch != Watch::Shared
+                {
+                    self.rounds += 1;
+                    self.step(StepKind::Register)?;
+                    self.watch = Watch::Frozen;
+                } else {
+                    self.watch = Watch::Shared;
                 }
                 self.step(StepKind::Resolve)?;
                 continue;
@@ -178,14 +196,24 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
     fn step(&mut self, kind: StepKind) -> Result<(), Panic> {
         let step = Step {
             kind,
-            // `judge` marks nothing, so it has nothing to check.
-            watch: (self.watch || kind == StepKind::Resolve) && kind != StepKind::Judge,
+            // `register` and `judge` mark nothing: nothing to check.
+            watch: match kind {
+                StepKind::Register | StepKind::Judge => Watch::Off,
+                _ => self.watch,
+            },
             soft_strong: matches!(self.soft, SoftRefs::KeepAll) && !self.finalized,
+        };
+        let frozen_view;
+        let (index, frozen) = if step.watch == Watch::Frozen {
+            frozen_view = self.index.freeze();
+            (None, Some(&frozen_view))
+        } else {
+            (Some(&*self.index), None)
         };
         let claims = match kind {
             StepKind::Roots => Some(Claims::new(self.roots)),
             StepKind::Finalize => Some(Claims::new(self.finalizable)),
-            StepKind::Resolve | StepKind::Soft | StepKind::Judge => None,
+            StepKind::Register | StepKind::Resolve | StepKind::Soft | StepKind::Judge => None,
         };
         self.term.reset(self.config.workers);
         let t0 = Instant::now();
@@ -198,7 +226,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             start: self.start,
             step,
             claims,
-            index: &*self.index,
+            index,
+            frozen,
             soft: self.soft,
             clear: if kind == StepKind::Roots {
                 self.clear
@@ -213,7 +242,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         self.engine.finish_step();
         self.stats.steps.push(StepRecord {
             kind,
-            watch: step.watch,
+            watch: step.watch != Watch::Off,
             ns: t0.elapsed().as_nanos() as u64,
         });
         match panic {

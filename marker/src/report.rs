@@ -4,7 +4,7 @@
 
 use stealmark_model::{MarkBitmap, MarkIndex, ObjRef, ObjectModel, WeakRef};
 
-use crate::stats::{EphemeronStats, MarkStats, TypeCount};
+use crate::stats::{EphemeronStats, MarkStats, StepKind, TypeCount};
 
 /// The result of [`Marker::mark`](crate::Marker::mark) and
 /// [`Marker::collect`](crate::Marker::collect): the marker's side bitmap and
@@ -109,8 +109,14 @@ impl<'m> Report<'m> {
         EphemeronStats {
             pairs: t.ephemerons,
             registered: t.ephemerons_registered,
+            released: t.ephemerons_released,
             values_traced: t.ephemeron_values_traced,
-            rounds: self.stats.steps.iter().filter(|s| s.watch).count() as u64,
+            rounds: self
+                .stats
+                .steps
+                .iter()
+                .filter(|s| s.kind == StepKind::Resolve)
+                .count() as u64,
         }
     }
 }

@@ -73,6 +73,9 @@ pub struct WorkerStats {
     /// Ephemeron entries this worker put in the key index (their key was
     /// unmarked after the strong closure, or when found later).
     pub ephemerons_registered: u64,
+    /// Values this worker took from the key index because it marked their
+    /// key.
+    pub ephemerons_released: u64,
     /// Ephemeron slots this worker judged live (key marked at the end).
     pub ephemeron_values_traced: u64,
     /// Soft referents this worker kept alive by the soft-reference policy.
@@ -230,8 +233,13 @@ pub enum StepKind {
     /// Mark the roots, chunk by chunk, and trace (the strong closure; soft
     /// slots too when every soft referent is kept).
     Roots,
-    /// Register the ephemerons still waiting for their keys in the key
-    /// index, trace those whose key is now marked, and trace.
+    /// Register the ephemerons found waiting for their keys in the key
+    /// index (nothing is marked).
+    Register,
+    /// Trace the values of the waiting ephemerons whose keys were marked by
+    /// then, and trace, releasing the values of every key marked (the
+    /// rounds of ephemeron resolution). After many rounds, one that
+    /// registers ephemerons as it finds them instead.
     Resolve,
     /// Ask the soft-reference policy about the soft slots found since the
     /// last time, mark the referents it keeps, and trace.
@@ -250,7 +258,7 @@ pub struct StepRecord {
     /// What the step did.
     pub kind: StepKind,
     /// Whether newly marked objects were checked against the ephemeron key
-    /// index (every step after the first `resolve`).
+    /// index (every marking step after the first `register`).
     pub watch: bool,
     /// Wall time, from the hand-off to the workers to the last one's return.
     pub ns: u64,
@@ -263,11 +271,12 @@ pub struct EphemeronStats {
     pub pairs: u64,
     /// Entries that waited in the key index.
     pub registered: u64,
+    /// Values released from the key index by the marking of their keys.
+    pub released: u64,
     /// Ephemeron slots whose key was marked at the end (the live entries;
     /// their values were traced through them).
     pub values_traced: u64,
-    /// Steps that ran with the key index: the rounds of ephemeron
-    /// resolution.
+    /// `resolve` steps: the rounds of ephemeron resolution.
     pub rounds: u64,
 }
 
@@ -307,6 +316,7 @@ impl MarkStats {
             t.root_ns += s.root_ns;
             t.ephemerons += s.ephemerons;
             t.ephemerons_registered += s.ephemerons_registered;
+            t.ephemerons_released += s.ephemerons_released;
             t.ephemeron_values_traced += s.ephemeron_values_traced;
             t.soft_kept += s.soft_kept;
             t.cleared += s.cleared;

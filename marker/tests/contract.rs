@@ -27,6 +27,8 @@ fn config(workers: usize, deque: DequeKind, n: usize) -> MarkerConfig {
     c.private_work = n % 2 == 0;
     c.prefetch = [8, 0, 3][n % 3];
     c.seed = n as u64;
+    // Half the configurations share the ephemeron key index at once.
+    c.ephemeron_frozen_rounds = [4, 0][(n / 2) % 2];
     c
 }
 
@@ -129,13 +131,94 @@ fn a_long_ephemeron_chain_resolves_in_one_round() {
         check(&mut marker, &g, &input, &e, &format!("chain w={workers}"));
         let m = marker.mark(&g, &roots);
         let steps: Vec<StepKind> = m.stats.steps.iter().map(|s| s.kind).collect();
-        assert_eq!(steps, [StepKind::Roots, StepKind::Resolve, StepKind::Judge]);
+        assert_eq!(
+            steps,
+            [
+                StepKind::Roots,
+                StepKind::Register,
+                StepKind::Resolve,
+                StepKind::Judge
+            ]
+        );
         let eph = m.report().ephemerons();
         assert_eq!(
             (eph.pairs, eph.values_traced, eph.rounds),
             (n as u64, n as u64, 1)
         );
+        assert_eq!(eph.registered, eph.released);
     }
+}
+
+/// `levels` nested WeakMaps: value `V_i` holds the map `M_{i+1}` and, 20
+/// objects down a list, its entry's key `K_{i+1}`; so each map is found
+/// with its key unmarked (one worker scans `M_{i+1}` before the list) and
+/// each level takes a round of its own.
+fn nested_maps(levels: usize) -> (Graph, Vec<ObjRef>) {
+    use Kind::*;
+    let mut objects: Vec<Vec<(usize, Kind)>> = Vec::new();
+    let mut new = |slots: Vec<(usize, Kind)>| {
+        objects.push(slots);
+        objects.len() - 1
+    };
+    // Built from the innermost level out: `value` is V_i.
+    let mut value = new(vec![]);
+    for _ in 0..levels {
+        let key = new(vec![]);
+        let map = new(vec![(key, Weak), (value, Ephemeron(key))]);
+        let mut path = key;
+        for _ in 0..20 {
+            path = new(vec![(path, Strong)]);
+        }
+        // Slot order: the list first, the map last, so the map is popped
+        // (and scanned) first.
+        value = new(vec![(path, Strong), (map, Strong)]);
+    }
+    (Graph(objects), vec![r(value)])
+}
+
+#[test]
+fn nested_weak_maps_take_rounds_then_share_the_index() {
+    let levels = 12;
+    let (g, roots) = nested_maps(levels);
+    for soft_refs in policies() {
+        let input = OracleInput {
+            roots: &roots,
+            finalizable: &[],
+            soft_refs,
+        };
+        let e = expect(&g, &input);
+        assert_eq!(
+            e.oracle.objects as usize,
+            g.0.len(),
+            "everything is reachable"
+        );
+        for &deque in DequeKind::VARIANTS {
+            for workers in [1, 2, 3, 8, 16] {
+                let mut c = MarkerConfig::with_workers(workers);
+                c.deque = deque;
+                let mut marker = Marker::new(c).unwrap();
+                let what = format!("nested {deque} w={workers} {soft_refs:?}");
+                check(&mut marker, &g, &input, &e, &what);
+                check_with_headers(&mut marker, &g, &input, &e, &what);
+            }
+        }
+    }
+    // One worker scans each map before its key's list: every level is a
+    // round, so the frozen rounds run out and a shared round finishes.
+    let mut c = MarkerConfig::with_workers(1);
+    c.prefetch = 0;
+    let mut marker = Marker::new(c).unwrap();
+    let m = marker.mark(&g, &roots);
+    let eph = m.report().ephemerons();
+    let registers = m
+        .stats
+        .steps
+        .iter()
+        .filter(|s| s.kind == StepKind::Register)
+        .count();
+    assert_eq!(registers, 4, "{:?}", m.stats.steps);
+    assert_eq!(eph.rounds, 5, "four frozen rounds and a shared one");
+    assert_eq!(eph.values_traced, levels as u64);
 }
 
 #[test]

@@ -58,6 +58,7 @@ fn delayed_workers_never_lose_work_or_hang() {
                     c.array_chunk = 128;
                     c.balance_interval = 4;
                     c.private_work = workers != 3;
+                    c.ephemeron_frozen_rounds = [4, 0][workers % 2];
                     c.seed = workers as u64;
                     let mut marker = Marker::new(c).unwrap();
                     for (g, soft_refs, e) in &heaps {

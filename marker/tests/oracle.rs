@@ -84,6 +84,7 @@ fn every_shape_deque_policy_steal_and_worker_count_matches_the_oracle() {
                     c.victim = VictimSelection::VARIANTS[n % 2];
                     c.prefetch = [8, 0, 16][n % 3];
                     c.private_work = (n / 2) % 2 == 0;
+                    c.ephemeron_frozen_rounds = [4, 0][(n / 4) % 2];
                     // A small bounded deque, so that `abp` overflows.
                     c.deque_capacity = 64;
                     c.array_chunk = 64;

@@ -11,22 +11,37 @@
 //!   them) costs one load of a word that is usually cached;
 //! - [`SHARDS`] shards, each a mutex around a map from key to the newest of
 //!   its waiting entries and a vector of entries `(value, next)` linked per
-//!   key. A key's entries are taken all at once, under its shard's lock, so
-//!   each entry is taken at most once. The maps and vectors keep their
-//!   capacity from one collection to the next: registering allocates only
-//!   while a collection has more waiting entries than any before.
+//!   key. The maps and vectors keep their capacity from one collection to
+//!   the next: registering allocates only while a collection has more
+//!   waiting entries than any before.
 //!
-//! Both hashes keep neighbours together: keys in one 4 KiB page share a
+//! Both hashes keep neighbours together: keys in one 64 KiB region share a
 //! shard, and keys next to each other in memory get neighbouring filter bits
 //! and map buckets, so that a chain of keys laid out in order (each value
-//! the next entry's key) walks the index in order too.
+//! the next entry's key) walks the index in order too, and a worker that
+//! registers a run of such keys takes each shard's lock once per run.
 //!
-//! # The protocol (no lost wake-up)
+//! # Frozen: registering and checking never overlap
 //!
-//! A registrant and a marker of the same key race: the registrant may check
-//! the key just before the marker sets its bit, and the marker may check the
-//! index just before the registrant inserts. Both sides therefore follow a
-//! store, [`fence`], load pattern (Dekker):
+//! The engine registers the waiting entries in a step of their own
+//! ([`KeyIndex::insert_all`], under the shard locks), in which nothing is
+//! marked. The steps that mark afterwards read a [`Frozen`] view, made from
+//! exclusive access between the steps: no lock, no fence, no removal. The
+//! view never changes while they run, so a key's entries are found by
+//! whoever marks the key, and only one worker marks a key (the one whose
+//! `try_mark` set its bit), so each entry is released once. Ephemerons
+//! found while such a step runs, with their key unmarked, wait for the next
+//! registration step.
+//!
+//! # Shared: registering while others mark (Dekker)
+//!
+//! When one collection would need many registration rounds (ephemeron
+//! tables nested in ephemeron values, each found only when the previous
+//! key is marked), the engine registers while it marks instead, and then
+//! a registrant and a marker of the same key race: the registrant may check
+//! the key just before the marker sets its bit, and the marker may check
+//! the index just before the registrant inserts. Both sides therefore
+//! follow a store, [`fence`], load pattern:
 //!
 //! - registrant: [`KeyIndex::insert`] (entry under the shard lock, then the
 //!   filter bit), [`fence`], then if the key is marked,
@@ -58,7 +73,7 @@ use stealmark_model::ObjRef;
 
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicU64, Ordering};
-use shard::{lock, Mutex, Shard};
+use shard::{get_mut, lock, Mutex, Shard};
 #[cfg(not(loom))]
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -138,10 +153,63 @@ impl KeyIndex {
     pub(crate) fn insert(&self, key: ObjRef, value: ObjRef) {
         lock(&self.shards[shard_of(key)]).insert(key.word(), value.word());
         let (word, bit) = self.filter_bit(key);
-        // Relaxed: ordered before the caller's check of the key's mark by
-        // the SeqCst fence that follows (see `fence`), which pairs with the
-        // marker's fence between its mark and its `may_hold`.
-        self.filter[word].fetch_or(bit, Ordering::Relaxed);
+        // Ordered before the caller's check of the key's mark by the SeqCst
+        // fence that follows (see `fence`), which pairs with the marker's
+        // fence between its mark and its `may_hold`.
+        self.set_filter(word, bit);
+    }
+
+    /// Registers every `(key, value)` of `entries` (their keys unmarked)
+    /// while no worker marks: each run of keys in one shard under one lock,
+    /// each run of filter bits in one word with one `fetch_or`.
+    pub(crate) fn insert_all(&self, entries: &[(ObjRef, ObjRef)]) {
+        let mut rest = entries;
+        while let Some(&(first, _)) = rest.first() {
+            let s = shard_of(first);
+            let run = rest
+                .iter()
+                .position(|&(k, _)| shard_of(k) != s)
+                .unwrap_or(rest.len());
+            let mut shard = lock(&self.shards[s]);
+            for &(key, value) in &rest[..run] {
+                shard.insert(key.word(), value.word());
+            }
+            drop(shard);
+            rest = &rest[run..];
+        }
+        let mut word = usize::MAX;
+        let mut bits = 0;
+        for &(key, _) in entries {
+            let (w, b) = self.filter_bit(key);
+            if w != word {
+                self.set_filter(word, bits);
+                (word, bits) = (w, 0);
+            }
+            bits |= b;
+        }
+        self.set_filter(word, bits);
+    }
+
+    /// Sets `bits` in filter word `word` (nothing for `usize::MAX`).
+    fn set_filter(&self, word: usize, bits: u64) {
+        if let Some(w) = self.filter.get(word) {
+            // Relaxed: published to the steps that read the filter by the
+            // pool's hand-off between steps (`insert_all`), or ordered by
+            // the fences of the shared protocol (`insert`).
+            w.fetch_or(bits, Ordering::Relaxed);
+        }
+    }
+
+    /// The index, read-only, for the steps that mark without registering:
+    /// exclusive access now (no worker runs), shared by the workers while
+    /// the view lives. Allocates the view's table of shards (one pointer per
+    /// shard).
+    pub(crate) fn freeze(&mut self) -> Frozen<'_> {
+        Frozen {
+            shards: self.shards.iter_mut().map(|s| &*get_mut(s)).collect(),
+            filter: &self.filter,
+            filter_mask: self.filter_mask,
+        }
     }
 
     /// Whether `key` may have waiting entries (`false` is certain). The
@@ -170,14 +238,50 @@ impl KeyIndex {
         self.shards.iter().map(|s| lock(s).waiting()).sum()
     }
 
-    /// The filter word and bit of `key`: the key's word index plus a
-    /// per-page offset, so that neighbours share a word and pages spread.
+    /// The filter word and bit of `key`.
     #[inline]
     fn filter_bit(&self, key: ObjRef) -> (usize, u64) {
-        let w = key.word();
-        let bit = ((w >> 3).wrapping_add(page_hash(w))) & self.filter_mask;
-        (bit / 64, 1u64 << (bit % 64))
+        filter_bit(key, self.filter_mask)
     }
+}
+
+/// The key index, read-only: see the module documentation ("Frozen").
+pub(crate) struct Frozen<'a> {
+    shards: Vec<&'a Shard>,
+    filter: &'a [AtomicU64],
+    filter_mask: usize,
+}
+
+impl Frozen<'_> {
+    /// Whether `key` may have waiting entries (`false` is certain).
+    #[inline]
+    pub(crate) fn may_hold(&self, key: ObjRef) -> bool {
+        let (word, bit) = filter_bit(key, self.filter_mask);
+        // Relaxed: the filter does not change while the view lives; the
+        // pool's hand-off published it.
+        self.filter[word].load(Ordering::Relaxed) & bit != 0
+    }
+
+    /// Appends the values waiting for `key` to `out`; returns how many. The
+    /// caller is the worker that marked `key`, so no other worker looks the
+    /// key up while the view lives.
+    pub(crate) fn lookup(&self, key: ObjRef, out: &mut Vec<ObjRef>) -> usize {
+        let before = out.len();
+        self.shards[shard_of(key)].get(key.word(), |v| {
+            out.push(ObjRef::from_word(v).expect("only object references are inserted"));
+        });
+        out.len() - before
+    }
+}
+
+/// The filter word and bit of `key` in a filter of `mask + 1` bits: the
+/// key's word index plus a per-page offset, so that neighbours share a word
+/// and pages spread.
+#[inline]
+fn filter_bit(key: ObjRef, mask: usize) -> (usize, u64) {
+    let w = key.word();
+    let bit = ((w >> 3).wrapping_add(page_hash(w))) & mask;
+    (bit / 64, 1u64 << (bit % 64))
 }
 
 /// A 64-bit mix of the 4 KiB page of `word`.
@@ -186,8 +290,10 @@ fn page_hash(word: usize) -> usize {
     ((word >> 12) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> 7
 }
 
-/// The shard of `key`: a hash of its page.
+/// The shard of `key`: a hash of its 64 KiB region, so that a run of keys
+/// laid out together (a table's keys, a chain) stays in one shard's map for
+/// hundreds of inserts.
 #[inline]
 fn shard_of(key: ObjRef) -> usize {
-    (((key.word() >> 12) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize & (SHARDS - 1)
+    (((key.word() >> 16) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize & (SHARDS - 1)
 }

@@ -23,6 +23,19 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> loom::sync::MutexGuard<'_, T> {
         .expect("no model thread panics while holding a shard")
 }
 
+/// A shard through exclusive access.
+#[cfg(not(loom))]
+pub(super) fn get_mut<T>(m: &mut Mutex<T>) -> &mut T {
+    m.get_mut()
+}
+
+/// A shard through exclusive access.
+#[cfg(loom)]
+pub(super) fn get_mut<T>(m: &mut Mutex<T>) -> &mut T {
+    m.get_mut()
+        .expect("no model thread panics while holding a shard")
+}
+
 /// The end of a key's list of entries.
 const NIL: u32 = u32::MAX;
 
@@ -51,6 +64,20 @@ impl Shard {
         let Some(mut at) = self.heads.remove(&key) else {
             return;
         };
+        while at != NIL {
+            let (value, next) = self.entries[at as usize];
+            f(value);
+            at = next;
+        }
+    }
+
+    /// Calls `f` with each value waiting for `key`, newest first, leaving
+    /// them there.
+    pub(super) fn get(&self, key: usize, mut f: impl FnMut(usize)) {
+        let Some(&head) = self.heads.get(&key) else {
+            return;
+        };
+        let mut at = head;
         while at != NIL {
             let (value, next) = self.entries[at as usize];
             f(value);

@@ -15,7 +15,11 @@ use super::{fence, KeyIndex};
 #[derive(Clone, Debug)]
 enum Op {
     Insert(usize, usize),
+    /// Inserts a batch (`insert_all`).
+    Batch(Vec<(usize, usize)>),
     Take(usize),
+    /// Looks a key up in a frozen view (nothing is removed).
+    Lookup(usize),
     Reset(usize),
 }
 
@@ -25,7 +29,9 @@ fn op() -> impl Strategy<Value = Op> {
     let key = (0usize..2000, any::<bool>()).prop_map(|(k, far)| if far { k * 997 } else { k });
     prop_oneof![
         8 => (key.clone(), 0usize..10_000).prop_map(|(k, v)| Op::Insert(k, v)),
-        4 => key.prop_map(Op::Take),
+        2 => proptest::collection::vec((key.clone(), 0usize..10_000), 0..40).prop_map(Op::Batch),
+        4 => key.clone().prop_map(Op::Take),
+        3 => key.prop_map(Op::Lookup),
         1 => (0usize..100_000).prop_map(Op::Reset),
     ]
 }
@@ -46,6 +52,29 @@ proptest! {
                     index.insert(ObjRef::from_index(k), ObjRef::from_index(v));
                     model.entry(k).or_default().push(v);
                     prop_assert!(index.may_hold(ObjRef::from_index(k)));
+                }
+                Op::Batch(entries) => {
+                    let refs: Vec<(ObjRef, ObjRef)> = entries
+                        .iter()
+                        .map(|&(k, v)| (ObjRef::from_index(k), ObjRef::from_index(v)))
+                        .collect();
+                    index.insert_all(&refs);
+                    for (k, v) in entries {
+                        model.entry(k).or_default().push(v);
+                    }
+                }
+                Op::Lookup(k) => {
+                    out.clear();
+                    let frozen = index.freeze();
+                    let n = frozen.lookup(ObjRef::from_index(k), &mut out);
+                    let mut expect = model.get(&k).cloned().unwrap_or_default();
+                    expect.reverse();
+                    let got: Vec<usize> = out.iter().map(|r| r.index()).collect();
+                    prop_assert_eq!(n, got.len());
+                    prop_assert_eq!(got, expect);
+                    for &k in model.keys() {
+                        prop_assert!(frozen.may_hold(ObjRef::from_index(k)));
+                    }
                 }
                 Op::Take(k) => {
                     out.clear();
@@ -132,6 +161,12 @@ fn stress(
                                 // Fast path: the key is already marked.
                                 taken[e].fetch_add(1, Ordering::Relaxed);
                                 continue;
+                            }
+                            if rng.random_bool(0.1) {
+                                // A registrant preempted between its first
+                                // check and its insert: the window in which
+                                // only its re-check can see the mark.
+                                std::thread::yield_now();
                             }
                             index.insert(ObjRef::from_index(key), ObjRef::from_index(e));
                             fence();

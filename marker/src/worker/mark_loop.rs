@@ -11,7 +11,7 @@ use stealmark_deques::{Owner, WorkDeque};
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 
 use super::balancing::WAKE_GRAIN;
-use super::Worker;
+use super::{Worker, OFF};
 use crate::arrays::ArrayTable;
 use crate::fifo::Fifo;
 use crate::stats::WorkerRecord;
@@ -23,13 +23,13 @@ pub(crate) const EDGE_DEPTH: usize = 8;
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Scans until the private stack, the deque, both FIFOs and (when
     /// watching the key index) the objects to check are empty.
-    pub(super) fn drain<const W: bool>(&mut self) {
+    pub(super) fn drain<const W: u8>(&mut self) {
         loop {
             self.drain_objects::<W>();
             if self.edges.len() != 0 {
                 self.flush_edges::<W>();
-            } else if W && self.slot.contract.has_checks() {
-                self.settle();
+            } else if W != OFF && self.slot.contract.has_checks() {
+                self.settle::<W>();
             } else {
                 return;
             }
@@ -37,7 +37,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Marks the targets still waiting in the edge FIFO.
-    fn flush_edges<const W: bool>(&mut self) {
+    fn flush_edges<const W: u8>(&mut self) {
         while let Some(w) = self.edges.pop() {
             self.trace::<W>(obj_ref(w));
         }
@@ -45,15 +45,15 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
 
     /// Scans until the private stack, the deque and the object FIFO are
     /// empty (the edge FIFO and the objects to check may still hold some).
-    fn drain_objects<const W: bool>(&mut self) {
+    fn drain_objects<const W: u8>(&mut self) {
         while let Some(w) = self.next_local() {
             if ArrayTable::is_token(w) {
                 self.process_token::<W>(w);
             } else {
                 self.process_object::<W>(w);
             }
-            if W && self.slot.contract.checks_full() {
-                self.settle();
+            if W != OFF && self.slot.contract.checks_full() {
+                self.settle::<W>();
             }
             self.until_balance -= 1;
             if self.until_balance == 0 {
@@ -131,7 +131,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
 
     /// Scans an object, or opens it as a large array; counts it live.
     #[inline(always)]
-    fn process_object<const W: bool>(&mut self, w: usize) {
+    fn process_object<const W: u8>(&mut self, w: usize) {
         let heap = self.phase.heap;
         let obj = obj_ref(w);
         let n = heap.slot_count(obj);
@@ -154,7 +154,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Starts scanning a large array in chunks (whole, if the descriptor
     /// table is full).
     #[cold]
-    fn open_array<const W: bool>(&mut self, w: usize, n: usize) {
+    fn open_array<const W: u8>(&mut self, w: usize, n: usize) {
         let chunk = self.phase.config.array_chunk;
         match self.phase.engine.arrays.open(w, n.div_ceil(chunk)) {
             Some(token) => self.process_token::<W>(token),
@@ -164,7 +164,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
 
     /// Claims a chunk of a large array, republishes the token while chunks
     /// remain, and scans the chunk.
-    fn process_token<const W: bool>(&mut self, token: usize) {
+    fn process_token<const W: u8>(&mut self, token: usize) {
         let Some(claim) = self.phase.engine.arrays.claim(token) else {
             return;
         };
@@ -183,7 +183,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// per-slot closure is kept small (counters in locals) so that it
     /// inlines into the heap's `scan_slots` loop.
     #[inline(always)]
-    fn scan<const W: bool>(&mut self, obj: ObjRef, slots: Range<usize>) {
+    fn scan<const W: u8>(&mut self, obj: ObjRef, slots: Range<usize>) {
         let heap = self.phase.heap;
         let store = self.phase.store;
         let mut visited = 0u64;
@@ -210,7 +210,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                         if store.try_mark(heap, target) {
                             marked += 1;
                             private.push(target.word());
-                            if W {
+                            if W != OFF {
                                 check.check(target);
                             }
                         }
@@ -236,7 +236,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                         if store.try_mark(heap, target) {
                             marked += 1;
                             self.push_shared(target.word());
-                            if W {
+                            if W != OFF {
                                 self.slot.contract.check(target);
                             }
                         }

@@ -21,10 +21,12 @@
 //!   or by stealing, and the idle/park protocol);
 //! - `recording`: spans, timeline samples and the step's counters.
 //!
-//! The const parameter `W` of the tracing methods says whether the step
-//! *watches* the ephemeron key index (every object marked is checked
-//! against it). A step without waiting ephemerons runs the `W = false`
-//! instantiation, whose hot loop has no such check at all.
+//! The const parameter `W` of the tracing methods says how the step
+//! *watches* the ephemeron key index ([`OFF`], [`FROZEN`] or [`SHARED`], as
+//! `phase::Watch`): whether every object marked is checked against it, and
+//! whether new ephemerons are registered at once. A step without waiting
+//! ephemerons runs the `W = OFF` instantiation, whose hot loop has no such
+//! check at all.
 
 mod balancing;
 pub(crate) mod contract;
@@ -43,7 +45,14 @@ use crate::fifo::Fifo;
 use crate::stats::SpanKind;
 
 pub(crate) use mark_loop::EDGE_DEPTH;
-pub(crate) use phase::{Engine, Phase, Slot, Step};
+pub(crate) use phase::{Engine, Phase, Slot, Step, Watch};
+
+/// `W` of a step that does not watch the key index ([`Watch::Off`]).
+const OFF: u8 = 0;
+/// `W` of a step that watches the frozen index ([`Watch::Frozen`]).
+const FROZEN: u8 = 1;
+/// `W` of a step that watches the shared index ([`Watch::Shared`]).
+const SHARED: u8 = 2;
 
 /// One worker's state during a step.
 struct Worker<'p, 'a, D: WorkDeque, H, S> {
@@ -105,7 +114,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
 
     /// Traces until the termination protocol says the step is over: drains,
     /// steals and idles. Then records the step's end.
-    fn close<const W: bool>(&mut self) {
+    fn close<const W: u8>(&mut self) {
         let term = self.phase.term;
         loop {
             self.drain::<W>();

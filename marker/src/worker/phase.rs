@@ -17,7 +17,7 @@ use super::Worker;
 use crate::arrays::ArrayTable;
 use crate::barrier::Barrier;
 use crate::config::{DequeKind, MarkerConfig};
-use crate::ephemeron::KeyIndex;
+use crate::ephemeron::{Frozen, KeyIndex};
 use crate::overflow::Overflow;
 use crate::private::PrivateStack;
 use crate::roots::Claims;
@@ -154,13 +154,26 @@ impl<D: WorkDeque> Engine<D> {
     }
 }
 
+/// How a step uses the ephemeron key index (`crate::ephemeron`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Watch {
+    /// No ephemeron waits in the index: nothing to check.
+    Off,
+    /// Check every newly marked object against the frozen index; new
+    /// ephemerons with unmarked keys wait for the next registration step.
+    Frozen,
+    /// Check every newly marked object against the shared index, and
+    /// register new ephemerons with unmarked keys at once (the fenced
+    /// protocol).
+    Shared,
+}
+
 /// What one step does, beyond its kind.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Step {
     pub(crate) kind: StepKind,
-    /// Check newly marked objects against the ephemeron key index, and
-    /// register new ephemerons with unmarked keys there directly.
-    pub(crate) watch: bool,
+    /// How the step uses the key index.
+    pub(crate) watch: Watch,
     /// Trace soft slots as strong (the policy keeps every referent, and
     /// finalization has not started).
     pub(crate) soft_strong: bool,
@@ -184,8 +197,11 @@ pub(crate) struct Phase<'a, D: WorkDeque, H, S> {
     pub(crate) step: Step,
     /// The chunks this step claims: the roots, or the finalizable objects.
     pub(crate) claims: Option<Claims<'a>>,
-    /// Ephemeron values waiting for their keys.
-    pub(crate) index: &'a KeyIndex,
+    /// Ephemeron values waiting for their keys: the index itself (steps
+    /// that register, and shared watching), or a read-only view of it
+    /// (frozen watching).
+    pub(crate) index: Option<&'a KeyIndex>,
+    pub(crate) frozen: Option<&'a Frozen<'a>>,
     /// The soft-reference policy.
     pub(crate) soft: SoftRefs<'a>,
     /// The side bitmap, when the workers clear it themselves before marking

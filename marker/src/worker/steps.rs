@@ -6,20 +6,20 @@ use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs};
 
 use super::mark_loop::delay_edge;
-use super::Worker;
+use super::{Watch, Worker, FROZEN, OFF, SHARED};
 use crate::stats::StepKind;
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// This worker's share of the step.
     pub(super) fn step(&mut self) {
-        if self.phase.step.watch {
-            self.step_as::<true>();
-        } else {
-            self.step_as::<false>();
+        match self.phase.step.watch {
+            Watch::Off => self.step_as::<OFF>(),
+            Watch::Frozen => self.step_as::<FROZEN>(),
+            Watch::Shared => self.step_as::<SHARED>(),
         }
     }
 
-    fn step_as<const W: bool>(&mut self) {
+    fn step_as<const W: u8>(&mut self) {
         match self.phase.step.kind {
             StepKind::Roots => {
                 if let Some(bitmap) = self.phase.clear {
@@ -31,9 +31,19 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 self.mark_roots::<W>();
                 self.close::<W>();
             }
+            StepKind::Register => self.register_all(),
             StepKind::Resolve => {
-                self.register_pending();
-                self.close::<true>();
+                if W == SHARED {
+                    self.register_pending();
+                } else {
+                    let ready = std::mem::take(&mut self.slot.contract.ready);
+                    for &value in &ready {
+                        self.trace::<W>(value);
+                    }
+                    self.slot.contract.ready = ready;
+                    self.slot.contract.ready.clear();
+                }
+                self.close::<W>();
             }
             StepKind::Soft => {
                 self.ask_soft::<W>();
@@ -59,7 +69,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Claims root chunks until none is left; marks each chunk's references
     /// (timed: the root phase) and traces from them before claiming the
     /// next, so that the mark stack stays small.
-    fn mark_roots<const W: bool>(&mut self) {
+    fn mark_roots<const W: u8>(&mut self) {
         let phase = self.phase;
         let Some(claims) = &phase.claims else {
             return;
@@ -83,14 +93,36 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
     }
 
-    /// Registers this worker's pending ephemerons in the key index, tracing
-    /// at once those whose key is now marked.
+    /// The `register` step: this worker's pending ephemerons whose keys are
+    /// marked by now become ready (traced by the `resolve` step that
+    /// follows); the others are registered in the key index, in one batch.
+    /// Nothing is marked, so nothing races with the inserts.
+    fn register_all(&mut self) {
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        let index = self.phase.index.expect("a register step has the index");
+        let c = &mut self.slot.contract;
+        let mut pending = c.take_pending();
+        pending.retain(|&(key, value)| {
+            let waits = !store.is_marked(heap, key);
+            if !waits {
+                c.ready.push(value);
+            }
+            waits
+        });
+        index.insert_all(&pending);
+        self.slot.record.stats.ephemerons_registered += pending.len() as u64;
+        self.slot.contract.restore_pending(pending);
+    }
+
+    /// The shared `resolve` step's start: registers this worker's pending
+    /// ephemerons in the shared index (re-reading each key's mark after the
+    /// next fence), tracing at once those whose key is now marked.
     fn register_pending(&mut self) {
         let (heap, store) = (self.phase.heap, self.phase.store);
         let pending = self.slot.contract.take_pending();
         for &(key, value) in &pending {
             if store.is_marked(heap, key) {
-                self.trace::<true>(value);
+                self.trace::<SHARED>(value);
             } else {
                 self.register(key, value);
             }
@@ -100,7 +132,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
 
     /// Offers the soft referents found since the last time, and still
     /// unmarked, to the policy; marks those it keeps.
-    fn ask_soft<const W: bool>(&mut self) {
+    fn ask_soft<const W: u8>(&mut self) {
         let SoftRefs::Ask(policy) = self.phase.soft else {
             return;
         };
@@ -156,7 +188,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// its to report (an object registered twice is reported once). Nothing
     /// is traced before every worker is done (the barrier after), so a
     /// candidate reachable from another is still reported.
-    fn resurrect<const W: bool>(&mut self) {
+    fn resurrect<const W: u8>(&mut self) {
         let candidates = std::mem::take(&mut self.slot.contract.candidates);
         for &f in &candidates {
             if self.trace::<W>(f) {
