@@ -20,6 +20,34 @@ use crate::termination::Termination;
 /// buffers of the last collection (reused by the next one).
 ///
 /// See the [crate documentation](crate) for an embedding guide.
+///
+/// ```
+/// use stealmark_marker::{MarkIndex, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind};
+///
+/// /// A heap of `n` objects where object `i` points to `2i+1` and `2i+2`.
+/// struct Tree(usize);
+/// impl ObjectModel for Tree {
+///     fn size_bytes(&self, _: ObjRef) -> usize { 24 }
+///     fn slot_count(&self, _: ObjRef) -> usize { 2 }
+///     fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(&self, o: ObjRef, s: std::ops::Range<usize>, mut v: V) {
+///         for k in s.start.min(2)..s.end.min(2) {
+///             let c = 2 * o.index() + 1 + k;
+///             if c < self.0 { v(k, ObjRef::from_index(c), SlotKind::Strong) }
+///         }
+///     }
+///     fn prefetch(&self, _: ObjRef) {}
+/// }
+/// impl MarkIndex for Tree {
+///     fn mark_index_bound(&self) -> usize { self.0 }
+///     fn mark_index(&self, o: ObjRef) -> usize { o.index() }
+/// }
+///
+/// let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
+/// let heap = Tree(1000);
+/// let marking = marker.mark(&heap, &[ObjRef::from_index(0)]);
+/// assert_eq!(marking.bitmap.count(), 1000);
+/// assert_eq!(marking.report().live_bytes(), 24_000);
+/// ```
 pub struct Marker {
     config: MarkerConfig,
     pool: Pool,
@@ -132,6 +160,43 @@ impl Marker {
 
     /// Runs a whole collection in `store`, the runtime's own mark bits (for
     /// example in object headers), which the caller has cleared.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use stealmark_marker::{Collection, MarkStore, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind};
+    ///
+    /// /// Object `i` has a mark flag and a weak reference to `i + 1`.
+    /// struct Heap(Vec<AtomicBool>);
+    /// impl ObjectModel for Heap {
+    ///     fn size_bytes(&self, _: ObjRef) -> usize { 16 }
+    ///     fn slot_count(&self, _: ObjRef) -> usize { 1 }
+    ///     fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(&self, o: ObjRef, s: std::ops::Range<usize>, mut v: V) {
+    ///         if s.start == 0 && s.end > 0 && o.index() + 1 < self.0.len() {
+    ///             v(0, ObjRef::from_index(o.index() + 1), SlotKind::Weak);
+    ///         }
+    ///     }
+    ///     fn prefetch(&self, _: ObjRef) {}
+    /// }
+    /// /// The mark bits are the heap's own flags.
+    /// struct Flags;
+    /// impl MarkStore<Heap> for Flags {
+    ///     fn try_mark(&self, h: &Heap, o: ObjRef) -> bool {
+    ///         !h.0[o.index()].swap(true, Ordering::Relaxed)
+    ///     }
+    ///     fn is_marked(&self, h: &Heap, o: ObjRef) -> bool {
+    ///         h.0[o.index()].load(Ordering::Relaxed)
+    ///     }
+    /// }
+    ///
+    /// let heap = Heap((0..3).map(|_| AtomicBool::new(false)).collect());
+    /// let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
+    /// let roots = [ObjRef::from_index(0)];
+    /// let report = marker.collect_with(&heap, &Flags, &Collection::new(&roots[..]));
+    /// // Only the root is marked; its weak field to object 1 is cleared.
+    /// assert_eq!(report.live_objects(), 1);
+    /// let cleared: Vec<_> = report.cleared().map(|w| (w.holder.index(), w.slot)).collect();
+    /// assert_eq!(cleared, [(0, 0)]);
+    /// ```
     ///
     /// # Panics
     ///

@@ -56,6 +56,8 @@ impl<'a> Claims<'a> {
     /// Claims the next chunk, if any is left.
     #[inline]
     pub(crate) fn claim(&self) -> Option<usize> {
+        // Relaxed: a hint that spares the read-modify-write once every
+        // chunk is claimed; the `fetch_add` below decides.
         if self.next.load(Ordering::Relaxed) >= self.count {
             return None;
         }

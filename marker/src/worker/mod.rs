@@ -41,10 +41,10 @@ use rand::Rng;
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjectModel};
 
-use crate::fifo::Fifo;
+use crate::fifo::{Batch, Fifo};
 use crate::stats::SpanKind;
 
-pub(crate) use mark_loop::EDGE_DEPTH;
+pub(crate) use mark_loop::{ACCOUNT_BATCH, EDGE_DEPTH};
 pub(crate) use phase::{Engine, Phase, Slot, Step, Watch};
 
 /// `W` of a step that does not watch the key index ([`Watch::Off`]).
@@ -69,6 +69,8 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     private: bool,
     /// Whether the heap has types (the live-object histogram is kept).
     typed: bool,
+    /// Objects scanned and not yet counted live ([`Worker::account`]).
+    scanned: Batch,
     /// Objects left until the next policy evaluation and wake-up check.
     until_balance: u32,
     /// Arrays with more slots than this are scanned in chunks.
@@ -100,6 +102,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             edge_depth: if c.prefetch > 0 { EDGE_DEPTH } else { 0 },
             private: c.private_work,
             typed,
+            scanned: Batch::new(),
             until_balance: c.balance_interval,
             big_array: 2 * c.array_chunk,
             until_sample: c.timeline_interval,
