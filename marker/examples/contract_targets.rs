@@ -16,6 +16,9 @@
 //! - `chain`: the `ephemeron-chain` shape, 1M objects (one chain of
 //!   999,997 links through one table), against the `list` shape, 1M
 //!   objects, at 1 and 2 workers (goal: the chain at most 3 times the list);
+//! - `count`: the cost of counting live bytes and types while marking
+//!   (`MarkerConfig::count_live` on against off), `random` and `runtime`,
+//!   4M objects, at 1 and 2 workers;
 //! - `contract`: the `weak` shape, 8M objects (5% of them ephemeron values;
 //!   weak, soft and phantom references; finalizable objects), against the
 //!   same graph with every slot strong and nothing finalizable
@@ -247,6 +250,31 @@ fn print_steps(g: &Generated, workers: usize) {
     }
 }
 
+fn count(runs: usize) {
+    for shape in [Shape::Random, Shape::Runtime] {
+        let g = generate_heap(&GenConfig::new(shape, 4_000_000)).expect("generator");
+        println!("count: {shape} {} objects", g.info.objects);
+        for workers in [1, 2] {
+            let mut off = MarkerConfig::with_workers(workers);
+            off.count_live = false;
+            let off = Marker::new(off).expect("valid configuration");
+            let s = alternate(
+                runs,
+                &mut [
+                    collect_subject(&g, marker(workers)),
+                    collect_subject(&g, off),
+                ],
+            );
+            print(
+                &format!("count_live on / off, {workers} worker(s)"),
+                ratio(&s[0], &s[1], |x| x.pause_ns),
+                "on",
+                "off",
+            );
+        }
+    }
+}
+
 fn main() {
     let mut args = std::env::args().skip(1).peekable();
     let runs: usize = match args.peek().and_then(|a| a.parse().ok()) {
@@ -258,7 +286,9 @@ fn main() {
     };
     let mut groups: Vec<String> = args.collect();
     if groups.is_empty() {
-        groups = ["roots", "chain", "contract"].map(String::from).to_vec();
+        groups = ["roots", "chain", "count", "contract"]
+            .map(String::from)
+            .to_vec();
     }
     println!(
         "runs={runs} cores={}",
@@ -268,8 +298,9 @@ fn main() {
         match g.as_str() {
             "roots" => roots(runs),
             "chain" => chain(runs),
+            "count" => count(runs),
             "contract" => contract(runs),
-            other => panic!("unknown group `{other}`: roots, chain or contract"),
+            other => panic!("unknown group `{other}`: roots, chain, count or contract"),
         }
     }
 }

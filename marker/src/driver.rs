@@ -65,7 +65,12 @@ impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for Collect<'_, H, S> {
 
     fn visit<D: WorkDeque>(self) -> Result<(), Panic> {
         let engine = self.engines.get::<D>();
-        engine.begin_collection(self.heap.type_count(), self.drain);
+        let types = if self.config.count_live {
+            self.heap.type_count()
+        } else {
+            0
+        };
+        engine.begin_collection(types, self.drain);
         self.stats.steps.clear();
         let mut driver = Driver {
             engine,
@@ -138,6 +143,11 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             .workers
             .resize_with(self.config.workers, Default::default);
         self.engine.finish_collection(&mut self.stats.workers);
+        let types = if self.config.count_live {
+            self.heap.type_count()
+        } else {
+            0
+        };
         let st = &mut *self.stats;
         st.phase_ns = self.start.elapsed().as_nanos() as u64;
         st.termination_latency_ns = roots_end.saturating_sub(last_work);
@@ -147,8 +157,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         st.live_objects = t.objects_scanned;
         st.live_bytes = t.live_bytes;
         st.live_by_type.clear();
-        st.live_by_type
-            .resize(self.heap.type_count(), TypeCount::default());
+        st.live_by_type.resize(types, TypeCount::default());
         for rec in &st.workers {
             for (sum, w) in st.live_by_type.iter_mut().zip(&rec.live_by_type) {
                 sum.objects += w.objects;

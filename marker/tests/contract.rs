@@ -222,6 +222,27 @@ fn nested_weak_maps_take_rounds_then_share_the_index() {
 }
 
 #[test]
+fn without_live_counting_the_marks_are_the_same_and_bytes_are_zero() {
+    let (g, roots, finalizable) = random_graph(9, 500);
+    let input = OracleInput {
+        roots: &roots,
+        finalizable: &finalizable,
+        soft_refs: SoftRefs::ClearAll,
+    };
+    let o = oracle(&g, &input);
+    let mut c = MarkerConfig::with_workers(2);
+    c.count_live = false;
+    let mut marker = Marker::new(c).unwrap();
+    let collection = Collection::new(&roots[..]).finalizable(&finalizable[..]);
+    let m = marker.collect(&g, &collection);
+    assert!(*m.bitmap == o.marked);
+    let report = m.report();
+    assert_eq!(report.live_objects(), o.objects);
+    assert_eq!(report.live_bytes(), 0);
+    assert!(report.live_by_type().is_empty());
+}
+
+#[test]
 fn a_heap_of_strong_slots_takes_one_step() {
     let g = Graph(
         (0..100)

@@ -145,9 +145,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let heap = self.phase.heap;
         let obj = obj_ref(w);
         let n = heap.slot_count(obj);
-        self.scanned.push(w);
-        if self.scanned.len() == ACCOUNT_BATCH {
-            self.account();
+        if self.count_live {
+            self.scanned.push(w);
+            if self.scanned.len() == ACCOUNT_BATCH {
+                self.account();
+            }
+        } else {
+            self.slot.record.stats.objects_scanned += 1;
         }
         if n > self.big_array {
             self.open_array::<W>(w, n);

@@ -67,6 +67,10 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     edge_depth: usize,
     /// Whether new grey objects go to the private stack first.
     private: bool,
+    /// Whether live objects are counted ([`MarkerConfig::count_live`]).
+    ///
+    /// [`MarkerConfig::count_live`]: crate::MarkerConfig::count_live
+    count_live: bool,
     /// Whether the heap has types (the live-object histogram is kept).
     typed: bool,
     /// Objects scanned and not yet counted live ([`Worker::account`]).
@@ -101,6 +105,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             edges: Fifo::new(),
             edge_depth: if c.prefetch > 0 { EDGE_DEPTH } else { 0 },
             private: c.private_work,
+            count_live: c.count_live,
             typed,
             scanned: Batch::new(),
             until_balance: c.balance_interval,
