@@ -28,7 +28,7 @@
 //! HotSpot layout, see [`hprof`](fn@crate::hprof)), rounded up to whole words and never
 //! smaller than header plus slots.
 //!
-//! Malformed input yields an [`ImportError`](crate::ImportError) naming the problem and its byte
+//! Malformed input yields an [`ImportError`] naming the problem and its byte
 //! offset; the importers never panic on any input.
 
 mod error;
