@@ -11,8 +11,20 @@ use strum::VariantNames;
 /// The most GC workers the tool accepts (the marker's own limit).
 pub const MAX_THREADS: usize = 1024;
 
+/// The message of a value parser for a negative value where a positive
+/// number is expected (clap is told to pass negative-looking values to the
+/// parsers, so that this reaches the user instead of "unexpected argument").
+fn negative(s: &str) -> Option<String> {
+    s.trim()
+        .starts_with('-')
+        .then(|| format!("`{}` is negative; the value must be positive", s.trim()))
+}
+
 /// Parses a worker count: 1 to [`MAX_THREADS`].
 pub fn threads(s: &str) -> Result<usize, String> {
+    if let Some(message) = negative(s) {
+        return Err(message);
+    }
     let n: usize = s
         .trim()
         .parse()
@@ -28,6 +40,9 @@ pub fn threads(s: &str) -> Result<usize, String> {
 
 /// Parses a run count: at least 1.
 pub fn runs(s: &str) -> Result<usize, String> {
+    if let Some(message) = negative(s) {
+        return Err(message);
+    }
     match s.trim().parse::<usize>() {
         Ok(0) => Err("at least one run is needed".into()),
         Ok(n) => Ok(n),
@@ -37,10 +52,37 @@ pub fn runs(s: &str) -> Result<usize, String> {
     }
 }
 
+/// Parses a whole number that may be zero (a warm-up count, a seed).
+pub fn whole<T: FromStr>(s: &str) -> Result<T, String> {
+    if let Some(message) = negative(s) {
+        return Err(format!("{message} or 0"));
+    }
+    s.trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number; give one such as 3"))
+}
+
+/// Parses a whole number of at least 1 (a degree, a branch, an interval).
+pub fn positive<T: FromStr + PartialEq + Default>(s: &str) -> Result<T, String> {
+    if let Some(message) = negative(s) {
+        return Err(message);
+    }
+    match s.trim().parse::<T>() {
+        Ok(v) if v == T::default() => Err("the value must be at least 1".into()),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!(
+            "`{s}` is not a whole number; give a positive one such as 4"
+        )),
+    }
+}
+
 /// Parses an object count: digits, optionally with `_` or `,` separators,
 /// and an optional suffix `k` (thousand), `M` (million) or `G` (billion),
 /// which may follow a decimal fraction (`2.5M`).
 pub fn count(s: &str) -> Result<u64, String> {
+    if let Some(message) = negative(s) {
+        return Err(message);
+    }
     let bad = || format!("`{s}` is not a count; give a number such as 1000000, 250k or 2.5M");
     let t: String = s
         .trim()
@@ -108,5 +150,25 @@ mod tests {
     fn run_counts() {
         assert_eq!(runs("1"), Ok(1));
         assert!(runs("0").is_err());
+    }
+
+    #[test]
+    fn negative_values_say_so() {
+        for message in [
+            count("-5").unwrap_err(),
+            threads("-2").unwrap_err(),
+            runs("-1").unwrap_err(),
+            positive::<u32>("-3").unwrap_err(),
+            whole::<usize>("-1").unwrap_err(),
+        ] {
+            assert!(message.contains("must be positive"), "{message}");
+        }
+    }
+
+    #[test]
+    fn whole_and_positive_numbers() {
+        assert_eq!(whole::<usize>("0"), Ok(0));
+        assert_eq!(positive::<u32>("4"), Ok(4));
+        assert!(positive::<u32>("0").unwrap_err().contains("at least 1"));
     }
 }

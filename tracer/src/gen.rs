@@ -36,20 +36,25 @@ pub struct GenArgs {
     #[arg(long, value_name = "N", value_parser = args::count)]
     pub objects: u64,
     /// Random seed: the same seed gives the same file, on every platform.
-    #[arg(long, value_name = "S", default_value_t = GenConfig::DEFAULT_SEED)]
+    #[arg(long, value_name = "S", default_value_t = GenConfig::DEFAULT_SEED, value_parser = args::whole::<u64>)]
     pub seed: u64,
     /// Fraction of the objects that are unreachable garbage, in [0, 1)
     /// [default: 0.2 for runtime, 0 otherwise].
     #[arg(long, value_name = "FRAC", value_parser = fraction)]
     pub garbage: Option<f64>,
     /// Reference slots per object (random, power-law).
-    #[arg(long, value_name = "D")]
+    #[arg(long, value_name = "D", value_parser = args::positive::<u32>)]
     pub degree: Option<u32>,
     /// Maximum branching B (dag).
-    #[arg(long, value_name = "B")]
+    #[arg(long, value_name = "B", value_parser = args::positive::<u32>)]
     pub branch: Option<u32>,
     /// Maximum depth D (dag) [default: the smallest that reaches N objects].
-    #[arg(long, value_name = "D", requires = "branch")]
+    #[arg(
+        long,
+        value_name = "D",
+        requires = "branch",
+        value_parser = args::positive::<u32>
+    )]
     pub depth: Option<u32>,
     /// The snapshot file to write.
     #[arg(short = 'o', long = "output", value_name = "FILE")]

@@ -59,7 +59,7 @@ pub struct MarkArgs {
     #[arg(long, value_name = "R", default_value_t = 10, value_parser = args::runs)]
     pub runs: usize,
     /// Unmeasured runs before the measured ones (warm caches and threads).
-    #[arg(long, value_name = "W", default_value_t = 2)]
+    #[arg(long, value_name = "W", default_value_t = 2, value_parser = args::whole::<usize>)]
     pub warmup: usize,
     /// Print one JSON object instead of the report.
     #[arg(long)]
