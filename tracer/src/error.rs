@@ -45,6 +45,15 @@ pub enum CliError {
         /// The library's reason.
         reason: String,
     },
+    /// A failure whose advice depends on the case (a foreign file format, a
+    /// truncated dump, an output that would destroy a file).
+    #[error("{message}")]
+    Advised {
+        /// What went wrong.
+        message: String,
+        /// What to do about it.
+        hint: String,
+    },
     /// Standard output's reader went away (`stealmark ... | head`): the
     /// command stops quietly and exits 0, as after a complete run.
     #[error("standard output was closed")]
@@ -84,6 +93,14 @@ impl CliError {
         }
     }
 
+    /// A failure with its own advice `hint`.
+    pub fn advised(message: impl Into<String>, hint: impl Into<String>) -> CliError {
+        CliError::Advised {
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+
     /// The process exit code for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
@@ -111,6 +128,7 @@ impl CliError {
             CliError::Snapshot { .. } => Some(
                 "regenerate it with `stealmark gen` or `stealmark import`; `stealmark info FILE` checks a file".into(),
             ),
+            CliError::Advised { hint, .. } => Some(hint.clone()),
             CliError::Failed { .. } | CliError::StdoutClosed => None,
         }
     }

@@ -14,8 +14,8 @@ use stealmark_heap::{generate, GenConfig, GenError, GenInfo, Shape, SnapshotWrit
 
 use crate::args;
 use crate::error::{CliError, CliResult};
-use crate::heapfile::partial_path;
 use crate::output::{self, outln};
+use crate::partial::partial_path;
 use crate::progress::Progress;
 
 /// Arguments of `stealmark gen`.
@@ -152,13 +152,5 @@ mod tests {
         assert!(fraction("1").is_err());
         assert!(fraction("-0.1").is_err());
         assert!(fraction("NaN").is_err());
-    }
-
-    #[test]
-    fn partial_file_sits_beside_the_output() {
-        assert_eq!(
-            partial_path(Path::new("/a/b/heap.smk"), ".partial"),
-            Path::new("/a/b/heap.smk.partial")
-        );
     }
 }
