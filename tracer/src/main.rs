@@ -13,6 +13,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod args;
 mod bench;
+mod cputime;
 mod demo;
 mod error;
 mod gen;
