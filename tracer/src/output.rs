@@ -54,15 +54,17 @@ macro_rules! outln {
 pub(crate) use {out, outln};
 
 /// Writes `value` to standard output as one pretty-printed JSON document,
-/// with every time in milliseconds: each number under a key ending in `_ns`
-/// (the engine's counters, the per-run samples) is converted and its key
-/// renamed to end in `_ms`, and an object document says so with
-/// `"time_unit": "ms"`.
+/// with every wall or CPU time in milliseconds: each number under a key
+/// ending in `_ns` (the engine's counters, the per-run samples) is
+/// converted and its key renamed to end in `_ms`, and a document with such
+/// times says so with `"time_unit": "ms"` (the models' documents, whose
+/// times are simulated steps, have none).
 pub fn print_json<T: Serialize>(value: &T) -> CliResult {
     let mut doc =
         serde_json::to_value(value).map_err(|e| CliError::failed("writing the JSON report", e))?;
     in_milliseconds(&mut doc);
-    if let serde_json::Value::Object(map) = &mut doc {
+    let timed = has_ms_key(&doc);
+    if let (serde_json::Value::Object(map), true) = (&mut doc, timed) {
         map.insert("time_unit".into(), "ms".into());
     }
     let text = serde_json::to_string_pretty(&doc)
@@ -100,6 +102,17 @@ fn in_milliseconds(value: &mut serde_json::Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(in_milliseconds),
         _ => {}
+    }
+}
+
+/// Whether a key at any depth of `value` ends in `_ms`.
+fn has_ms_key(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.iter().any(|(k, v)| k.ends_with("_ms") || has_ms_key(v))
+        }
+        serde_json::Value::Array(items) => items.iter().any(has_ms_key),
+        _ => false,
     }
 }
 
@@ -404,6 +417,8 @@ mod tests {
         // The key keeps its place.
         let keys: Vec<&String> = doc["per_run"][0].as_object().unwrap().keys().collect();
         assert_eq!(keys, ["pause_ms", "user_ms", "marked_objects"]);
+        assert!(has_ms_key(&doc));
+        assert!(!has_ms_key(&serde_json::json!({"steps": [{"load": 3}]})));
     }
 
     #[test]
