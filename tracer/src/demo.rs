@@ -104,7 +104,13 @@ pub fn run(args: DemoArgs) -> CliResult {
         let rounds = (left_s / round_s).floor() as usize;
         rounds.saturating_sub(1).clamp(MIN_RUNS, RUNS)
     });
-    let result = bench::run_matrix(&heap, roots, &configs, runs)?;
+    let result = bench::run_matrix(
+        &heap,
+        roots,
+        &configs,
+        &MarkerConfig::with_workers(ncpu),
+        runs,
+    )?;
     for r in &result.results {
         if r.marked_objects != oracle.objects {
             return Err(CliError::failed(
@@ -136,7 +142,10 @@ pub fn run(args: DemoArgs) -> CliResult {
         output::count(oracle.objects),
         output::bytes(oracle.bytes)
     )?;
-    out!("\n{}\n", bench::table(&result, false).render(Format::Table))?;
+    out!(
+        "\n{}\n",
+        bench::table(&result, false, Format::Table).render(Format::Table)
+    )?;
     outln!(
         "sequential oracle (depth-first, no prefetch): p50 {} ms",
         output::ms(oracle_p50)
