@@ -21,10 +21,20 @@ pub struct Buffer {
 }
 
 impl Buffer {
-    /// Allocates a zeroed array of `capacity` slots (a power of two) on the
-    /// heap and leaks it as a raw pointer; [`Buffer::free`] takes it back.
+    /// Allocates a zeroed array of `capacity` slots on the heap and leaks it
+    /// as a raw pointer; [`Buffer::free`] takes it back.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is not a power of two (zero included). This is a real
+    /// assertion, not a debug one: `slot` indexes without a bounds check
+    /// through `mask = capacity - 1`, so a zero capacity (an overflowed
+    /// `next_power_of_two` in a release build) would index an empty slice.
     pub(crate) fn alloc(capacity: usize) -> *mut Buffer {
-        debug_assert!(capacity.is_power_of_two());
+        assert!(
+            capacity.is_power_of_two(),
+            "deque array capacity {capacity} is not a power of two"
+        );
         let slots = (0..capacity).map(|_| AtomicUsize::new(0)).collect();
         Box::into_raw(Box::new(Buffer {
             mask: capacity - 1,

@@ -87,9 +87,12 @@ const OWNER_BIT: u64 = 1 << 33;
 const TAG_SHIFT: u32 = 34;
 const TAG_MASK: u64 = (1 << 30) - 1;
 
-/// The largest array a StealHalf deque may grow to: indices are kept modulo
-/// 2^28 in the steal-range word, so live indices must stay within 2^27 of
-/// each other. A push beyond it panics (2^27 words is 1 GiB per deque).
+/// The most items a StealHalf deque holds, and the largest array it grows
+/// to: indices are kept modulo 2^28 in the steal-range word, so live
+/// indices must stay within 2^27 of each other (`dist` reads a distance of
+/// exactly 2^27 as positive). A push into a full deque of `MAX_CAPACITY`
+/// items panics and leaves the deque unchanged; a `steal_half` into it moves
+/// only what fits (2^27 words is 1 GiB per deque).
 pub const MAX_CAPACITY: usize = 1 << (TOP_BITS - 1);
 
 /// A pop shrinks the array when fewer than `capacity / SHRINK_FACTOR` items
@@ -166,11 +169,14 @@ impl Range {
     }
 }
 
-/// `a - b` for logical indices within 2^27 of each other, given modulo 2^28
-/// (either may be a full index).
+/// `a - b` for logical indices given modulo 2^28 (either may be a full
+/// index), in `(-2^27, 2^27]`. A full deque has `bottom - top` equal to
+/// `MAX_CAPACITY = 2^27`, which must read as positive: reading it as
+/// `-2^27` made the owner re-arm a full deque with a length of about 2^64.
+/// Negative distances are small: a thief's `bottom` below its new `top`.
 fn dist(a: usize, b: usize) -> isize {
     let d = (a.wrapping_sub(b) as u64 & TOP_MASK) as isize;
-    if d >= 1 << (TOP_BITS - 1) {
+    if d > 1 << (TOP_BITS - 1) {
         d - (1 << TOP_BITS)
     } else {
         d
@@ -282,15 +288,18 @@ fn check_invariant(range_len: usize, deque_len: usize) {
 }
 
 /// Grows `buffer` to hold `needed` items, copying `[top, bottom)`.
+///
+/// # Panics
+///
+/// If `needed > MAX_CAPACITY`, before changing anything.
 #[cold]
 #[inline(never)]
 fn grow<R: Reclaim>(buffer: &SharedBuffer<R>, top: usize, bottom: usize, needed: usize) -> &Buffer {
-    let capacity = needed.next_power_of_two();
     assert!(
-        capacity <= MAX_CAPACITY,
+        needed <= MAX_CAPACITY,
         "StealHalf deque would exceed its maximum capacity of {MAX_CAPACITY} items"
     );
-    buffer.replace(capacity, top as isize, bottom as isize)
+    buffer.replace(needed.next_power_of_two(), top as isize, bottom as isize)
 }
 
 impl<R: Reclaim> StealHalfOwner<R> {
@@ -661,11 +670,19 @@ impl<R: Reclaim> crate::Thief for StealHalfThief<R> {
     /// Takes the whole steal range with one CAS, copying it straight into
     /// `dest`: between an eighth and a quarter of the victim's items when the
     /// owner armed the range, up to half of them when a thief did.
+    ///
+    /// Moves at most what `dest` can still hold (`MAX_CAPACITY` items in
+    /// all), and nothing, as `Empty`, into a full `dest`.
     fn steal_half(&self, dest: &mut StealHalfOwner<R>, stats: &mut ThiefStats) -> Steal<usize> {
         if Arc::ptr_eq(&self.inner, &dest.inner) {
             return Steal::Empty;
         }
-        let result = self.claim(usize::MAX, stats, |buffer, top, count| {
+        // `dest`'s own thieves only shrink it, so this room only grows.
+        let room = MAX_CAPACITY - crate::Owner::len(dest);
+        if room == 0 {
+            return Steal::Empty;
+        }
+        let result = self.claim(room, stats, |buffer, top, count| {
             let base = dest.bottom;
             let target = dest.reserve(count);
             for i in 0..count {
