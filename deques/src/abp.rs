@@ -196,10 +196,18 @@ impl crate::Owner for AbpOwner {
                 .compare_exchange(old.0, new.0, Ordering::SeqCst, Ordering::Acquire)
                 .is_ok()
             {
+                hit!(AbpLastItemWon);
+                if old.tag() == u32::MAX {
+                    hit!(AbpTagWrapped);
+                }
                 self.stats.cas_succeeded += 1;
                 self.stats.pops += 1;
                 return Some(item);
             }
+            hit!(AbpLastItemLost);
+        }
+        if old.tag() == u32::MAX {
+            hit!(AbpTagWrapped);
         }
         // A thief took the last item. Release: pairs with the acquire load of
         // `age` in `steal`; no thief can CAS `old` any more (the tag moved).
@@ -249,6 +257,7 @@ impl crate::Thief for AbpThief {
                 Steal::Success(item)
             }
             Err(_) => {
+                hit!(AbpStealAborted);
                 stats.steal_aborts += 1;
                 Steal::Abort
             }

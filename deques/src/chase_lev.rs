@@ -169,6 +169,9 @@ impl<R: Reclaim> ChaseLevOwner<R> {
             buf = inner.buffer.replace(buf.capacity() * 2, t, b);
         }
         buf.write(b, item);
+        if b == isize::MAX {
+            hit!(ClIndexWrapped);
+        }
         // Release: pairs with the acquire load of `bottom` in `steal`; a thief
         // that sees the new bottom sees the slot (and the array holding it).
         fence(Ordering::Release);
@@ -224,9 +227,11 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
             // thief's), so restoring `bottom == top` exposes no item.
             inner.bottom.store(b.wrapping_add(1), Ordering::Relaxed);
             if !won {
+                hit!(ClLastItemLost);
                 self.shrink_emptied(buf.capacity(), b.wrapping_add(1));
                 return None;
             }
+            hit!(ClLastItemWon);
             self.stats.cas_succeeded += 1;
             // Now empty at `top == bottom == b + 1`.
             self.maybe_shrink(buf.capacity(), 0, b.wrapping_add(1), b.wrapping_add(1));
@@ -273,7 +278,7 @@ impl<R: Reclaim> ChaseLevThief<R> {
             return Steal::Empty;
         }
         let buf = inner.buffer.thief_load(&guard);
-        let item = buf.read(t);
+        let item = buf.thief_read(t);
         stats.cas_attempted += 1;
         // SeqCst: totally ordered with the other CASes on `top` (owner's last
         // item race, other thieves). Relaxed on failure: we discard `item`.
@@ -282,12 +287,17 @@ impl<R: Reclaim> ChaseLevThief<R> {
             .compare_exchange(t, t.wrapping_add(1), Ordering::SeqCst, Ordering::Relaxed)
         {
             Ok(_) => {
+                #[cfg(loom)]
+                if buf.is_retired() {
+                    hit!(ClStealFromRetiredArray);
+                }
                 stats.cas_succeeded += 1;
                 stats.steal_successes += 1;
                 stats.items_stolen += 1;
                 Steal::Success(item)
             }
             Err(_) => {
+                hit!(ClStealAborted);
                 stats.steal_aborts += 1;
                 Steal::Abort
             }

@@ -124,7 +124,19 @@
 
 #![cfg_attr(not(loom), warn(missing_docs))]
 
+/// Counts a hit of the named [`coverage::Branch`] under `--cfg loom`;
+/// expands to nothing otherwise.
+macro_rules! hit {
+    ($branch:ident) => {
+        #[cfg(loom)]
+        $crate::coverage::hit($crate::coverage::Branch::$branch);
+    };
+}
+
 mod buffer;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod coverage;
 mod handle;
 mod kind;
 mod stats;

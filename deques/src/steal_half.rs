@@ -344,6 +344,9 @@ impl<R: Reclaim> StealHalfOwner<R> {
     #[cold]
     #[inline(never)]
     fn rearm(&mut self, mut seen: Range) {
+        if seen != self.prev {
+            hit!(ShRearmAfterSteal);
+        }
         loop {
             let top = self.full_top(seen);
             let len = self.bottom.wrapping_sub(top);
@@ -361,11 +364,17 @@ impl<R: Reclaim> StealHalfOwner<R> {
             ) {
                 Ok(_) => {
                     self.stats.cas_succeeded += 1;
+                    if seen.tag() == TAG_MASK {
+                        hit!(ShTagWrapped);
+                    }
                     self.set_prev(new, top);
                     check_invariant(new.len(), len);
                     return;
                 }
-                Err(current) => seen = Range(current),
+                Err(current) => {
+                    hit!(ShRearmRetried);
+                    seen = Range(current);
+                }
             }
         }
     }
@@ -452,6 +461,7 @@ impl<R: Reclaim> StealHalfOwner<R> {
             let top = self.full_top(word);
             let len = b.wrapping_sub(top);
             if len == 0 {
+                hit!(ShPopFoundEmptied);
                 // Thieves took everything: restore `bottom == top`. Relaxed:
                 // pairs with nothing; a thief that reads the older `j` only
                 // sees less room.
@@ -478,6 +488,9 @@ impl<R: Reclaim> StealHalfOwner<R> {
             ) {
                 Ok(_) => {
                     self.stats.cas_succeeded += 1;
+                    if word.tag() == TAG_MASK {
+                        hit!(ShTagWrapped);
+                    }
                     self.set_prev(new, if len == 1 { b } else { top });
                     check_invariant(new.len(), len - 1);
                     let item = self.inner.buffer.owner_load().read(j as isize);
@@ -492,7 +505,10 @@ impl<R: Reclaim> StealHalfOwner<R> {
                     self.maybe_shrink(if len == 1 { b } else { top }, len - 1);
                     return Some(item);
                 }
-                Err(current) => word = Range(current),
+                Err(current) => {
+                    hit!(ShPopCasRetried);
+                    word = Range(current);
+                }
             }
         }
     }
@@ -519,6 +535,9 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
             buffer = grow(&self.inner.buffer, top, b, len + 1);
         }
         buffer.write(b as isize, item);
+        if b == usize::MAX {
+            hit!(ShIndexWrapped);
+        }
         // Release: pairs with the acquire load of `bottom` in a steal, which
         // may use this bottom as its limit and so must see the slot.
         self.inner
@@ -559,6 +578,7 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
                 // No steal since our last write, and `j` is at or above the
                 // floor `top + 2 * len` that every thief stays under: the
                 // item is ours without a CAS.
+                hit!(ShPopWithoutCas);
                 check_invariant(word.len(), len - 1);
                 let item = inner.buffer.owner_load().read(j as isize);
                 self.bottom = j;
@@ -648,6 +668,7 @@ impl<R: Reclaim> StealHalfThief<R> {
                 Steal::Success((count, copied))
             }
             Err(_) => {
+                hit!(ShStealAborted);
                 stats.steal_aborts += 1;
                 Steal::Abort
             }
@@ -660,7 +681,7 @@ impl<R: Reclaim> crate::Thief for StealHalfThief<R> {
 
     #[inline]
     fn steal(&self, stats: &mut ThiefStats) -> Steal<usize> {
-        match self.claim(1, stats, |buffer, top, _| buffer.read(top as isize)) {
+        match self.claim(1, stats, |buffer, top, _| buffer.thief_read(top as isize)) {
             Steal::Success((_, item)) => Steal::Success(item),
             Steal::Empty => Steal::Empty,
             Steal::Abort => Steal::Abort,
@@ -688,7 +709,7 @@ impl<R: Reclaim> crate::Thief for StealHalfThief<R> {
             for i in 0..count {
                 target.write(
                     base.wrapping_add(i) as isize,
-                    buffer.read(top.wrapping_add(i) as isize),
+                    buffer.thief_read(top.wrapping_add(i) as isize),
                 );
             }
         });
