@@ -135,11 +135,18 @@ impl AbpOwner {
         if b == self.inner.slots.len() {
             return Err(item);
         }
-        // Relaxed: published by the release store of `bottom` below.
+        // Relaxed: published by the release fence below.
         self.inner.slot(b).store(item, Ordering::Relaxed);
-        // Release: pairs with the acquire load of `bottom` in `steal`, so a
-        // thief that sees the new bottom sees the slot.
-        self.inner.bottom.store(b + 1, Ordering::Release);
+        // Release fence: pairs with the acquire load of `bottom` in `steal`,
+        // so a thief that sees the new bottom sees the slot. A fence rather
+        // than a release store, as in Lê et al.'s Chase-Lev: it also publishes
+        // the slots to a thief whose acquire load reads a later relaxed store
+        // of `bottom` (a pop's decrement or restore), which a release store
+        // would not, as a release sequence no longer includes its thread's
+        // later stores (C++20).
+        fence(Ordering::Release);
+        // Relaxed: published by the fence above.
+        self.inner.bottom.store(b + 1, Ordering::Relaxed);
         self.bottom = b + 1;
         Ok(())
     }

@@ -410,8 +410,16 @@ impl<R: Reclaim> StealHalfOwner<R> {
         } else {
             check_invariant(self.prev.len(), old_len + count);
         }
-        // Release: pairs with the acquire load of `bottom` by thieves.
-        self.inner.bottom.store(self.bottom, Ordering::Release);
+        // Release fence: pairs with the acquire load of `bottom` by thieves,
+        // publishing the slots the steal wrote. A fence rather than a release
+        // store, as in Lê et al.'s Chase-Lev: it also publishes the slots to a
+        // thief whose acquire load reads a later relaxed store of `bottom` (a
+        // pop's decrement or restore), which a release store would not, as a
+        // release sequence no longer includes its thread's later stores
+        // (C++20).
+        fence(Ordering::Release);
+        // Relaxed: published by the fence above.
+        self.inner.bottom.store(self.bottom, Ordering::Relaxed);
     }
 
     /// Shrinks the array after a pop that left `len` items from `top`.
@@ -538,11 +546,18 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
         if b == usize::MAX {
             hit!(ShIndexWrapped);
         }
-        // Release: pairs with the acquire load of `bottom` in a steal, which
-        // may use this bottom as its limit and so must see the slot.
+        // Release fence: pairs with the acquire load of `bottom` in a steal,
+        // which may use this bottom as its limit and so must see the slot. A
+        // fence rather than a release store, as in Lê et al.'s Chase-Lev: it
+        // also publishes the slots to a thief whose acquire load reads a later
+        // relaxed store of `bottom` (a pop's decrement or restore), which a
+        // release store would not, as a release sequence no longer includes
+        // its thread's later stores (C++20).
+        fence(Ordering::Release);
+        // Relaxed: published by the fence above.
         self.inner
             .bottom
-            .store(b.wrapping_add(1), Ordering::Release);
+            .store(b.wrapping_add(1), Ordering::Relaxed);
         self.bottom = b.wrapping_add(1);
         self.stats.pushes += 1;
         if word != self.prev || len + 1 >= self.prev_grow {
