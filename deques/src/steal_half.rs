@@ -224,6 +224,8 @@ fn new<R: Reclaim>(capacity: usize) -> (StealHalfOwner<R>, StealHalfThief<R>) {
         range: CachePadded::new(AtomicU64::new(prev.0)),
         bottom: CachePadded::new(AtomicUsize::new(0)),
         buffer: CachePadded::new(SharedBuffer::new(min_capacity)),
+        #[cfg(loom)]
+        last_thief: std::sync::Mutex::new(None),
     });
     let owner = StealHalfOwner {
         inner: Arc::clone(&inner),
@@ -245,6 +247,10 @@ struct Inner<R: Reclaim> {
     /// One past the youngest item (a full, wrapping index); owner writes.
     bottom: CachePadded<AtomicUsize>,
     buffer: CachePadded<SharedBuffer<R>>,
+    /// Under loom: the thread of the last successful steal, to count steals
+    /// chained across two thief threads (`coverage`).
+    #[cfg(loom)]
+    last_thief: std::sync::Mutex<Option<loom::thread::ThreadId>>,
 }
 
 /// The owner handle of a StealHalf deque.
@@ -438,9 +444,10 @@ impl<R: Reclaim> StealHalfOwner<R> {
     /// peak array until the owner next pops a real item. Only on the slow
     /// path, and the resize copies nothing.
     ///
-    /// Only while the steal range is empty (which it should always be here,
-    /// by rule 3 in `docs/design.md`; the check keeps the shrink safe
-    /// without relying on that): then no thief can claim anything until our
+    /// Only while the steal range is empty (which it is here: `pop_slow` has
+    /// just replaced the last thief's range of one slot with an empty word
+    /// of ours; the check keeps the shrink safe without relying on that):
+    /// then no thief can claim anything until our
     /// next CAS on the word, which comes after the resize (a push writes to
     /// the new array, then re-arms), so a thief that can claim loads the new
     /// array (its acquire load of the word pairs with that CAS).
@@ -474,6 +481,33 @@ impl<R: Reclaim> StealHalfOwner<R> {
                 // pairs with nothing; a thief that reads the older `j` only
                 // sees less room.
                 self.inner.bottom.store(b, Ordering::Relaxed);
+                // The last thief left a range of one slot at `b` (a thief
+                // never leaves an empty range, see `claim`). Take the word
+                // back with an empty one of ours, so that our next pops see
+                // `prev_top == b` and return at once, and the array may
+                // shrink. No thief can claim meanwhile: `bottom` stays at
+                // most `b` while this word is current (a push would re-arm
+                // first), and a claim takes only items below the `bottom`
+                // it reads; so the CAS can only fail if the word changed
+                // anyway, and then we try again with the new one.
+                while word.len() != 0 {
+                    let new = Range::new(word.tag() + 1, b, 0, true);
+                    self.stats.cas_attempted += 1;
+                    // SeqCst on success, Acquire on failure: as in `rearm`.
+                    match self.inner.range.compare_exchange(
+                        word.0,
+                        new.0,
+                        Ordering::SeqCst,
+                        Ordering::Acquire,
+                    ) {
+                        Ok(_) => {
+                            self.stats.cas_succeeded += 1;
+                            self.set_prev(new, b);
+                            word = new;
+                        }
+                        Err(current) => word = Range(current),
+                    }
+                }
                 self.shrink_emptied(word, b);
                 return None;
             }
@@ -626,6 +660,15 @@ impl<R: Reclaim> StealHalfThief<R> {
     /// Claims up to `max` items of the steal range with one CAS. `copy`
     /// receives the array, the top index and the count, and copies the items
     /// out before the CAS (a successful CAS proves the copy current).
+    ///
+    /// A claim takes only items below the `bottom` it reads after its fence,
+    /// and it never leaves an empty range behind: when it sees no item above
+    /// its new top it leaves a range of one slot there, which the next claim
+    /// takes as soon as the owner pushes an item into it. An empty range
+    /// with items below `bottom` would make those items unstealable until
+    /// the owner next pushes or pops, which a marker working from a private
+    /// stack may not do for a long time (see `docs/design.md`, "an empty
+    /// range while items remain").
     #[inline]
     fn claim<X>(
         &self,
@@ -648,19 +691,35 @@ impl<R: Reclaim> StealHalfThief<R> {
         // Acquire: pairs with the release store of `bottom` in `push` and
         // `commit`: the slots below it are visible.
         let bottom = inner.bottom.load(Ordering::Acquire);
-        let count = range_len.min(max);
+        #[cfg(test)]
+        tests::run_claim_hook();
         let top = word.top();
+        // Only items below the bottom we read: the range may reach past it
+        // (a range of one slot left at the bottom by a thief, or one that
+        // `commit` armed before publishing its bottom). Below it, every slot
+        // was written before that bottom was released.
+        let wanted = range_len.min(max);
+        let count = wanted.min(dist(bottom, top).max(0) as usize);
+        if count == 0 {
+            return Steal::Empty;
+        }
+        if count < wanted {
+            hit!(ShClaimClamped);
+        }
         let new_top = top.wrapping_add(count);
         // Room for the new range: below the bottom we read, and, if the owner
         // wrote this word, below its floor `top + 2 * range_len`, which the
         // owner may pop down to without a CAS while the word is unchanged.
         // Thieves keep a range of at most half of the items they saw; under
-        // an owner's word, it also ends at or below the owner's floor.
+        // an owner's word, it also ends at or below the owner's floor. With
+        // no item seen above `new_top`, the range is the one slot there: it
+        // ends at `top + count + 1 <= top + 2 * range_len`, the floor.
         let seen = dist(bottom, new_top).max(0) as usize;
+        let thief_len = target_len(seen).max(1);
         let new_len = if word.by_owner() {
-            target_len(seen).min(floor_power_of_two(2 * range_len - count))
+            thief_len.min(floor_power_of_two(2 * range_len - count))
         } else {
-            target_len(seen)
+            thief_len
         };
         let new = Range::new(word.tag(), new_top, new_len, false);
         let buffer = inner.buffer.thief_load(&guard);
@@ -677,6 +736,8 @@ impl<R: Reclaim> StealHalfThief<R> {
                 // `word` was current from our load to the CAS, so `bottom`
                 // was read while it was: the paper's invariant holds for it.
                 check_invariant(new_len, seen);
+                #[cfg(loom)]
+                self.count_success(word, count, seen, max > 1, buffer);
                 stats.cas_succeeded += 1;
                 stats.steal_successes += 1;
                 stats.items_stolen += count as u64;
@@ -687,6 +748,25 @@ impl<R: Reclaim> StealHalfThief<R> {
                 stats.steal_aborts += 1;
                 Steal::Abort
             }
+        }
+    }
+
+    /// Under loom: counts the branches a successful claim reached.
+    #[cfg(loom)]
+    fn count_success(&self, word: Range, count: usize, seen: usize, batch: bool, buffer: &Buffer) {
+        let me = loom::thread::current().id();
+        let previous = self.inner.last_thief.lock().unwrap().replace(me);
+        if !word.by_owner() && count >= 2 && previous.is_some_and(|p| p != me) {
+            hit!(ShChainedStealOfSeveral);
+        }
+        if seen == 0 {
+            hit!(ShOptimisticRange);
+        }
+        if batch && buffer.is_retired() {
+            hit!(ShStealHalfFromRetiredArray);
+        }
+        if (word.top() as u64 + count as u64) > TOP_MASK {
+            hit!(ShTopFieldWrapped);
         }
     }
 }
@@ -748,12 +828,79 @@ impl<R: Reclaim> crate::Thief for StealHalfThief<R> {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(not(loom))]
     use crate::{Owner, Thief};
+    use std::cell::RefCell;
+
+    thread_local! {
+        /// Runs inside `claim` between the thief's load of `bottom` and its
+        /// CAS, on the stealing thread: a deterministic interleaving.
+        static CLAIM_HOOK: RefCell<Option<Box<dyn FnMut()>>> = RefCell::new(None);
+    }
+
+    /// Runs the claim hook, if one is set (test builds only).
+    pub(super) fn run_claim_hook() {
+        if let Some(mut hook) = CLAIM_HOOK.with(|h| h.borrow_mut().take()) {
+            hook();
+        }
+    }
+
+    /// Runs `hook` once, inside the next claim on this thread, between its
+    /// load of `bottom` and its CAS.
+    #[cfg(not(loom))]
+    fn on_next_claim(hook: impl FnMut() + 'static) {
+        CLAIM_HOOK.with(|h| *h.borrow_mut() = Some(Box::new(hook)));
+    }
+
+    /// Item 2 of the reliability issue: a thief reads `bottom` just before a
+    /// push that still sees the owner's word (so the push does not re-arm),
+    /// and then takes the last item it saw. It used to leave an empty range
+    /// behind although an item remained: `Thief::len` said 1 and every steal
+    /// said `Empty` until the owner's next push or pop.
+    #[test]
+    #[cfg(not(loom))]
+    fn a_steal_racing_a_push_leaves_the_pushed_item_stealable() {
+        let (owner, thief) = StealHalf::with_capacity(2);
+        let owner = std::rc::Rc::new(RefCell::new(owner));
+        owner.borrow_mut().push(1).unwrap();
+        let pusher = std::rc::Rc::clone(&owner);
+        on_next_claim(move || {
+            // The push sees its own word: one item, range [0, 1), and the
+            // length 2 is below the next re-arm point (8).
+            pusher.borrow_mut().push(2).unwrap();
+            assert_eq!(pusher.borrow().stats().cas_attempted, 1);
+        });
+        let mut stats = ThiefStats::default();
+        assert_eq!(thief.steal(&mut stats), Steal::Success(1));
+        let mut owner = owner.borrow_mut();
+        assert_eq!((owner.len(), thief.len()), (1, 1));
+        // The owner does nothing more with its deque (a marker working from
+        // its private stack): the item must still be stealable.
+        assert_eq!(owner.steal_range_len(), 1);
+        assert_eq!(thief.steal(&mut stats), Steal::Success(2));
+        // That steal saw no item above it and left the one slot at the
+        // bottom stealable; with no item there a claim takes nothing (it
+        // would read a slot nobody wrote).
+        assert_eq!(owner.steal_range_len(), 1);
+        assert_eq!(thief.steal(&mut stats), Steal::Empty);
+        let (mut dest, _) = StealHalf::with_capacity(2);
+        assert_eq!(thief.steal_half(&mut dest, &mut stats), Steal::Empty);
+        // The owner's next pop takes the range back (one CAS), so that its
+        // later pops return at once.
+        assert_eq!(owner.pop(), None);
+        assert_eq!(owner.steal_range_len(), 0);
+        assert_eq!(owner.stats().cas_attempted, 2);
+        assert_eq!(owner.pop(), None);
+        assert_eq!(owner.stats().cas_attempted, 2);
+        owner.push(3).unwrap();
+        assert_eq!(thief.steal(&mut stats), Steal::Success(3));
+    }
 
     #[test]
+    #[cfg(not(loom))]
     fn range_word_round_trips() {
         let r = Range::new(TAG_MASK + 5, (1 << 28) + 17, 1 << 20, false);
         assert_eq!(
@@ -767,6 +914,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(loom))]
     fn target_len_is_between_a_quarter_and_a_half() {
         for n in 1..1000 {
             let l = target_len(n);
@@ -784,6 +932,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(loom))]
     fn steal_one_and_half() {
         let (mut o, t) = StealHalf::with_capacity(2);
         let (mut d, _) = StealHalf::with_capacity(2);
