@@ -50,9 +50,16 @@ impl WorkDeque for Abp {
     /// Creates a deque of exactly `capacity` slots (at least 1, at most
     /// [`MAX_CAPACITY`]).
     fn with_capacity(capacity: usize) -> (AbpOwner, AbpThief) {
+        Abp::with_capacity_near_wrap(capacity, 0)
+    }
+
+    /// Starts the tag `before_wrap` resets before it wraps; ABP's indices
+    /// reset to 0 whenever the deque empties and never wrap.
+    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (AbpOwner, AbpThief) {
         let capacity = capacity.clamp(1, MAX_CAPACITY);
+        let tag = 0u32.wrapping_sub(before_wrap as u32);
         let inner = Arc::new(Inner {
-            age: CachePadded::new(AtomicU64::new(Age::new(0, 0).0)),
+            age: CachePadded::new(AtomicU64::new(Age::new(tag, 0).0)),
             bottom: CachePadded::new(AtomicUsize::new(0)),
             slots: (0..capacity).map(|_| AtomicUsize::new(0)).collect(),
         });

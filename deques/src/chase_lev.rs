@@ -61,8 +61,15 @@ impl WorkDeque for ChaseLev {
     type Thief = ChaseLevThief<Epoch>;
     const KIND: DequeKind = DequeKind::ChaseLev;
 
+    /// # Panics
+    ///
+    /// If `capacity` rounded up to a power of two overflows `usize`.
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity)
+        new(capacity, 0)
+    }
+
+    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (Self::Owner, Self::Thief) {
+        new(capacity, isize::MIN.wrapping_sub_unsigned(before_wrap))
     }
 }
 
@@ -71,16 +78,31 @@ impl WorkDeque for ChaseLevQuiescent {
     type Thief = ChaseLevThief<Quiescent>;
     const KIND: DequeKind = DequeKind::ChaseLevQuiescent;
 
+    /// # Panics
+    ///
+    /// If `capacity` rounded up to a power of two overflows `usize`.
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity)
+        new(capacity, 0)
+    }
+
+    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (Self::Owner, Self::Thief) {
+        new(capacity, isize::MIN.wrapping_sub_unsigned(before_wrap))
     }
 }
 
-fn new<R: Reclaim>(capacity: usize) -> (ChaseLevOwner<R>, ChaseLevThief<R>) {
-    let min_capacity = capacity.max(2).next_power_of_two();
+/// A deque whose indices start at `start` (0, or a few pushes before
+/// `bottom` wraps from `isize::MAX` to `isize::MIN`: see
+/// `WorkDeque::with_capacity_near_wrap`).
+fn new<R: Reclaim>(capacity: usize, start: isize) -> (ChaseLevOwner<R>, ChaseLevThief<R>) {
+    // `next_power_of_two` wraps to 0 in a release build when it overflows,
+    // and a zero-slot array must never be made.
+    let min_capacity = capacity
+        .max(2)
+        .checked_next_power_of_two()
+        .unwrap_or_else(|| panic!("Chase-Lev deque capacity {capacity} overflows usize"));
     let inner = Arc::new(Inner {
-        top: CachePadded::new(AtomicIsize::new(0)),
-        bottom: CachePadded::new(AtomicIsize::new(0)),
+        top: CachePadded::new(AtomicIsize::new(start)),
+        bottom: CachePadded::new(AtomicIsize::new(start)),
         buffer: CachePadded::new(SharedBuffer::new(min_capacity)),
     });
     let owner = ChaseLevOwner {
@@ -166,7 +188,13 @@ impl<R: Reclaim> ChaseLevOwner<R> {
         let t = inner.top.load(Ordering::Acquire);
         let mut buf = inner.buffer.owner_load();
         if b.wrapping_sub(t) as usize >= buf.capacity() {
-            buf = inner.buffer.replace(buf.capacity() * 2, t, b);
+            // The length is below `isize::MAX`, so this never overflows; a
+            // real assertion all the same (see `Buffer::alloc`).
+            let doubled = buf
+                .capacity()
+                .checked_mul(2)
+                .expect("Chase-Lev deque capacity overflow");
+            buf = inner.buffer.replace(doubled, t, b);
         }
         buf.write(b, item);
         if b == isize::MAX {

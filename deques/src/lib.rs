@@ -189,6 +189,24 @@ pub trait WorkDeque: 'static {
     /// Creates a deque. `capacity` is the fixed capacity of bounded deques and
     /// the initial capacity of growable ones (rounded up to a power of two).
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief);
+
+    /// A test hook: like [`with_capacity`](WorkDeque::with_capacity), but
+    /// every index and tag that wraps around starts `before_wrap` steps
+    /// before its wrap point, so that tests and loom models reach the wraps
+    /// in a few operations: the logical indices of the growable deques wrap
+    /// after `before_wrap` pushes (StealHalf's 28-bit `top` field and full
+    /// index, Chase-Lev's `isize` indices, the idempotent deque's 32-bit
+    /// head and full index), and the tags after `before_wrap` tag bumps
+    /// (StealHalf's owner CASes, ABP's resets to index 0, the idempotent
+    /// deque's owner stores). Kinds with nothing that wraps (`locked`,
+    /// `crossbeam`) ignore it. Every value is valid: a deque starts in a
+    /// consistent state wherever its counters start, and behaves as one made
+    /// by `with_capacity`.
+    #[doc(hidden)]
+    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (Self::Owner, Self::Thief) {
+        let _ = before_wrap;
+        Self::with_capacity(capacity)
+    }
 }
 
 /// The owner's end of a deque: push and pop at the bottom.

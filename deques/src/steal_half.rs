@@ -115,7 +115,11 @@ impl WorkDeque for StealHalf {
     const KIND: DequeKind = DequeKind::StealHalf;
 
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity)
+        new(capacity, 0)
+    }
+
+    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (Self::Owner, Self::Thief) {
+        new(capacity, before_wrap)
     }
 }
 
@@ -125,7 +129,11 @@ impl WorkDeque for StealHalfQuiescent {
     const KIND: DequeKind = DequeKind::StealHalfQuiescent;
 
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity)
+        new(capacity, 0)
+    }
+
+    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (Self::Owner, Self::Thief) {
+        new(capacity, before_wrap)
     }
 }
 
@@ -217,21 +225,26 @@ fn floor_power_of_two(n: usize) -> usize {
     }
 }
 
-fn new<R: Reclaim>(capacity: usize) -> (StealHalfOwner<R>, StealHalfThief<R>) {
+/// A deque whose indices start `before_wrap` pushes before the full index
+/// (and so the word's 28-bit top) wraps, and whose tag starts `before_wrap`
+/// owner CASes before it wraps (see `WorkDeque::with_capacity_near_wrap`).
+fn new<R: Reclaim>(capacity: usize, before_wrap: usize) -> (StealHalfOwner<R>, StealHalfThief<R>) {
     let min_capacity = capacity.clamp(2, MAX_CAPACITY).next_power_of_two();
-    let prev = Range::new(0, 0, 0, true);
+    let start = 0usize.wrapping_sub(before_wrap);
+    let tag = 0u64.wrapping_sub(before_wrap as u64) & TAG_MASK;
+    let prev = Range::new(tag, start, 0, true);
     let inner = Arc::new(Inner {
         range: CachePadded::new(AtomicU64::new(prev.0)),
-        bottom: CachePadded::new(AtomicUsize::new(0)),
+        bottom: CachePadded::new(AtomicUsize::new(start)),
         buffer: CachePadded::new(SharedBuffer::new(min_capacity)),
         #[cfg(loom)]
         last_thief: std::sync::Mutex::new(None),
     });
     let owner = StealHalfOwner {
         inner: Arc::clone(&inner),
-        bottom: 0,
+        bottom: start,
         prev,
-        prev_top: 0,
+        prev_top: start,
         prev_floor: 0,
         prev_grow: 1,
         min_capacity,

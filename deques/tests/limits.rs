@@ -11,6 +11,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use stealmark_deques::chase_lev::ChaseLev;
 use stealmark_deques::steal_half::{self, StealHalf};
 use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
 
@@ -89,6 +90,17 @@ fn steal_half_into_a_nearly_full_deque_moves_what_fits() {
     assert_eq!(victim.len(), 61);
     for i in (0..3).rev() {
         assert_eq!(dest.pop(), Some(i));
+    }
+}
+
+/// An initial capacity whose rounding up to a power of two overflows is a
+/// clear panic, not a zero-sized array indexed without bounds checks (which a
+/// release build made before the fix).
+#[test]
+fn chase_lev_capacity_overflow_panics() {
+    for capacity in [usize::MAX, (usize::MAX >> 1) + 2] {
+        let message = panic_message(|| ChaseLev::with_capacity(capacity));
+        assert!(message.contains("capacity"), "{capacity}: {message}");
     }
 }
 

@@ -63,10 +63,22 @@ fn max_thieves() -> usize {
 /// Each thief has its own deque of the same kind, which `steal_half` fills
 /// and which the other thieves also steal from, so that batch steals into a
 /// deque race with steals out of it.
-fn run<D: WorkDeque>(seed: u64, thieves: usize, half: bool, capacity: usize) -> Vec<u32> {
-    let (mut owner, victim) = D::with_capacity(capacity);
-    let (own_deques, peers): (Vec<D::Owner>, Vec<D::Thief>) =
-        (0..thieves).map(|_| D::with_capacity(capacity)).unzip();
+///
+/// With `before_wrap`, every deque is made by `with_capacity_near_wrap`, so
+/// that its indices and tags wrap early in the run.
+fn run<D: WorkDeque>(
+    seed: u64,
+    thieves: usize,
+    half: bool,
+    capacity: usize,
+    before_wrap: Option<usize>,
+) -> Vec<u32> {
+    let make = || match before_wrap {
+        Some(n) => D::with_capacity_near_wrap(capacity, n),
+        None => D::with_capacity(capacity),
+    };
+    let (mut owner, victim) = make();
+    let (own_deques, peers): (Vec<D::Owner>, Vec<D::Thief>) = (0..thieves).map(|_| make()).unzip();
     let done = AtomicBool::new(false);
     let start = Barrier::new(thieves + 1);
     let mut outputs: Vec<Vec<usize>> = Vec::new();
@@ -168,10 +180,22 @@ fn run<D: WorkDeque>(seed: u64, thieves: usize, half: bool, capacity: usize) -> 
 }
 
 fn exactly_once<D: WorkDeque>(capacity: usize) {
+    exactly_once_from::<D>(capacity, None);
+}
+
+/// `exactly_once` on deques whose indices and tags start `before_wrap`
+/// steps before they wrap.
+fn exactly_once_from<D: WorkDeque>(capacity: usize, before_wrap: Option<usize>) {
     for thieves in 1..=max_thieves() {
         for seed in seeds() {
             for half in [false, true] {
-                let counts = run::<D>(seed * 101 + thieves as u64, thieves, half, capacity);
+                let counts = run::<D>(
+                    seed * 101 + thieves as u64,
+                    thieves,
+                    half,
+                    capacity,
+                    before_wrap,
+                );
                 if let Some((item, &n)) = counts.iter().enumerate().find(|(_, &n)| n != 1) {
                     panic!(
                         "{}: item {item} came out {n} times (seed {seed}, {thieves} thieves, half {half})",
@@ -217,4 +241,16 @@ fn steal_half_quiescent_exactly_once() {
 #[test]
 fn abp_exactly_once() {
     exactly_once::<Abp>(64);
+}
+
+/// Indices and tags start 500 steps before they wrap: StealHalf's full index
+/// and 28-bit top wrap after 500 pushes and its 30-bit tag after 500 owner
+/// CASes, Chase-Lev's `isize` indices after 500 pushes, ABP's tag after 500
+/// resets.
+#[test]
+fn every_lock_free_kind_exactly_once_across_wraps() {
+    let before_wrap = Some(if cfg!(miri) { 20 } else { 500 });
+    exactly_once_from::<StealHalf>(2, before_wrap);
+    exactly_once_from::<ChaseLev>(2, before_wrap);
+    exactly_once_from::<Abp>(64, before_wrap);
 }
