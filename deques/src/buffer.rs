@@ -24,14 +24,18 @@ pub struct Buffer {
 }
 
 /// Under `--cfg loom`, an array is never deallocated: [`Buffer::free`]
-/// poisons it instead, and every later read or write of a slot panics, so
-/// that a loom model catches a thief that reads an array after its
-/// reclamation (epoch or quiescent) freed it. The flags are `std` atomics:
-/// they record the order of the simulated steps without adding
-/// interleavings for loom to explore.
+/// poisons it instead. Every slot access is a shared access to the `alive`
+/// cell and the free is an exclusive one, so loom's causality check reports
+/// any access that the free does not happen after (or that does not happen
+/// after the free), in whatever order the schedule ran them: a thief that
+/// reads an array its reclamation (epoch or quiescent) may already have
+/// freed fails the model even when this execution ran the read first. The
+/// flags are `std` atomics: they record the order of the simulated steps
+/// for the counters without adding interleavings.
 #[cfg(loom)]
-#[derive(Default)]
 struct LoomLife {
+    /// Shared access for each slot access, exclusive for the free.
+    alive: loom::cell::UnsafeCell<()>,
     /// The owner replaced this array (`SharedBuffer::replace`).
     retired: std::sync::atomic::AtomicBool,
     /// A thief read a slot after the array was retired.
@@ -60,7 +64,12 @@ impl Buffer {
             mask: capacity - 1,
             slots,
             #[cfg(loom)]
-            life: LoomLife::default(),
+            life: LoomLife {
+                alive: loom::cell::UnsafeCell::new(()),
+                retired: Default::default(),
+                read_after_retire: Default::default(),
+                freed: Default::default(),
+            },
         }))
     }
 
@@ -84,6 +93,8 @@ impl Buffer {
                 crate::coverage::hit(crate::coverage::Branch::FreedArrayAThiefReadAfterRetire);
             }
             crate::coverage::hit(crate::coverage::Branch::ArrayFreed);
+            // The free: every access must happen before it.
+            life.alive.with_mut(|_| ());
             life.freed.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         #[cfg(not(loom))]
@@ -102,6 +113,8 @@ impl Buffer {
             !self.life.freed.load(Relaxed),
             "a deque array was accessed after it was freed"
         );
+        // A slot access: it must happen before the free.
+        self.life.alive.with(|_| ());
         if thief && self.life.retired.load(Relaxed) {
             self.life.read_after_retire.store(true, Relaxed);
             crate::coverage::hit(crate::coverage::Branch::ThiefReadRetiredArray);

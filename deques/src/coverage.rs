@@ -47,7 +47,8 @@ branches! {
     /// A steal succeeded on a range written by a different thief thread,
     /// taking more than one item (chained thieves).
     ShChainedStealOfSeveral,
-    /// A steal clamped its count to the `bottom` it read.
+    /// A steal clamped its count to the `bottom` it read (to nothing, for a
+    /// range of one slot left at the bottom with no item in it yet).
     ShClaimClamped,
     /// A thief saw no item above its new top and left an optimistic range
     /// of one slot at the bottom.
@@ -122,6 +123,12 @@ pub(crate) fn hit(branch: Branch) {
     HITS.with(|hits| hits.borrow_mut()[branch as usize] += 1);
 }
 
+/// Counts a hit of `branch` from a model: for what only the model can see,
+/// such as an item that came out twice.
+pub fn note(branch: Branch) {
+    hit(branch);
+}
+
 /// The hits counted on this thread since the last call, by branch; resets
 /// them.
 pub fn take() -> Hits {
@@ -172,5 +179,16 @@ impl std::fmt::Display for Hits {
             write!(f, "none")?;
         }
         Ok(())
+    }
+}
+
+/// Makes crossbeam-epoch (built on loom's atomics) try to advance the
+/// global epoch and run deferred frees: pins and flushes `times` times. A
+/// retired array is freed after two advances, and only once every thread
+/// that was pinned when it was retired has unpinned, so a model that calls
+/// this after a resize lets loom explore frees racing with steals.
+pub fn collect_epoch(times: usize) {
+    for _ in 0..times {
+        crossbeam_epoch::pin().flush();
     }
 }

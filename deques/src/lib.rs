@@ -124,6 +124,12 @@
 
 #![cfg_attr(not(loom), warn(missing_docs))]
 
+// Under loom, crossbeam-epoch must be built on loom's atomics as well: its
+// std build keeps global state across loom's executions and shares one
+// thread-local participant among all the simulated threads.
+#[cfg(all(loom, not(crossbeam_loom)))]
+compile_error!("run the loom models with RUSTFLAGS=\"--cfg loom --cfg crossbeam_loom\"");
+
 /// Counts a hit of the named [`coverage::Branch`] under `--cfg loom`;
 /// expands to nothing otherwise.
 macro_rules! hit {

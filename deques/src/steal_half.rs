@@ -713,11 +713,11 @@ impl<R: Reclaim> StealHalfThief<R> {
         // was written before that bottom was released.
         let wanted = range_len.min(max);
         let count = wanted.min(dist(bottom, top).max(0) as usize);
-        if count == 0 {
-            return Steal::Empty;
-        }
         if count < wanted {
             hit!(ShClaimClamped);
+        }
+        if count == 0 {
+            return Steal::Empty;
         }
         let new_top = top.wrapping_add(count);
         // Room for the new range: below the bottom we read, and, if the owner
@@ -843,6 +843,7 @@ impl<R: Reclaim> crate::Thief for StealHalfThief<R> {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(not(loom))]
     use super::*;
     #[cfg(not(loom))]
     use crate::{Owner, Thief};
