@@ -101,8 +101,6 @@ branches! {
     /// An owner store overwrote a thief's successful CAS (the stolen items
     /// became visible again: the duplicates' path).
     IdOwnerOverwroteSteal,
-    /// The owner found the anchor's head past its bottom and reset it.
-    IdHeadPastBottom,
     /// A successful steal read an array that the owner had replaced.
     IdStealFromRetiredArray,
     /// A steal took more than one item with its CAS.
@@ -111,6 +109,9 @@ branches! {
     IdTagWrapped,
     /// A steal moved the anchor's 32-bit head across its wrap.
     IdHeadFieldWrapped,
+    /// A model saw an item come out twice (counted by the model, with
+    /// [`note`], from what came out).
+    IdDuplicateReturned,
 }
 
 thread_local! {

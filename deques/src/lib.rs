@@ -19,6 +19,10 @@
 //!   orderings of Lê et al. (PPoPP 2013);
 //! - [`steal_half`]: the Hendler-Shavit extended deque, whose thieves take
 //!   half of the victim's items with one CAS;
+//! - [`idempotent`]: a steal-half deque whose owner pushes and pops without
+//!   any fence or CAS, at the price of returning an item **at least once**
+//!   (possibly twice) instead of exactly once; for idempotent work such as
+//!   marking;
 //! - [`locked`]: a `parking_lot::Mutex<VecDeque>` baseline;
 //! - [`peer`]: crossbeam-deque behind the same traits, the baseline we
 //!   compare against.
@@ -43,7 +47,7 @@
 //! and owner handles are `Send` ([`Owner`] requires it):
 //!
 //! ```
-//! use stealmark_deques::{abp, chase_lev, locked, peer, steal_half};
+//! use stealmark_deques::{abp, chase_lev, idempotent, locked, peer, steal_half};
 //! fn thief<T: Clone + Send + Sync>() {}
 //! fn owner<T: Send>() {}
 //! thief::<abp::AbpThief>();
@@ -51,11 +55,13 @@
 //! thief::<chase_lev::ChaseLevThief<chase_lev::Quiescent>>();
 //! thief::<steal_half::StealHalfThief<steal_half::Epoch>>();
 //! thief::<steal_half::StealHalfThief<steal_half::Quiescent>>();
+//! thief::<idempotent::IdempotentThief<idempotent::Epoch>>();
 //! thief::<locked::LockedThief>();
 //! thief::<peer::CrossbeamThief>();
 //! owner::<abp::AbpOwner>();
 //! owner::<chase_lev::ChaseLevOwner<chase_lev::Epoch>>();
 //! owner::<steal_half::StealHalfOwner<steal_half::Quiescent>>();
+//! owner::<idempotent::IdempotentOwner<idempotent::Epoch>>();
 //! owner::<locked::LockedOwner>();
 //! owner::<peer::CrossbeamOwner>();
 //! ```
@@ -91,6 +97,12 @@
 //! use stealmark_deques::steal_half::{Quiescent, StealHalfOwner};
 //! fn sync<T: Sync>() {}
 //! sync::<StealHalfOwner<Quiescent>>();
+//! ```
+//!
+//! ```compile_fail,E0277
+//! use stealmark_deques::idempotent::{Epoch, IdempotentOwner};
+//! fn sync<T: Sync>() {}
+//! sync::<IdempotentOwner<Epoch>>();
 //! ```
 //!
 //! ```compile_fail,E0277
@@ -150,6 +162,7 @@ mod sync;
 
 pub mod abp;
 pub mod chase_lev;
+pub mod idempotent;
 pub mod locked;
 pub mod peer;
 pub mod steal_half;

@@ -12,6 +12,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use stealmark_deques::chase_lev::ChaseLev;
+use stealmark_deques::idempotent::{self, Idempotent};
 use stealmark_deques::steal_half::{self, StealHalf};
 use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
 
@@ -113,4 +114,39 @@ fn steal_half_clamps_a_huge_initial_capacity() {
     assert_eq!(owner.capacity(), steal_half::MAX_CAPACITY);
     owner.push(1).unwrap();
     assert_eq!(owner.pop(), Some(1));
+}
+
+/// The idempotent deque at its limit: exactly `MAX_CAPACITY` items, a push
+/// beyond it panics and changes nothing, a `steal_half` into a full deque
+/// moves nothing.
+#[test]
+#[cfg_attr(miri, ignore = "fills 2^27 slots")]
+fn idempotent_holds_exactly_max_capacity_items() {
+    let max = idempotent::MAX_CAPACITY;
+    let (mut owner, thief) = Idempotent::with_capacity(2);
+    for i in 0..max {
+        owner.push(i).unwrap();
+    }
+    assert_eq!(
+        (owner.len(), thief.len(), owner.capacity()),
+        (max, max, max)
+    );
+    let message = panic_message(|| owner.push(max));
+    assert!(message.contains("maximum capacity"), "{message}");
+    assert_eq!((owner.len(), thief.len()), (max, max));
+    let (mut other, other_thief) = Idempotent::with_capacity(2);
+    other.push(7).unwrap();
+    let mut stats = ThiefStats::default();
+    assert_eq!(other_thief.steal_half(&mut owner, &mut stats), Steal::Empty);
+    assert_eq!(thief.steal(&mut stats), Steal::Success(0));
+    assert_eq!(
+        other_thief.steal_half(&mut owner, &mut stats),
+        Steal::Success(1)
+    );
+    assert_eq!(owner.pop(), Some(7));
+    for i in (1..max).rev() {
+        assert_eq!(owner.pop(), Some(i));
+    }
+    assert_eq!(owner.pop(), None);
+    assert_eq!(owner.capacity(), 2);
 }

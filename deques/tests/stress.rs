@@ -1,6 +1,8 @@
 //! Exactly-once stress tests: the owner pushes and pops at random while 1 to
 //! 7 thieves steal one item or half, on more threads than this machine has
 //! cores. Every item must come out exactly once: none lost, none duplicated.
+//! The idempotent deque must give every item at least once and invent none;
+//! its test counts the duplicates (`--nocapture` prints the rate).
 //!
 //! The default run takes 6 seeds per thief count. For longer runs:
 //!
@@ -21,6 +23,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use stealmark_deques::abp::Abp;
 use stealmark_deques::chase_lev::{ChaseLev, ChaseLevQuiescent};
+use stealmark_deques::idempotent::Idempotent;
 use stealmark_deques::locked::Locked;
 use stealmark_deques::peer::Crossbeam;
 use stealmark_deques::steal_half::{StealHalf, StealHalfQuiescent};
@@ -58,7 +61,10 @@ fn max_thieves() -> usize {
     env_or("STEALMARK_STRESS_THIEVES", MAX_THIEVES, |v| v.parse().ok())
 }
 
-/// One run: returns how many times each item `0..ITEMS` came out.
+/// One run: returns how many times each item came out (index `i` for item
+/// `i + 1`: items start at 1, so that a slot read before it was ever written,
+/// which holds 0, shows up as an invented item; so does anything above
+/// `ITEMS`).
 ///
 /// Each thief has its own deque of the same kind, which `steal_half` fills
 /// and which the other thieves also steal from, so that batch steals into a
@@ -155,7 +161,7 @@ fn run<D: WorkDeque>(
                 std::thread::yield_now();
             }
             if rng.random_bool(push_bias) {
-                if let Err(item) = owner.push(next) {
+                if let Err(item) = owner.push(next + 1) {
                     got.push(item); // a full bounded deque: consume it here
                 }
                 next += 1;
@@ -174,7 +180,12 @@ fn run<D: WorkDeque>(
     });
     let mut counts = vec![0u32; ITEMS];
     for item in outputs.into_iter().flatten() {
-        counts[item] += 1;
+        assert!(
+            (1..=ITEMS).contains(&item),
+            "{}: invented item {item} (seed {seed}, {thieves} thieves, half {half})",
+            D::KIND
+        );
+        counts[item - 1] += 1;
     }
     counts
 }
@@ -196,15 +207,64 @@ fn exactly_once_from<D: WorkDeque>(capacity: usize, before_wrap: Option<usize>) 
                     capacity,
                     before_wrap,
                 );
-                if let Some((item, &n)) = counts.iter().enumerate().find(|(_, &n)| n != 1) {
+                if let Some((i, &n)) = counts.iter().enumerate().find(|(_, &n)| n != 1) {
                     panic!(
-                        "{}: item {item} came out {n} times (seed {seed}, {thieves} thieves, half {half})",
-                        D::KIND
+                        "{}: item {} came out {n} times (seed {seed}, {thieves} thieves, half {half})",
+                        D::KIND,
+                        i + 1
                     );
                 }
             }
         }
     }
+}
+
+/// At least once: every item comes out, none is invented (checked by
+/// `run`); returns the duplicates (extractions beyond the first) and the
+/// items, summed over the runs.
+fn at_least_once<D: WorkDeque>(capacity: usize, before_wrap: Option<usize>) -> (u64, u64) {
+    let (mut duplicates, mut items) = (0, 0);
+    for thieves in 1..=max_thieves() {
+        let mut row = 0;
+        for seed in seeds() {
+            for half in [false, true] {
+                let counts = run::<D>(
+                    seed * 101 + thieves as u64,
+                    thieves,
+                    half,
+                    capacity,
+                    before_wrap,
+                );
+                if let Some(i) = counts.iter().position(|&n| n == 0) {
+                    panic!(
+                        "{}: item {} was lost (seed {seed}, {thieves} thieves, half {half})",
+                        D::KIND,
+                        i + 1
+                    );
+                }
+                row += counts.iter().map(|&n| u64::from(n - 1)).sum::<u64>();
+                items += counts.len() as u64;
+            }
+        }
+        eprintln!("{}: {thieves} thieves: {row} duplicates", D::KIND);
+        duplicates += row;
+    }
+    eprintln!(
+        "{}: {duplicates} duplicates in {items} items ({:.4}%)",
+        D::KIND,
+        100.0 * duplicates as f64 / items as f64
+    );
+    (duplicates, items)
+}
+
+#[test]
+fn idempotent_at_least_once() {
+    at_least_once::<Idempotent>(2, None);
+}
+
+#[test]
+fn idempotent_at_least_once_across_wraps() {
+    at_least_once::<Idempotent>(2, Some(if cfg!(miri) { 20 } else { 500 }));
 }
 
 #[test]
