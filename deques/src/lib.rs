@@ -118,12 +118,17 @@
 //! # How it is checked
 //!
 //! ```text
-//! cargo test -p stealmark-deques                # model, stress, unit and doc tests
-//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-//!     CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
+//! cargo test -p stealmark-deques                # model, stress, limits, unit, doc tests
+//! LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom --cfg crossbeam_loom" \
+//!     CARGO_TARGET_DIR=target/loom CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
 //!     cargo test -p stealmark-deques --release --test loom
 //! cargo +nightly miri test -p stealmark-deques  # default Stacked Borrows
 //! ```
+//!
+//! The loom models count the branches they reach (a `doc(hidden)`,
+//! `cfg(loom)`-only `coverage` module) and assert the risky ones; under loom
+//! the epoch kinds run on crossbeam-epoch's loom build, and a freed array is
+//! poisoned and checked against every access by loom's causality tracking.
 //!
 //! The Miri command passed (all test targets and doc tests; about 150 s on
 //! one core) with nightly 1.97.0 (2026-05-19) and its Miri; see
