@@ -130,11 +130,12 @@
 //! the epoch kinds run on crossbeam-epoch's loom build, and a freed array is
 //! poisoned and checked against every access by loom's causality tracking.
 //!
-//! The Miri command passed (all test targets and doc tests; about 150 s on
-//! one core) with nightly 1.97.0 (2026-05-19) and its Miri; see
+//! The Miri command passed (all test targets and doc tests; about 230 s of
+//! tests on two cores) with nightly 1.97.0 (2026-05-19) and its Miri; see
 //! `docs/design.md` for the exact result. Under Miri the tests shrink their
 //! sizes (`cfg(miri)`), skip the crossbeam peer (whose slot reads are racy
-//! by design), and the epoch flavour keeps retired arrays until `quiesce` or
+//! by design), the 2^27-item limit tests and the near-wrap reruns, and the
+//! epoch flavour keeps retired arrays until `quiesce` or
 //! drop instead of calling crossbeam-epoch, whose internals fail Stacked
 //! Borrows (crossbeam issue #545); everything the deques themselves do is
 //! checked.

@@ -236,6 +236,7 @@ proptest! {
     /// `isize` indices, ABP's 32-bit tag, the idempotent deque's 32-bit head
     /// and tag.
     #[test]
+    #[cfg_attr(miri, ignore = "the same code paths as the tests above, other numbers")]
     fn every_kind_matches_model_across_index_and_tag_wraps(
         ops in prop::collection::vec(op(), 1..60),
         before_wrap in 0..64usize,

@@ -263,6 +263,7 @@ fn idempotent_at_least_once() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "the same code paths as the run above, other numbers")]
 fn idempotent_at_least_once_across_wraps() {
     at_least_once::<Idempotent>(2, Some(if cfg!(miri) { 20 } else { 500 }));
 }
@@ -308,6 +309,7 @@ fn abp_exactly_once() {
 /// CASes, Chase-Lev's `isize` indices after 500 pushes, ABP's tag after 500
 /// resets.
 #[test]
+#[cfg_attr(miri, ignore = "the same code paths as the runs above, other numbers")]
 fn every_lock_free_kind_exactly_once_across_wraps() {
     let before_wrap = Some(if cfg!(miri) { 20 } else { 500 });
     exactly_once_from::<StealHalf>(2, before_wrap);
