@@ -21,14 +21,17 @@
 //!
 //! The owner pops without any CAS when the word still equals `prev` (the
 //! last word it wrote: no steal happened since) and the popped index `j` is
-//! at or above the *floor* `top + 2 * len` of `prev`. Every thief keeps its
-//! new range below the floor of the word it replaces when the owner wrote
-//! that word, and within half of the items below the `bottom` it read (after
-//! a `SeqCst` fence) otherwise; so no index is ever both popped without a CAS
-//! and inside a range a thief can claim. The owner re-arms the range with a
-//! CAS when a push or pop sees a foreign word (a steal), when a pop reaches
-//! the floor, and when a push takes the length to a power of two where the
-//! owner's range length grows.
+//! at or above the *floor* `top + 2 * len` of `prev`. A thief claims only
+//! items of the range that lie below the `bottom` it read (after a `SeqCst`
+//! fence), and keeps its new range below the floor of the word it replaces
+//! when the owner wrote that word, and within half of the items below that
+//! `bottom` otherwise; so no index is ever both popped without a CAS and
+//! claimed by a thief. A thief never leaves an empty range while items may
+//! remain: seeing none above its new top, it leaves the one slot there,
+//! which the next claim takes once an item is published in it. The owner
+//! re-arms the range with a CAS when a push or pop sees a foreign word (a
+//! steal), when a pop reaches the floor, and when a push takes the length to
+//! a power of two where the owner's range length grows.
 //!
 //! The owner arms the largest power of two at most `len / 4` (1 below 8
 //! items), which is the paper's rule with hysteresis: the floor sits at or
