@@ -189,7 +189,8 @@ impl MarkerConfig {
         }
     }
 
-    /// Checks every numeric field.
+    /// Checks every numeric field, and that the deque returns each item
+    /// exactly once (the marker does not yet tolerate an object taken twice).
     pub fn validate(&self) -> Result<(), ConfigError> {
         let range = |ok: bool, field, value: String, reason| {
             if ok {
