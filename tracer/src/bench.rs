@@ -392,7 +392,12 @@ pub fn run(args: BenchArgs) -> CliResult {
         args.threads.clone()
     };
     let deques = if args.deques.is_empty() {
-        DequeKind::ALGORITHMS.to_vec()
+        // The marker refuses the deques that return an item at least once.
+        DequeKind::ALGORITHMS
+            .iter()
+            .filter(|d| d.exactly_once())
+            .copied()
+            .collect()
     } else {
         args.deques.clone()
     };
