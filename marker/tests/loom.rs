@@ -332,7 +332,7 @@ fn termination_wake_parked_worker() {
 /// reactivation retries), and both must see the end.
 const TERMINATION_THREE_WORKERS_ONE_CHILD: Model = Model {
     name: "termination_three_workers_one_child",
-    bound: Some(3),
+    bound: Some(2),
     must_reach: &[
         Branch::GoIdleLast,
         Branch::ReactivateFromOne,
