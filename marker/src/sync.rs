@@ -14,12 +14,12 @@
 //!   no poisoning);
 //! - [`Backoff`] yields to loom's scheduler instead of spinning (a spin loop
 //!   that never yields does not terminate under loom) and completes after
-//!   [`LOOM_BACKOFF_STEPS`] snoozes, so that a model reaches both the
+//!   `LOOM_BACKOFF_STEPS` snoozes, so that a model reaches both the
 //!   spinning and the blocking paths of a wait in a few steps;
 //! - `CachePadded` is crossbeam's own: it only aligns, it does not
 //!   synchronise;
-//! - [`branches`] counts the interesting branches that the models must
-//!   reach, and [`api`] opens the termination protocol and the pool to them.
+//! - `branches` counts the interesting branches that the models must
+//!   reach, and `api` opens the termination protocol and the pool to them.
 //!
 //! The branch counters are placed with `branch!(Name)`, which expands to
 //! nothing outside loom.
@@ -53,7 +53,7 @@ pub(crate) mod thread {
     pub use loom::thread::{Builder, JoinHandle};
 }
 
-/// Counts a branch for the loom models (see [`branches`]); nothing outside
+/// Counts a branch for the loom models (see `branches`); nothing outside
 /// loom.
 #[cfg(not(loom))]
 macro_rules! branch {

@@ -44,7 +44,9 @@ pub enum Reactivate {
 }
 
 impl Termination {
-    /// A terminated state; [`Termination::reset`] starts a phase.
+    /// No worker counted active; [`Termination::reset`] starts a phase.
+    // Public only under loom (`crate::sync::api`), where clippy asks for it.
+    #[cfg_attr(loom, allow(clippy::new_without_default))]
     pub fn new() -> Termination {
         Termination {
             active: CachePadded::new(AtomicUsize::new(0)),
