@@ -11,6 +11,17 @@
 //! one reference; the descriptor returns to the free list when the last copy
 //! is dropped.
 //!
+//! A deque that may deliver an item twice (`idempotent`) hands out copies
+//! that no reference counts: such a copy could drop the last reference of
+//! another, or claim a chunk of the next array to reuse the descriptor with
+//! the object of the previous one (a chunk never scanned). So with such a
+//! deque the table does not recycle descriptors during a collection
+//! (`recycle` off): a copy only ever claims chunks of its own array, each
+//! chunk once through the counter, and a copy delivered twice claims one
+//! more chunk or finds none left, which is harmless. The cost is that at
+//! most `capacity` arrays per collection are scanned in chunks; later ones
+//! are scanned whole (`docs/design.md`, "Idempotent work stealing").
+//!
 //! The table has a fixed capacity, allocated once; when it is exhausted a
 //! worker scans the array whole, which is correct but not parallel.
 
@@ -51,10 +62,15 @@ pub(crate) struct ArrayTable {
     free: Mutex<Vec<usize>>,
     /// The most token copies of one array (the number of workers).
     fanout: usize,
+    /// Whether a descriptor returns to the free list with its last copy
+    /// (copies are counted exactly), or only at the next reset.
+    recycle: bool,
 }
 
 impl ArrayTable {
-    pub(crate) fn new(capacity: usize, workers: usize) -> ArrayTable {
+    /// A table of `capacity` descriptors for `workers` workers; `recycle`
+    /// when every token copy is delivered exactly once.
+    pub(crate) fn new(capacity: usize, workers: usize, recycle: bool) -> ArrayTable {
         let descs = (0..capacity)
             .map(|_| Descriptor {
                 obj: AtomicUsize::new(0),
@@ -67,6 +83,7 @@ impl ArrayTable {
             descs,
             free: Mutex::new((0..capacity).rev().collect()),
             fanout: workers.max(1),
+            recycle,
         }
     }
 
@@ -132,8 +149,12 @@ impl ArrayTable {
         })
     }
 
-    /// Drops one token copy; frees the descriptor with the last one.
+    /// Drops one token copy; frees the descriptor with the last one (when
+    /// the table recycles).
     fn release(&self, index: usize) {
+        if !self.recycle {
+            return;
+        }
         // AcqRel: the release half orders this holder's reads of the
         // descriptor before its reuse; the acquire half, in the last holder,
         // sees every other holder's release before it frees the slot.
@@ -149,7 +170,7 @@ mod tests {
 
     #[test]
     fn chunks_are_claimed_once_and_descriptor_recycled() {
-        let t = ArrayTable::new(1, 4);
+        let t = ArrayTable::new(1, 4, true);
         let tok = t.open(64, 5).unwrap();
         assert!(t.open(128, 3).is_none(), "capacity 1");
         let mut stack = vec![tok];
@@ -167,5 +188,26 @@ mod tests {
             t.open(128, 3).is_some(),
             "descriptor freed by the last copy"
         );
+    }
+
+    #[test]
+    fn without_recycling_duplicated_copies_claim_each_chunk_once() {
+        let t = ArrayTable::new(1, 4, false);
+        let tok = t.open(64, 5).unwrap();
+        // Every copy is delivered twice, as an idempotent deque may.
+        let mut stack = vec![tok, tok];
+        let mut seen = Vec::new();
+        while let Some(tok) = stack.pop() {
+            if let Some(c) = t.claim(tok) {
+                assert_eq!(c.obj, 64);
+                seen.push(c.chunk);
+                stack.extend(std::iter::repeat_n(tok, 2 * c.push_back));
+            }
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, vec![0, 1, 2, 3, 4]);
+        assert!(t.open(128, 3).is_none(), "not recycled before the reset");
+        t.reset();
+        assert!(t.open(128, 3).is_some());
     }
 }

@@ -154,7 +154,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         st.config = Some(self.config.clone());
         let t = st.total();
         st.roots = t.roots;
-        st.live_objects = t.objects_scanned;
+        st.live_objects = t.objects_marked;
+        st.duplicate_scans = t.objects_scanned.saturating_sub(t.objects_marked);
         st.live_bytes = t.live_bytes;
         st.live_by_type.clear();
         st.live_by_type.resize(types, TypeCount::default());

@@ -80,6 +80,12 @@ impl Batch {
         self.len += 1;
     }
 
+    /// The words in the batch.
+    #[inline(always)]
+    pub(crate) fn as_slice(&self) -> &[usize] {
+        &self.words[..self.len]
+    }
+
     /// Empties the batch.
     #[inline(always)]
     pub(crate) fn clear(&mut self) {

@@ -146,6 +146,12 @@
 //! - large arrays are scanned in chunks claimed through an atomic counter,
 //!   so one big array is marked in parallel;
 //! - a bounded (`abp`) deque overflows into storage shared by all workers;
+//! - with the `idempotent` deque (no fence or CAS in the owner's push and
+//!   pop; an item may come out twice) an object may be scanned twice, and
+//!   the results stay exact: live objects are counted when marked, holders
+//!   of non-strong slots are claimed before their records count, and array
+//!   descriptors are not reused within a collection
+//!   ([`MarkStats::duplicate_scans`] counts the extra scans);
 //! - termination is detected through one global status word; idle workers
 //!   spin, yield, then park, and busy workers wake them in proportion to the
 //!   work they have to spare;
@@ -170,6 +176,7 @@ mod driver;
 mod engines;
 mod ephemeron;
 mod fifo;
+mod holders;
 mod marker;
 mod overflow;
 mod pool;

@@ -14,8 +14,17 @@ pub struct WorkerStats {
     /// Mark bits this worker set (objects it turned grey), roots included.
     pub objects_marked: u64,
     /// Objects this worker scanned (turned black). An array scanned in chunks
-    /// counts once, for the worker that first claimed it.
+    /// counts once, for the worker that first claimed it. With a deque
+    /// that may deliver an item twice (`idempotent`) an object may be
+    /// scanned twice, so the total may exceed the objects marked
+    /// ([`MarkStats::duplicate_scans`]); with the other deques they are
+    /// equal.
     pub objects_scanned: u64,
+    /// With a deque that may deliver an item twice: scans by this worker of
+    /// objects with non-strong slots (or large arrays) that another scan
+    /// had already claimed, whose records it dropped (`docs/design.md`,
+    /// "Idempotent work stealing"). Always 0 with the other deques.
+    pub duplicate_holders: u64,
     /// Reference slots visited, null ones excluded.
     pub slots_scanned: u64,
     /// Weak references found (reported, not traced).
@@ -59,7 +68,8 @@ pub struct WorkerStats {
     /// When this worker finished scanning its last object.
     pub last_work_ns: u64,
     /// Bytes of the objects this worker scanned (their `size_bytes`): its
-    /// share of the live bytes.
+    /// share of the live bytes. With a deque that may deliver an item
+    /// twice, of the objects it marked instead (each is marked once).
     pub live_bytes: u64,
     /// References this worker read from root chunks.
     pub roots: u64,
@@ -206,6 +216,13 @@ pub struct MarkStats {
     pub roots: u64,
     /// Objects marked: the live objects.
     pub live_objects: u64,
+    /// Scans beyond one per live object: objects scanned minus objects
+    /// marked, summed over the workers. Only a deque that may deliver an
+    /// item twice (`idempotent`) makes them; neither the deque nor the
+    /// worker can tell which of its scans was the second (that would take
+    /// the read-modify-write such a deque saves), so the figure is the
+    /// collection's, not a worker's.
+    pub duplicate_scans: u64,
     /// Bytes of the objects marked (their `size_bytes`): the live bytes.
     pub live_bytes: u64,
     /// Per type id, the live objects and bytes (empty when the heap has no
@@ -289,6 +306,7 @@ impl MarkStats {
             let s = &r.stats;
             t.objects_marked += s.objects_marked;
             t.objects_scanned += s.objects_scanned;
+            t.duplicate_holders += s.duplicate_holders;
             t.slots_scanned += s.slots_scanned;
             t.weak_refs += s.weak_refs;
             t.array_chunks += s.array_chunks;

@@ -94,6 +94,15 @@ fn real_above(s: &str, min: f64, example: &str) -> Result<f64, String> {
     }
 }
 
+/// Parses a switch: `on` or `off`.
+pub fn on_off(s: &str) -> Result<bool, String> {
+    match s.trim() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("`{s}` is not a switch; give on or off")),
+    }
+}
+
 /// Parses µ of the probabilistic policy: a positive real number.
 pub fn mu(s: &str) -> Result<f64, String> {
     real_above(s, 0.0, "0.5")
@@ -168,6 +177,18 @@ pub struct BalanceArgs {
         MarkerConfig::default().balance_interval,
     ))]
     pub balance_interval: Option<u32>,
+}
+
+/// The help of `--private-stack`, with the engine's default.
+pub fn private_stack_help() -> String {
+    default_help(
+        "Keep new grey objects on a private stack in front of the deque and share the oldest of them (on), or push every one onto the deque (off: pure work stealing)",
+        if MarkerConfig::default().private_work {
+            "on"
+        } else {
+            "off"
+        },
+    )
 }
 
 /// A flag's help with the engine's default appended, so that `--help` shows
@@ -318,5 +339,8 @@ mod tests {
         assert_eq!(mu("0.25"), Ok(0.25));
         assert!(mu("inf").is_err());
         assert_eq!(threshold_factor("1.5"), Ok(1.5));
+        assert_eq!(on_off("on"), Ok(true));
+        assert_eq!(on_off("off"), Ok(false));
+        assert!(on_off("yes").unwrap_err().contains("on or off"));
     }
 }

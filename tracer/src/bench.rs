@@ -10,13 +10,20 @@
 //! same round): against the baseline (the first deque and the first policy
 //! listed) at the same worker count, and against itself at the smallest
 //! worker count. Medians and ratios both use the marker's pause times.
+//!
+//! With `--reference`, three one-threaded markers run in the same rounds
+//! and get rows of their own (deque `oracle`, `sequential`, `floor`): how
+//! far the engine is from the limit on this heap.
 
 use std::path::PathBuf;
 
 use clap::Args;
 use serde::Serialize;
-use stealmark_heap::{HeapGraph, MarkIndex, ObjRef, ObjectModel};
+use std::time::Instant;
+
+use stealmark_heap::{mark_sequential, HeapGraph, MarkIndex, ObjRef, ObjectModel};
 use stealmark_marker::bench::{compare, BenchError, Subject};
+use stealmark_marker::sequential::{Replay, SequentialMarker};
 use stealmark_marker::{BalancePolicy, DequeKind, MarkerConfig};
 
 use crate::args::{self, BalanceArgs};
@@ -37,7 +44,8 @@ use crate::run::{self, CpuMedians, RunSample};
     stealmark bench heap.smk\n  \
     stealmark bench heap.smk --threads 1,2 --deques steal-half,chase-lev,crossbeam --runs 20\n  \
     stealmark bench heap.smk --policies on-empty,probabilistic,threshold --format markdown\n  \
-    stealmark bench heap.smk --format csv > results.csv --plot bench.svg\n\n\
+    stealmark bench heap.smk --format csv > results.csv --plot bench.svg\n  \
+    stealmark bench heap.smk --threads 1,2 --deques steal-half,idempotent --private-stack off --reference\n\n\
     The baseline of each ratio is the first deque and the first policy listed, at the same worker count.")]
 pub struct BenchArgs {
     /// Snapshot to mark (from `stealmark gen` or `stealmark import`).
@@ -55,6 +63,19 @@ pub struct BenchArgs {
     pub policies: Vec<BalancePolicy>,
     #[command(flatten)]
     pub balance: BalanceArgs,
+    /// Whether new grey objects go to a private stack in front of the
+    /// deque (`on`) or straight onto the deque (`off`); `on,off` runs both.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::on_off, help = format!(
+        "{}; `on,off` runs every configuration both ways",
+        args::private_stack_help()
+    ))]
+    pub private_stack: Vec<bool>,
+    /// Also run, in the same rounds, the sequential oracle (`oracle`), the
+    /// sequential marker with the engine's prefetching (`sequential`) and
+    /// the replay floor (`floor`: the mark order replayed with perfect
+    /// prefetching), each with a row of its own.
+    #[arg(long)]
+    pub reference: bool,
     /// Measured runs per configuration.
     #[arg(long, value_name = "R", default_value_t = 10, value_parser = args::runs)]
     pub runs: usize,
@@ -75,6 +96,8 @@ pub struct Config {
     pub deque: DequeKind,
     /// Balancing policy.
     pub policy: BalancePolicy,
+    /// The private stack on or off (`None`: as in the shared parameters).
+    pub private_stack: Option<bool>,
 }
 
 impl Config {
@@ -85,18 +108,32 @@ impl Config {
             workers: self.threads,
             deque: self.deque,
             policy: self.policy,
+            private_work: self.private_stack.unwrap_or(base.private_work),
             ..base.clone()
         }
     }
 
     /// A unique key for the configuration.
     fn key(&self) -> String {
-        format!("{}/{}/{}", self.deque, self.policy, self.threads)
+        format!(
+            "{}/{}/{}",
+            self.name(),
+            self.threads,
+            self.private_stack.unwrap_or(true)
+        )
     }
 
     /// The name of the configuration without its worker count.
     pub fn name(&self) -> String {
-        format!("{} / {}", self.deque, self.policy)
+        match self.private_stack {
+            Some(on) => format!(
+                "{} / {} / private stack {}",
+                self.deque,
+                self.policy,
+                if on { "on" } else { "off" }
+            ),
+            None => format!("{} / {}", self.deque, self.policy),
+        }
     }
 }
 
@@ -109,8 +146,8 @@ pub struct ConfigResult {
     pub deque: String,
     /// Balancing policy.
     pub policy: String,
-    /// Every parameter of the engine.
-    pub engine: MarkerConfig,
+    /// Every parameter of the engine (`null` for a reference marker).
+    pub engine: Option<MarkerConfig>,
     /// Pause statistics over the measured runs.
     pub pause_ms: PauseStats,
     /// Medians over runs of the GC CPU time of a pause, all workers summed
@@ -121,7 +158,7 @@ pub struct ConfigResult {
     pub ratio_to_baseline: f64,
     /// Median over runs of this configuration's pause at the smallest
     /// worker count over its pause here, in the same round (above 1 is
-    /// faster).
+    /// faster; `null` for a reference marker).
     pub speedup: f64,
     /// Median over runs of max/mean objects scanned per worker.
     pub balance_max_over_mean: f64,
@@ -144,6 +181,63 @@ pub struct MatrixResult {
     pub results: Vec<ConfigResult>,
 }
 
+/// A one-threaded reference marker of `--reference`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reference {
+    /// The heap crate's sequential oracle (`mark_sequential`).
+    Oracle,
+    /// The sequential marker with the engine's prefetch FIFO depth.
+    Sequential,
+    /// The replay floor: the recorded mark order replayed, prefetching as
+    /// deep as the engine (perfect prefetching, no stack, no stealing).
+    Floor,
+}
+
+impl Reference {
+    /// Every reference marker, in row order.
+    pub const ALL: [Reference; 3] = [Reference::Oracle, Reference::Sequential, Reference::Floor];
+
+    /// Its name in the `deque` column.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reference::Oracle => "oracle",
+            Reference::Sequential => "sequential",
+            Reference::Floor => "floor",
+        }
+    }
+
+    /// A subject that marks `heap` once per call, timing only the marking,
+    /// and records its sample in `recorded`. The floor records its mark
+    /// order now, untimed.
+    fn subject<'a, H: ObjectModel + MarkIndex>(
+        self,
+        heap: &'a H,
+        roots: &'a [ObjRef],
+        prefetch: usize,
+        recorded: &'a mut Vec<RunSample>,
+        progress: &'a Progress,
+    ) -> Subject<'a> {
+        let mut sequential = SequentialMarker::new(prefetch);
+        let mut replay = (self == Reference::Floor).then(|| Replay::record(heap, roots));
+        Subject::custom(self.name(), move || {
+            progress.message(self.name());
+            let ((pause_ns, marked), cpu) = cputime::measure(|| {
+                let start = Instant::now();
+                let marked = match (self, replay.as_mut()) {
+                    (Reference::Oracle, _) => mark_sequential(heap, roots).objects,
+                    (Reference::Sequential, _) => sequential.mark(heap, roots).count(),
+                    (Reference::Floor, Some(r)) => r.run(heap, roots, prefetch).count(),
+                    (Reference::Floor, None) => unreachable!("the floor records its order"),
+                };
+                (start.elapsed().as_nanos() as u64, marked)
+            });
+            recorded.push(RunSample::single(pause_ns, cpu, marked));
+            progress.inc();
+            marked
+        })
+    }
+}
+
 /// The matrix of `threads × deques × policies`, in that nesting order.
 pub fn matrix(threads: &[usize], deques: &[DequeKind], policies: &[BalancePolicy]) -> Vec<Config> {
     let mut out = Vec::new();
@@ -154,6 +248,7 @@ pub fn matrix(threads: &[usize], deques: &[DequeKind], policies: &[BalancePolicy
                     threads: t,
                     deque,
                     policy,
+                    private_stack: None,
                 });
             }
         }
@@ -164,21 +259,25 @@ pub fn matrix(threads: &[usize], deques: &[DequeKind], policies: &[BalancePolicy
 /// Runs every configuration `runs` times, alternating them run by run after
 /// one warm-up round (the marker's [`compare`]), and summarises each.
 /// `configs` must not be empty; its first deque and policy are the baseline.
+/// The `references` run in the same rounds, after the configurations, and
+/// get rows after theirs.
 pub fn run_matrix<H: ObjectModel + MarkIndex>(
     heap: &H,
     roots: &[ObjRef],
     configs: &[Config],
+    references: &[Reference],
     base: &MarkerConfig,
     runs: usize,
 ) -> CliResult<MatrixResult> {
-    let n = configs.len();
+    let n = configs.len() + references.len();
     let progress = Progress::new(((runs + 1) * n) as u64, "bench", "runs");
     // Each subject records its own phases' samples (the warm-up first).
     let mut samples: Vec<Vec<RunSample>> = vec![Vec::with_capacity(runs + 1); n];
     let report = {
         let progress = &progress;
         let mut subjects = Vec::with_capacity(n);
-        for (c, recorded) in configs.iter().zip(samples.iter_mut()) {
+        let (engines, reference_samples) = samples.split_at_mut(configs.len());
+        for (c, recorded) in configs.iter().zip(engines) {
             let mut marker = run::new_marker(c.engine(base))?;
             let label = format!("{} x{}", c.name(), c.threads);
             subjects.push(Subject::custom(c.key(), move || {
@@ -190,6 +289,9 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
                 sample.marked_objects
             }));
         }
+        for (r, recorded) in references.iter().zip(reference_samples) {
+            subjects.push(r.subject(heap, roots, base.prefetch, recorded, progress));
+        }
         compare(heap, roots, &mut subjects, runs)
     };
     progress.finish();
@@ -199,6 +301,13 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
     // configuration marked the same number of objects.
     report.map_err(|e| match e {
         BenchError::NoRuns => CliError::usage("at least one run is needed"),
+        BenchError::Mismatch {
+            subject, got, expected, ..
+        } if subject == Reference::Sequential.name() || subject == Reference::Floor.name() => {
+            CliError::usage(format!(
+                "--reference: the sequential marker and the replay floor trace strong slots only, and this heap's soft, weak, phantom or ephemeron slots change what is marked (the engine marked {expected} objects, `{subject}` {got}); give a heap without them (`stealmark gen --all-strong`), or leave --reference out"
+            ))
+        }
         other => CliError::failed(
             "benchmarking",
             format!("{other}; this is a bug in the marker, please report it with the snapshot"),
@@ -209,22 +318,26 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
         .into_iter()
         .map(|recorded| recorded.into_iter().skip(1).collect())
         .collect();
-    run::warn_if_descheduled(
-        configs
-            .iter()
-            .zip(&measured)
-            .map(|(c, m)| (format!("{} x{}", c.name(), c.threads), m.as_slice())),
-    );
-    let base_deque = configs[0].deque;
-    let base_policy = configs[0].policy;
+    let labels = configs
+        .iter()
+        .map(|c| format!("{} x{}", c.name(), c.threads))
+        .chain(references.iter().map(|r| r.name().to_string()));
+    run::warn_if_descheduled(labels.zip(&measured).map(|(l, m)| (l, m.as_slice())));
+    let baseline = &configs[0];
     let min_threads = configs.iter().map(|c| c.threads).min().unwrap_or(1);
-    let runs_of = |t: usize, d: DequeKind, p: BalancePolicy| {
+    // The runs of `like` at `t` workers.
+    let runs_of = |t: usize, like: &Config| {
         configs
             .iter()
-            .position(|c| c.threads == t && c.deque == d && c.policy == p)
+            .position(|c| {
+                *c == Config {
+                    threads: t,
+                    ..like.clone()
+                }
+            })
             .map(|i| measured[i].as_slice())
     };
-    let results = configs
+    let mut results: Vec<ConfigResult> = configs
         .iter()
         .zip(&measured)
         .map(|(c, measured)| {
@@ -233,12 +346,12 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
                 threads: c.threads,
                 deque: c.deque.to_string(),
                 policy: c.policy.to_string(),
-                engine: c.engine(base),
+                engine: Some(c.engine(base)),
                 pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
                 cpu: run::cpu_medians(measured),
-                ratio_to_baseline: runs_of(c.threads, base_deque, base_policy)
+                ratio_to_baseline: runs_of(c.threads, baseline)
                     .map_or(f64::NAN, |base| paired_ratio(measured, base)),
-                speedup: runs_of(min_threads, c.deque, c.policy)
+                speedup: runs_of(min_threads, c)
                     .map_or(f64::NAN, |fewest| paired_ratio(fewest, measured)),
                 balance_max_over_mean: median(
                     &measured.iter().map(|s| s.balance).collect::<Vec<_>>(),
@@ -254,9 +367,28 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
             }
         })
         .collect();
+    let fewest_baseline = runs_of(min_threads, baseline);
+    for (r, measured) in references.iter().zip(&measured[configs.len()..]) {
+        let pauses: Vec<f64> = measured.iter().map(RunSample::pause_ms).collect();
+        results.push(ConfigResult {
+            threads: 1,
+            deque: r.name().to_string(),
+            policy: "-".to_string(),
+            engine: None,
+            pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
+            cpu: run::cpu_medians(measured),
+            ratio_to_baseline: fewest_baseline
+                .map_or(f64::NAN, |base| paired_ratio(measured, base)),
+            speedup: f64::NAN,
+            balance_max_over_mean: 1.0,
+            termination_latency_ms: 0.0,
+            marked_objects: measured[0].marked_objects,
+            per_run: measured.clone(),
+        });
+    }
     Ok(MatrixResult {
         runs,
-        baseline: format!("{base_deque} / {base_policy}"),
+        baseline: baseline.name(),
         results,
     })
 }
@@ -284,6 +416,10 @@ pub fn table(result: &MatrixResult, with_policy: bool, format: Format) -> Table 
     if with_policy {
         columns.push(("policy", Align::Left));
     }
+    let with_private = mixed_private_stack(result);
+    if with_private {
+        columns.push(("private stack", Align::Left));
+    }
     columns.extend([
         ("p50 ms", Align::Right),
         ("p90 ms", Align::Right),
@@ -297,7 +433,14 @@ pub fn table(result: &MatrixResult, with_policy: bool, format: Format) -> Table 
         ("term µs", Align::Right),
     ]);
     let ratio = |r: f64| {
-        if format == Format::Csv {
+        if r.is_nan() {
+            // A reference marker has no speedup.
+            if format == Format::Csv {
+                String::new()
+            } else {
+                "-".to_string()
+            }
+        } else if format == Format::Csv {
             format!("{r:.3}")
         } else {
             format!("{r:.2}x")
@@ -313,6 +456,9 @@ pub fn table(result: &MatrixResult, with_policy: bool, format: Format) -> Table 
         let mut row = vec![r.threads.to_string(), r.deque.clone()];
         if with_policy {
             row.push(r.policy.clone());
+        }
+        if with_private {
+            row.push(private_stack_cell(r).to_string());
         }
         row.extend([
             output::ms(r.pause_ms.p50),
@@ -331,6 +477,24 @@ pub fn table(result: &MatrixResult, with_policy: bool, format: Format) -> Table 
     table
 }
 
+/// Whether some engine rows ran with the private stack and some without.
+fn mixed_private_stack(result: &MatrixResult) -> bool {
+    let mut on = result
+        .results
+        .iter()
+        .filter_map(|r| r.engine.as_ref().map(|e| e.private_work));
+    on.next().is_some_and(|first| on.any(|x| x != first))
+}
+
+/// `on` or `off` for an engine row, `-` for a reference row.
+fn private_stack_cell(r: &ConfigResult) -> &'static str {
+    match &r.engine {
+        Some(e) if e.private_work => "on",
+        Some(_) => "off",
+        None => "-",
+    }
+}
+
 /// What the table's derived columns mean, one line each.
 pub fn column_notes(result: &MatrixResult) -> String {
     let min_threads = result.results.iter().map(|r| r.threads).min().unwrap_or(1);
@@ -339,28 +503,43 @@ pub fn column_notes(result: &MatrixResult) -> String {
          user ms, sys ms: median CPU time of a pause in user and kernel mode, all GC workers summed (p50 ms is the wall time, HotSpot's real)\n\
          speedup: median over rounds of the same configuration's pause at {min_threads} worker{} / pause here (above 1.00x is faster)\n\
          balance: max over mean of objects scanned per worker (1.000 is perfect)\n\
-         term µs: median time from the last object scanned to the end of the pause\n",
+         term µs: median time from the last object scanned to the end of the pause\n{}",
         result.baseline,
-        if min_threads == 1 { "" } else { "s" }
+        if min_threads == 1 { "" } else { "s" },
+        if result.results.iter().any(|r| r.engine.is_none()) {
+            format!(
+                "oracle, sequential, floor (--reference): the sequential oracle, the sequential marker with the engine's prefetching, and the replay floor (the mark order replayed with perfect prefetching), one thread each; vs baseline against the baseline at {min_threads} worker{}\n",
+                if min_threads == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        }
     )
 }
 
 /// The bars of the `--plot` chart.
 pub fn bars(result: &MatrixResult, with_policy: bool) -> Vec<Bar> {
+    let with_private = mixed_private_stack(result);
     result
         .results
         .iter()
-        .map(|r| Bar {
-            config: if with_policy {
+        .map(|r| {
+            let mut config = if with_policy {
                 format!("{} / {}", r.deque, r.policy)
             } else {
                 r.deque.clone()
-            },
-            threads: r.threads,
-            median_ms: r.pause_ms.p50,
-            min_ms: r.pause_ms.min,
-            max_ms: r.pause_ms.max,
-            ratio: r.ratio_to_baseline,
+            };
+            if with_private {
+                config = format!("{config} / private {}", private_stack_cell(r));
+            }
+            Bar {
+                config,
+                threads: r.threads,
+                median_ms: r.pause_ms.p50,
+                min_ms: r.pause_ms.min,
+                max_ms: r.pause_ms.max,
+                ratio: r.ratio_to_baseline,
+            }
         })
         .collect()
 }
@@ -392,12 +571,7 @@ pub fn run(args: BenchArgs) -> CliResult {
         args.threads.clone()
     };
     let deques = if args.deques.is_empty() {
-        // The marker refuses the deques that return an item at least once.
-        DequeKind::ALGORITHMS
-            .iter()
-            .filter(|d| d.exactly_once())
-            .copied()
-            .collect()
+        DequeKind::ALGORITHMS.to_vec()
     } else {
         args.deques.clone()
     };
@@ -413,8 +587,25 @@ pub fn run(args: BenchArgs) -> CliResult {
     let heap = snapshot.view();
     let roots = snapshot.roots();
     run::warn_if_oversubscribed(threads.iter().copied().max().unwrap_or(1), args::ncpu());
-    let configs = matrix(&threads, &deques, &policies);
-    let result = run_matrix(&heap, roots, &configs, &base, args.runs)?;
+    args::distinct("--private-stack", &args.private_stack)?;
+    let mut configs = matrix(&threads, &deques, &policies);
+    match args.private_stack[..] {
+        [] => {}
+        [on] => base.private_work = on,
+        _ => {
+            configs = configs
+                .into_iter()
+                .flat_map(|c| {
+                    args.private_stack.iter().map(move |&on| Config {
+                        private_stack: Some(on),
+                        ..c.clone()
+                    })
+                })
+                .collect();
+        }
+    }
+    let references: &[Reference] = if args.reference { &Reference::ALL } else { &[] };
+    let result = run_matrix(&heap, roots, &configs, references, &base, args.runs)?;
     let with_policy = policies.len() > 1;
     let mut failures = Deferred::default();
     if let Some(path) = &args.plot {

@@ -80,13 +80,7 @@ pub fn run(args: DemoArgs) -> CliResult {
     spinner.finish();
 
     // Every deque's marked set, at the most workers, equals the oracle's.
-    // The marker refuses the deques that return an item at least once.
-    let algorithms: Vec<DequeKind> = DequeKind::ALGORITHMS
-        .iter()
-        .filter(|d| d.exactly_once())
-        .copied()
-        .collect();
-    for &deque in &algorithms {
+    for &deque in DequeKind::ALGORITHMS {
         let mut config = MarkerConfig::with_workers(ncpu);
         config.deque = deque;
         let mut marker = run::new_marker(config)?;
@@ -100,7 +94,7 @@ pub fn run(args: DemoArgs) -> CliResult {
     }
 
     let threads = bench::default_threads(ncpu);
-    let configs = bench::matrix(&threads, &algorithms, &[BalancePolicy::OnEmpty]);
+    let configs = bench::matrix(&threads, DequeKind::ALGORITHMS, &[BalancePolicy::OnEmpty]);
     let oracle_p50 = median(&oracle_ms);
     let runs = args.runs.unwrap_or_else(|| {
         // A round runs every configuration once; the oracle's pause bounds
@@ -114,6 +108,7 @@ pub fn run(args: DemoArgs) -> CliResult {
         &heap,
         roots,
         &configs,
+        &[],
         &MarkerConfig::with_workers(ncpu),
         runs,
     )?;

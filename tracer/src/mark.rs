@@ -52,6 +52,10 @@ pub struct MarkArgs {
     pub victim: VictimSelection,
     #[command(flatten)]
     pub balance: BalanceArgs,
+    /// Whether new grey objects go to a private stack in front of the
+    /// deque (`on`), or straight onto the deque (`off`).
+    #[arg(long, value_name = "on|off", value_parser = args::on_off, help = args::private_stack_help())]
+    pub private_stack: Option<bool>,
     /// Turn off prefetching of grey objects.
     #[arg(long)]
     pub no_prefetch: bool,
@@ -59,7 +63,7 @@ pub struct MarkArgs {
     /// parallel engine.
     #[arg(long, conflicts_with_all = [
         "threads", "deque", "policy", "steal", "victim", "mu", "threshold_factor",
-        "balance_interval", "no_prefetch", "trace_out",
+        "balance_interval", "private_stack", "no_prefetch", "trace_out",
     ])]
     pub sequential: bool,
     /// Measured runs.
@@ -103,6 +107,12 @@ struct MarkReport {
     steal: String,
     victim: String,
     prefetch: bool,
+    /// Whether the private stack was on (`null` for the sequential oracle).
+    private_stack: Option<bool>,
+    /// In the run with the median pause: objects scanned beyond one per
+    /// live object (only the `idempotent` deque, which may deliver an item
+    /// twice, makes them; 0 for the sequential oracle).
+    duplicate_scans: u64,
     /// Every parameter of the engine (`null` for the sequential oracle).
     engine: Option<MarkerConfig>,
     pause_ms: PauseStats,
@@ -197,6 +207,9 @@ pub fn run(args: MarkArgs) -> CliResult {
     config.steal = args.steal;
     config.victim = args.victim;
     args.balance.apply(&mut config);
+    if let Some(on) = args.private_stack {
+        config.private_work = on;
+    }
     if args.no_prefetch {
         config.prefetch = 0;
     }
@@ -251,6 +264,8 @@ pub fn run(args: MarkArgs) -> CliResult {
         steal: config.steal.to_string(),
         victim: config.victim.to_string(),
         prefetch: config.prefetch > 0,
+        private_stack: Some(config.private_work),
+        duplicate_scans: all_stats[mid].duplicate_scans,
         engine: Some(config.clone()),
         pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
         cpu: CpuStats::of(&samples),
@@ -403,15 +418,7 @@ fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> Cli
             ..WorkerStats::default()
         };
         if i >= args.warmup {
-            samples.push(RunSample {
-                pause_ns,
-                user_ns: cpu.map(|c| c.user_ns),
-                sys_ns: cpu.map(|c| c.sys_ns),
-                active_ns: pause_ns,
-                balance: 1.0,
-                termination_latency_ns: 0,
-                marked_objects: result.objects,
-            });
+            samples.push(RunSample::single(pause_ns, cpu, result.objects));
         }
     }
     run::warn_if_descheduled([("sequential".to_string(), &samples[..])]);
@@ -430,6 +437,8 @@ fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> Cli
         steal: "none".into(),
         victim: "none".into(),
         prefetch: false,
+        private_stack: None,
+        duplicate_scans: 0,
         engine: None,
         pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
         cpu: CpuStats::of(&samples),
@@ -492,7 +501,7 @@ fn print_report(r: &MarkReport) -> CliResult {
         )?;
     } else if let Some(engine) = &r.engine {
         outln!(
-            "marked {} objects ({}) with {} deques, {}, thieves take {} from {} victims, prefetch {}, {}",
+            "marked {} objects ({}) with {} deques, {}, thieves take {} from {} victims, prefetch {}, private stack {}, {}",
             output::count(r.marked_objects),
             output::bytes(r.marked_bytes),
             r.deque,
@@ -500,6 +509,7 @@ fn print_report(r: &MarkReport) -> CliResult {
             r.steal,
             r.victim,
             if r.prefetch { "on" } else { "off" },
+            if engine.private_work { "on" } else { "off" },
             output::counted(r.threads as u64, "worker")
         )?;
     }
@@ -536,6 +546,12 @@ fn print_report(r: &MarkReport) -> CliResult {
         r.balance.max_over_mean,
         r.balance.worst
     )?;
+    if !r.engine.as_ref().is_some_and(|e| e.deque.exactly_once()) {
+        outln!(
+            "duplicate scans (objects scanned beyond one per live object) in the median run: {}",
+            output::count(r.duplicate_scans)
+        )?;
+    }
     outln!(
         "termination latency (last object scanned to end of pause): p50 {:.1} µs, max {:.1} µs",
         r.termination_latency_ms.p50 * 1e3,

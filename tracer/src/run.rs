@@ -48,6 +48,20 @@ impl RunSample {
         }
     }
 
+    /// The sample of a one-threaded marker's run (the sequential oracle, a
+    /// reference marker): busy for the whole pause, perfectly balanced.
+    pub fn single(pause_ns: u64, cpu: Option<CpuTime>, marked_objects: u64) -> RunSample {
+        RunSample {
+            pause_ns,
+            user_ns: cpu.map(|c| c.user_ns),
+            sys_ns: cpu.map(|c| c.sys_ns),
+            active_ns: pause_ns,
+            balance: 1.0,
+            termination_latency_ns: 0,
+            marked_objects,
+        }
+    }
+
     /// The pause in milliseconds.
     pub fn pause_ms(&self) -> f64 {
         self.pause_ns as f64 / 1e6

@@ -241,3 +241,100 @@ fn help_shows_an_example() {
             "stealmark bench heap.smk --threads",
         ));
 }
+
+#[test]
+fn reference_adds_the_oracle_sequential_and_floor_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "power-law", 8000);
+    let doc = json_of(stealmark().arg("bench").arg(&path).args([
+        "--threads",
+        "1,2",
+        "--deques",
+        "steal-half,idempotent",
+        "--private-stack",
+        "off",
+        "--reference",
+        "--runs",
+        "2",
+        "--format",
+        "json",
+    ]));
+    let results = doc["bench"]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4 + 3);
+    let names: Vec<&str> = results[4..]
+        .iter()
+        .map(|r| r["deque"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["oracle", "sequential", "floor"]);
+    let marked = results[0]["marked_objects"].as_u64().unwrap();
+    assert!(marked > 0);
+    for r in results {
+        assert_eq!(r["marked_objects"].as_u64(), Some(marked), "{r}");
+        assert_eq!(r["per_run"].as_array().unwrap().len(), 2);
+        assert!(r["ratio_to_baseline"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    for r in &results[..4] {
+        assert_eq!(r["engine"]["private_work"], false, "{r}");
+    }
+    for r in &results[4..] {
+        assert_eq!(r["threads"], 1);
+        assert!(r["engine"].is_null(), "{r}");
+        assert!(r["speedup"].is_null(), "{r}");
+    }
+    // The table has the three rows too, with no speedup.
+    let table = stealmark()
+        .arg("bench")
+        .arg(&path)
+        .args([
+            "--threads",
+            "2",
+            "--deques",
+            "idempotent",
+            "--reference",
+            "--runs",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(table.status.success());
+    let text = String::from_utf8(table.stdout).unwrap();
+    for name in ["oracle", "sequential", "floor"] {
+        let row = text
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name))
+            .unwrap_or_else(|| panic!("no {name} row in\n{text}"));
+        assert!(row.contains(" - "), "{row}");
+    }
+}
+
+#[test]
+fn reference_refuses_a_heap_whose_weak_slots_change_the_marking() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "weak", 5000);
+    let err = fails_with(
+        &[
+            "bench",
+            path.to_str().unwrap(),
+            "--threads",
+            "1",
+            "--deques",
+            "steal-half",
+            "--reference",
+            "--runs",
+            "1",
+        ],
+        2,
+    );
+    assert!(err.contains("--all-strong"), "{err}");
+}
+
+#[test]
+fn private_stack_takes_on_or_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "random", 2000);
+    let err = fails_with(
+        &["bench", path.to_str().unwrap(), "--private-stack", "maybe"],
+        2,
+    );
+    assert!(err.contains("on or off"), "{err}");
+}

@@ -8,7 +8,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use common::{assert_svg, fails_with, gen, json_of, stealmark};
 use predicates::prelude::*;
 
-const DEQUES: [&str; 5] = ["steal-half", "chase-lev", "abp", "locked", "crossbeam"];
+const DEQUES: [&str; 6] = [
+    "steal-half",
+    "chase-lev",
+    "abp",
+    "locked",
+    "crossbeam",
+    "idempotent",
+];
 const POLICIES: [&str; 3] = ["on-empty", "probabilistic", "threshold"];
 
 #[test]
@@ -640,4 +647,47 @@ fn help_shows_an_example() {
         .stdout(predicate::str::contains(
             "stealmark mark heap.smk --threads",
         ));
+}
+
+#[test]
+fn idempotent_without_the_private_stack_reports_its_duplicate_scans() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "runtime", 20_000);
+    let info = json_of(stealmark().arg("info").arg(&path).arg("--json"));
+    let m = json_of(stealmark().arg("mark").arg(&path).args([
+        "--threads",
+        "3",
+        "--deque",
+        "idempotent",
+        "--private-stack",
+        "off",
+        "--runs",
+        "2",
+        "--verify",
+        "--json",
+    ]));
+    assert_eq!(m["marked_objects"], info["reachable_objects"]);
+    assert_eq!(m["marked_bytes"], info["reachable_bytes"]);
+    assert_eq!(m["verified"], true);
+    assert_eq!(m["private_stack"], false);
+    assert_eq!(m["engine"]["private_work"], false);
+    let sum = |key: &str| -> u64 {
+        m["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w[key].as_u64().unwrap())
+            .sum()
+    };
+    let (marked, scanned) = (sum("objects_marked"), sum("objects_scanned"));
+    assert_eq!(marked, m["marked_objects"].as_u64().unwrap());
+    assert_eq!(m["duplicate_scans"].as_u64(), Some(scanned - marked));
+    stealmark()
+        .arg("mark")
+        .arg(&path)
+        .args(["--threads", "2", "--deque", "idempotent", "--runs", "1"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("duplicate scans"))
+        .stdout(predicate::str::contains("private stack on"));
 }

@@ -98,7 +98,14 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     fn pop(&mut self) -> Option<usize> {
         match self.slot.private.pop() {
             Some(w) => Some(w),
-            None => self.slot.owner.pop(),
+            None => {
+                let w = self.slot.owner.pop();
+                #[cfg(feature = "inject-delays")]
+                if let Some(w) = w {
+                    self.inject_duplicate(w);
+                }
+                w
+            }
         }
     }
 
@@ -139,13 +146,14 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Scans an object, or opens it as a large array; queues it to be
-    /// counted live.
+    /// counted live (with an exactly-once deque: otherwise objects are
+    /// counted when marked, see [`Worker::marked`]).
     #[inline(always)]
     fn process_object<const W: u8>(&mut self, w: usize) {
         let heap = self.phase.heap;
         let obj = obj_ref(w);
         let n = heap.slot_count(obj);
-        if self.count_live {
+        if D::KIND.exactly_once() && self.count_live {
             self.scanned.push(w);
             if self.scanned.len() == ACCOUNT_BATCH {
                 self.account();
@@ -156,24 +164,35 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         if n > self.big_array {
             self.open_array::<W>(w, n);
         } else {
-            self.scan::<W>(obj, 0..n);
+            self.scan::<W>(obj, 0..n, true);
         }
     }
 
-    /// Counts the objects scanned since the last call live: objects, bytes
-    /// and per type. Out of the mark loop, every [`ACCOUNT_BATCH`] objects:
-    /// the loop is bound by the cache misses it can keep in flight, and
-    /// every instruction it carries per object takes room from them (done
-    /// per object, this cost a fifth of the one-worker pause); here the
-    /// headers were read moments ago and are still cached, and the misses
-    /// the FIFOs prefetched complete meanwhile.
+    /// Counts the objects not yet counted live: objects, bytes and per
+    /// type. Out of the mark loop, every [`ACCOUNT_BATCH`] objects: the loop
+    /// is bound by the cache misses it can keep in flight, and every
+    /// instruction it carries per object takes room from them (done per
+    /// object, this cost a fifth of the one-worker pause); here the headers
+    /// were read moments ago and are still cached, and the misses the FIFOs
+    /// prefetched complete meanwhile.
+    ///
+    /// With an exactly-once deque these are the objects scanned since the
+    /// last call (each live object is scanned once); with a deque that may
+    /// deliver an item twice, the objects this worker marked since the last
+    /// call (each live object is marked once, and may be scanned twice).
     #[inline(never)]
     pub(super) fn account(&mut self) {
         let heap = self.phase.heap;
         let rec = &mut self.slot.record;
+        let words: &[usize] = if D::KIND.exactly_once() {
+            rec.stats.objects_scanned += self.scanned.len() as u64;
+            self.scanned.as_slice()
+        } else {
+            &self.slot.uncounted
+        };
         let mut bytes = 0;
         if self.typed {
-            for &w in &self.scanned {
+            for &w in words {
                 let obj = obj_ref(w);
                 let size = heap.size_bytes(obj) as u64;
                 let t = &mut rec.live_by_type[heap.type_id(obj)];
@@ -182,23 +201,42 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 bytes += size;
             }
         } else {
-            for &w in &self.scanned {
+            for &w in words {
                 bytes += heap.size_bytes(obj_ref(w)) as u64;
             }
         }
-        rec.stats.objects_scanned += self.scanned.len() as u64;
         rec.stats.live_bytes += bytes;
         self.scanned.clear();
+        self.slot.uncounted.clear();
+    }
+
+    /// With a deque that may deliver an item twice and live counting on:
+    /// queues `obj`, just marked by this worker, to be counted live, and
+    /// prefetches its header (the count reads it a few dozen marks later;
+    /// the scan will need it too).
+    #[inline(always)]
+    pub(super) fn marked(heap: &H, uncounted: &mut Vec<usize>, count_live: bool, obj: ObjRef) {
+        if !D::KIND.exactly_once() && count_live {
+            heap.prefetch(obj);
+            uncounted.push(obj.word());
+        }
     }
 
     /// Starts scanning a large array in chunks (whole, if the descriptor
     /// table is full).
+    /// With a deque that may deliver an item twice, the array is first
+    /// claimed as a holder (`crate::holders`): a second delivery of it is
+    /// a duplicate and opens nothing, so that its slots are scanned once.
     #[cold]
     fn open_array<const W: u8>(&mut self, w: usize, n: usize) {
+        if !D::KIND.exactly_once() && !self.phase.engine.holders.claim(obj_ref(w)) {
+            self.slot.record.stats.duplicate_holders += 1;
+            return;
+        }
         let chunk = self.phase.config.array_chunk;
         match self.phase.engine.arrays.open(w, n.div_ceil(chunk)) {
             Some(token) => self.process_token::<W>(token),
-            None => self.scan::<W>(obj_ref(w), 0..n),
+            None => self.scan::<W>(obj_ref(w), 0..n, false),
         }
     }
 
@@ -215,24 +253,33 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let chunk = self.phase.config.array_chunk;
         let lo = claim.chunk * chunk;
         self.slot.record.stats.array_chunks += 1;
-        self.scan::<W>(obj_ref(claim.obj), lo..lo + chunk);
+        self.scan::<W>(obj_ref(claim.obj), lo..lo + chunk, false);
     }
 
     /// Visits the slots in `slots`: marks and pushes strong targets, records
     /// the others (and then handles them out of line: they are rare). The
     /// per-slot closure is kept small (counters in locals) so that it
     /// inlines into the heap's `scan_slots` loop.
+    ///
+    /// `whole` says the scan covers the whole object and may be a second
+    /// scan of it (a deque that delivers an item twice): then, if it found
+    /// non-strong slots, the object is claimed as a holder
+    /// (`crate::holders`) and a scan that loses the claim drops its
+    /// records. Chunks of large arrays are claimed exactly once and need
+    /// no claim.
     #[inline(always)]
-    fn scan<const W: u8>(&mut self, obj: ObjRef, slots: Range<usize>) {
+    fn scan<const W: u8>(&mut self, obj: ObjRef, slots: Range<usize>, whole: bool) {
         let heap = self.phase.heap;
         let store = self.phase.store;
         let mut visited = 0u64;
         let mut marked = 0u64;
         let mut weak = 0usize;
         let edge_depth = self.edge_depth;
+        let count_live = self.count_live;
         if self.private {
             let slot = &mut *self.slot;
             let private = &mut slot.private;
+            let uncounted = &mut slot.uncounted;
             let record = &mut slot.record;
             let check = &mut slot.contract;
             let edges = &mut self.edges;
@@ -249,6 +296,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                         };
                         if store.try_mark(heap, target) {
                             marked += 1;
+                            Self::marked(heap, uncounted, count_live, target);
                             private.push(target.word());
                             if W != OFF {
                                 check.check(target);
@@ -275,6 +323,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                         };
                         if store.try_mark(heap, target) {
                             marked += 1;
+                            Self::marked(heap, &mut self.slot.uncounted, count_live, target);
                             self.push_shared(target.word());
                             if W != OFF {
                                 self.slot.contract.check(target);
@@ -292,8 +341,26 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         st.objects_marked += marked;
         if weak != 0 {
             let from = self.slot.record.weak_refs.len() - weak;
-            self.found_weak::<W>(from);
+            if whole && !D::KIND.exactly_once() && !self.phase.engine.holders.claim(obj) {
+                self.drop_duplicate(from);
+            } else {
+                self.found_weak::<W>(from);
+            }
         }
+        if !D::KIND.exactly_once() && self.slot.uncounted.len() >= ACCOUNT_BATCH {
+            self.account();
+        }
+    }
+
+    /// Another scan of this holder recorded its non-strong slots: drops
+    /// the copies this scan recorded from `weak_refs[from]` on.
+    #[cold]
+    #[inline(never)]
+    fn drop_duplicate(&mut self, from: usize) {
+        let rec = &mut self.slot.record;
+        rec.stats.weak_refs -= (rec.weak_refs.len() - from) as u64;
+        rec.weak_refs.truncate(from);
+        rec.stats.duplicate_holders += 1;
     }
 }
 

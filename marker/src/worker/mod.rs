@@ -155,4 +155,17 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             std::thread::sleep(std::time::Duration::from_micros(u64::from(r) * 20));
         }
     }
+
+    /// Test-only, with a deque that may deliver an item twice: pushes one
+    /// popped item in eight back onto the deque, so that it is delivered
+    /// again (to this worker or a thief), as the deque itself does only
+    /// rarely: the marker's defences against duplicates (holder claims,
+    /// counting live objects when marked, unrecycled array descriptors)
+    /// are then exercised on every run.
+    #[cfg(feature = "inject-delays")]
+    fn inject_duplicate(&mut self, w: usize) {
+        if !D::KIND.exactly_once() && self.slot.rng.random_range(0..8) == 0 {
+            self.push_shared(w);
+        }
+    }
 }

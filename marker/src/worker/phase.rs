@@ -18,6 +18,7 @@ use crate::arrays::ArrayTable;
 use crate::barrier::Barrier;
 use crate::config::{DequeKind, MarkerConfig};
 use crate::ephemeron::{Frozen, KeyIndex};
+use crate::holders::Holders;
 use crate::overflow::Overflow;
 use crate::private::PrivateStack;
 use crate::roots::Claims;
@@ -44,6 +45,10 @@ pub(crate) struct Slot<D: WorkDeque> {
     /// This worker's share of the runtime contract's state during a
     /// collection (waiting ephemerons, soft slots asked, ...).
     pub(super) contract: Contract,
+    /// With a deque that may deliver an item twice: the objects this worker
+    /// marked and has not yet counted live (they are counted when marked,
+    /// not when scanned, so that a second scan does not count them again).
+    pub(super) uncounted: Vec<usize>,
 }
 
 impl<D: WorkDeque> Slot<D> {
@@ -72,6 +77,9 @@ pub(crate) struct Engine<D: WorkDeque> {
     pub(super) overflow: Overflow,
     /// The large arrays being scanned in chunks.
     pub(super) arrays: ArrayTable,
+    /// With a deque that may deliver an item twice: the holders whose
+    /// non-strong slots were recorded, and the large arrays opened.
+    pub(super) holders: Holders,
     /// Whether pushes can fail (bounded deques), so that the overflow storage
     /// must be checked before a worker goes idle.
     pub(super) bounded: bool,
@@ -95,13 +103,17 @@ impl<D: WorkDeque> Engine<D> {
                 thief_stats: ThiefStats::default(),
                 record: WorkerRecord::default(),
                 contract: Contract::default(),
+                uncounted: Vec::new(),
             })));
         }
         Engine {
             slots: slots.into_boxed_slice(),
             thieves: thieves.into_boxed_slice(),
             overflow: Overflow::default(),
-            arrays: ArrayTable::new(ARRAY_DESCRIPTORS, config.workers),
+            // A deque that may deliver a token twice must not let a copy
+            // outlive its descriptor's reuse (`crate::arrays`).
+            arrays: ArrayTable::new(ARRAY_DESCRIPTORS, config.workers, D::KIND.exactly_once()),
+            holders: Holders::default(),
             bounded: config.deque == DequeKind::Abp,
         }
     }
@@ -113,6 +125,7 @@ impl<D: WorkDeque> Engine<D> {
     pub(crate) fn begin_collection(&mut self, types: usize, drain: bool) {
         self.overflow.clear();
         self.arrays.reset();
+        self.holders.clear();
         for slot in self.slots.iter_mut() {
             let slot = slot.get_mut();
             if drain {
@@ -121,6 +134,7 @@ impl<D: WorkDeque> Engine<D> {
             }
             slot.record.clear(types);
             slot.contract.clear();
+            slot.uncounted.clear();
             slot.owner.reset_stats();
             slot.thief_stats = ThiefStats::default();
         }
