@@ -24,7 +24,7 @@ use std::time::Instant;
 use stealmark_heap::{mark_sequential, HeapGraph, MarkIndex, ObjRef, ObjectModel};
 use stealmark_marker::bench::{compare, BenchError, Subject};
 use stealmark_marker::sequential::{Replay, SequentialMarker};
-use stealmark_marker::{BalancePolicy, DequeKind, MarkerConfig};
+use stealmark_marker::{BalancePolicy, DequeKind, MarkerConfig, StealAmount, VictimSelection};
 
 use crate::args::{self, BalanceArgs};
 use crate::cputime;
@@ -63,6 +63,12 @@ pub struct BenchArgs {
     pub policies: Vec<BalancePolicy>,
     #[command(flatten)]
     pub balance: BalanceArgs,
+    /// Items taken per steal, in every configuration [default: half].
+    #[arg(long, value_name = "AMOUNT", value_parser = args::named::<StealAmount>())]
+    pub steal: Option<StealAmount>,
+    /// Victim selection of thieves, in every configuration [default: random].
+    #[arg(long, value_name = "V", value_parser = args::named::<VictimSelection>())]
+    pub victim: Option<VictimSelection>,
     /// Whether new grey objects go to a private stack in front of the
     /// deque (`on`) or straight onto the deque (`off`); `on,off` runs both.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::on_off, help = format!(
@@ -583,6 +589,12 @@ pub fn run(args: BenchArgs) -> CliResult {
     args.balance.check(&policies, "--policies")?;
     let mut base = MarkerConfig::default();
     args.balance.apply(&mut base);
+    if let Some(steal) = args.steal {
+        base.steal = steal;
+    }
+    if let Some(victim) = args.victim {
+        base.victim = victim;
+    }
     let snapshot = heapfile::open(&args.file)?;
     let heap = snapshot.view();
     let roots = snapshot.roots();
@@ -719,15 +731,7 @@ mod tests {
 
     fn pauses(ns: &[u64]) -> Vec<RunSample> {
         ns.iter()
-            .map(|&pause_ns| RunSample {
-                pause_ns,
-                user_ns: None,
-                sys_ns: None,
-                active_ns: 0,
-                balance: 1.0,
-                termination_latency_ns: 0,
-                marked_objects: 1,
-            })
+            .map(|&pause_ns| RunSample::single(pause_ns, None, 1))
             .collect()
     }
 

@@ -31,6 +31,12 @@ pub struct RunSample {
     pub termination_latency_ns: u64,
     /// Objects marked (set bits).
     pub marked_objects: u64,
+    /// Successful steals, all workers.
+    pub steals: u64,
+    /// Items moved by those steals.
+    pub items_stolen: u64,
+    /// CAS operations attempted by owners and thieves, all workers.
+    pub cas: u64,
 }
 
 impl RunSample {
@@ -45,6 +51,9 @@ impl RunSample {
             balance: marking.stats.balance(),
             termination_latency_ns: marking.stats.termination_latency_ns,
             marked_objects: marking.bitmap.count(),
+            steals: total.steal_successes,
+            items_stolen: total.items_stolen,
+            cas: total.cas,
         }
     }
 
@@ -59,6 +68,9 @@ impl RunSample {
             balance: 1.0,
             termination_latency_ns: 0,
             marked_objects,
+            steals: 0,
+            items_stolen: 0,
+            cas: 0,
         }
     }
 
