@@ -1,37 +1,50 @@
 //! The object arena: the word layout shared by in-memory heaps and snapshots.
 //!
 //! An arena is an array of little-endian 64-bit words laid out like a
-//! runtime heap (see `docs/snapshot-format.md` for the byte-level
-//! specification):
+//! runtime heap, in one of two layouts ([`ArenaLayout`]); see
+//! `docs/snapshot-format.md` for the byte-level specification:
 //!
 //! ```text
-//! word 0            reserved, always 0 (so that offset 0 can mean null)
-//! word h            layout word: slot count S (bits 0..32), payload words P (bits 32..64)
-//! word h+1          type word:   type id (bits 0..32), bits 32..64 reserved (0)
-//! words h+2..h+2+S  reference slots
-//! then P words      payload (opaque to the marker)
+//! word 0              reserved, always 0 (so that offset 0 can mean null)
+//!
+//! wide layout (8-byte references):
+//! word h              layout word: slot count S (bits 0..32), payload words P (bits 32..64)
+//! word h+1            type word:   type id (bits 0..32), bits 32..64 reserved (0)
+//! words h+2..h+2+S    reference slots: byte offset of the target (bit 0: weak, format v1
+//!                     and weak-slots types only)
+//! then P words        payload (opaque to the marker)
+//!
+//! compressed layout (4-byte references, HotSpot's compressed oops):
+//! word h              layout word, as above
+//! bytes 8..12 of h    type id (u32)
+//! then S u32 slots    word index of the target (byte offset >> 3), 0 for null
+//! then 0 or 4 bytes   zero padding to a word boundary
+//! then P words        payload
 //! ```
 //!
-//! Objects follow each other with no gaps; an object is `2 + S + P` words.
-//! A slot is `0` (null) or the byte offset of the target's layout word, with
-//! bit 0 set for a weak reference. Bits 1 and 2 of a slot are always zero.
+//! In a file that records runtime sizes ([`ArenaFormat::runtime_sizes`]),
+//! bits 32..64 of the layout word hold the object's size in the runtime, in
+//! bytes, instead of `P`, and the object occupies as many words as that
+//! size, but never fewer than its header and slots.
 //!
-//! The loader and the builder validate all of that; every heap handed out by this crate
-//! went through it.
+//! What a slot means (strong, weak, soft, phantom, ephemeron) is a property
+//! of the object's type: its [`TypeKind`]. The loader and the builder
+//! validate all of that; every heap handed out by this crate went through
+//! it.
 
 use std::fmt;
 use std::num::NonZeroU64;
 
-use crate::error::Problem;
-
-/// Words in an object header (the layout word and the type word).
-pub const HEADER_WORDS: u64 = 2;
-
-/// Bit 0 of a slot: set for a weak reference.
+/// Bit 0 of a wide slot: set for a weak reference (format v1, and objects
+/// whose type is [`TypeKind::WeakSlots`]).
 pub const WEAK_BIT: u64 = 1;
 
-/// Bits 1 and 2 of a slot: reserved, always zero.
+/// Bits 1 and 2 of a wide slot: reserved, always zero.
 pub const RESERVED_SLOT_BITS: u64 = 0b110;
+
+/// The largest arena, in words, that the compressed layout addresses: a
+/// compressed reference is a 32-bit word index, so 2³² words (32 GiB).
+pub const COMPRESSED_MAX_WORDS: u64 = 1 << 32;
 
 /// The position of an object in an arena: the byte offset of its layout word
 /// from the start of the arena.
@@ -97,8 +110,15 @@ impl fmt::Display for Pos {
     }
 }
 
-/// A reference slot as stored in the arena: null, or a position plus the
-/// weak bit.
+/// A reference slot as a producer emits it: null, or a position plus a
+/// per-slot weak flag.
+///
+/// The weak flag is for runtimes whose weak references are per slot (V8's
+/// weak edges): an object with a weak slot must have a type of kind
+/// [`TypeKind::Plain`] (which the sink turns into [`TypeKind::WeakSlots`]) or
+/// [`TypeKind::WeakSlots`]. Soft, phantom and ephemeron slots, and the
+/// referents of reference objects, come from the type's [`TypeKind`].
+/// [`Slot::raw`] is the wide layout's encoding.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[repr(transparent)]
 pub struct Slot(u64);
@@ -107,13 +127,14 @@ impl Slot {
     /// The null reference.
     pub const NULL: Slot = Slot(0);
 
-    /// A strong reference to the object at `target`.
+    /// A reference to the object at `target` (strong unless the type's kind
+    /// says otherwise).
     #[inline]
     pub const fn strong(target: Pos) -> Slot {
         Slot(target.offset())
     }
 
-    /// A weak reference to the object at `target`.
+    /// A per-slot weak reference to the object at `target`.
     #[inline]
     pub const fn weak(target: Pos) -> Slot {
         Slot(target.offset() | WEAK_BIT)
@@ -129,14 +150,14 @@ impl Slot {
         }
     }
 
-    /// The slot word exactly as stored (before little-endian conversion).
+    /// The slot as a wide-layout slot word (before little-endian conversion).
     #[inline]
     pub const fn raw(self) -> u64 {
         self.0
     }
 
-    /// Decodes a stored slot word. Returns `None` for a word that is not a
-    /// valid slot encoding (reserved bits set, or a weak null).
+    /// Decodes a wide-layout slot word. Returns `None` for a word that is not
+    /// a valid slot encoding (reserved bits set, or a weak null).
     #[inline]
     pub const fn from_raw(word: u64) -> Option<Slot> {
         if word & RESERVED_SLOT_BITS != 0 || word == WEAK_BIT {
@@ -152,7 +173,7 @@ impl Slot {
         self.0 == 0
     }
 
-    /// Whether the slot is a weak reference.
+    /// Whether the slot carries the per-slot weak flag.
     #[inline]
     pub const fn is_weak(self) -> bool {
         self.0 & WEAK_BIT != 0
@@ -175,291 +196,301 @@ impl fmt::Debug for Slot {
     }
 }
 
-/// The fixed part of an object: its type, slot count and payload size.
+/// How wide an arena's references are.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArenaLayout {
+    /// 8-byte slots holding byte offsets, a two-word header (format v1's
+    /// only layout).
+    #[default]
+    Wide,
+    /// 4-byte slots holding word indices (byte offset >> 3, up to 32 GiB of
+    /// arena, as HotSpot's compressed oops), a 12-byte header.
+    Compressed,
+}
+
+impl ArenaLayout {
+    /// Both layouts.
+    pub const ALL: [ArenaLayout; 2] = [ArenaLayout::Wide, ArenaLayout::Compressed];
+
+    /// The layout's name: `wide` or `compressed`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ArenaLayout::Wide => "wide",
+            ArenaLayout::Compressed => "compressed",
+        }
+    }
+
+    /// The header's size in 4-byte units (half words).
+    #[inline(always)]
+    pub(crate) const fn header_halves(self) -> u64 {
+        match self {
+            ArenaLayout::Wide => 4,
+            ArenaLayout::Compressed => 3,
+        }
+    }
+
+    /// A slot's size in 4-byte units.
+    #[inline(always)]
+    pub(crate) const fn slot_halves(self) -> u64 {
+        match self {
+            ArenaLayout::Wide => 2,
+            ArenaLayout::Compressed => 1,
+        }
+    }
+
+    /// The words an object's header and `slots` slots take, padding
+    /// included.
+    #[inline(always)]
+    pub const fn fixed_words(self, slots: u32) -> u64 {
+        (self.header_halves() + slots as u64 * self.slot_halves()).div_ceil(2)
+    }
+}
+
+impl fmt::Display for ArenaLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How an arena is encoded: its [`ArenaLayout`], and whether layout words
+/// hold runtime sizes instead of payload lengths.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct ArenaFormat {
+    /// The slot width.
+    pub layout: ArenaLayout,
+    /// Whether every object records its size in the runtime (V8
+    /// `self_size`, an HPROF shallow size), in bytes, in bits 32..64 of its
+    /// layout word; the object then occupies `max(ceil(size / 8), header and
+    /// slot words)` words.
+    pub runtime_sizes: bool,
+}
+
+impl ArenaFormat {
+    /// The wide layout without runtime sizes (format v1's encoding).
+    pub const WIDE: ArenaFormat = ArenaFormat {
+        layout: ArenaLayout::Wide,
+        runtime_sizes: false,
+    };
+
+    /// The compressed layout without runtime sizes.
+    pub const COMPRESSED: ArenaFormat = ArenaFormat {
+        layout: ArenaLayout::Compressed,
+        runtime_sizes: false,
+    };
+
+    /// The format with `layout`, without runtime sizes.
+    pub const fn new(layout: ArenaLayout) -> ArenaFormat {
+        ArenaFormat {
+            layout,
+            runtime_sizes: false,
+        }
+    }
+
+    /// The same format, recording runtime sizes.
+    pub const fn with_runtime_sizes(self) -> ArenaFormat {
+        ArenaFormat {
+            layout: self.layout,
+            runtime_sizes: true,
+        }
+    }
+
+    /// Whether an arena of `arena_words` words (the reserved word 0
+    /// included) can be encoded in this format: up to
+    /// [`COMPRESSED_MAX_WORDS`] for the compressed layout, up to the address
+    /// space (`isize::MAX` bytes) for the wide one.
+    pub const fn fits(self, arena_words: u64) -> bool {
+        match self.layout {
+            ArenaLayout::Wide => arena_words <= isize::MAX as u64 / 8,
+            ArenaLayout::Compressed => arena_words <= COMPRESSED_MAX_WORDS,
+        }
+    }
+
+    /// The words of an object whose layout word is `layout_word`. Never
+    /// overflows.
+    #[inline(always)]
+    pub(crate) const fn object_words(self, layout_word: u64) -> u64 {
+        let fixed = self.layout.fixed_words(layout_word as u32);
+        let high = layout_word >> 32;
+        if self.runtime_sizes {
+            let sized = high.div_ceil(8);
+            if sized > fixed {
+                sized
+            } else {
+                fixed
+            }
+        } else {
+            fixed + high
+        }
+    }
+}
+
+/// What the slots of objects of a type mean: the reference kind is a
+/// property of the type, as in real runtimes (Java's `Reference`
+/// subclasses, V8's `EphemeronHashTable` map). Stored as one byte per type
+/// in a snapshot's type-kind section.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[repr(u8)]
+pub enum TypeKind {
+    /// Every slot is strong.
+    #[default]
+    Plain = 0,
+    /// Slot 0 is a weak referent (`java.lang.ref.WeakReference`); the other
+    /// slots are strong. An object of this kind has at least one slot.
+    WeakRef = 1,
+    /// Slot 0 is a soft referent (`SoftReference`); the others are strong.
+    SoftRef = 2,
+    /// Slot 0 is a phantom referent (`PhantomReference`); the others are
+    /// strong.
+    PhantomRef = 3,
+    /// Slots come in (key, value) pairs, a WeakMap's entries: the key is
+    /// weak, the value an ephemeron of that key. The slot count is even, and
+    /// a null key has a null value.
+    EphemeronTable = 4,
+    /// Any slot may be weak, marked per slot (V8's weak edges, format v1):
+    /// bit 0 of a wide slot, or the weak-slot section for the compressed
+    /// layout. The others are strong.
+    WeakSlots = 5,
+}
+
+impl TypeKind {
+    /// Every kind, by code.
+    pub const ALL: [TypeKind; 6] = [
+        TypeKind::Plain,
+        TypeKind::WeakRef,
+        TypeKind::SoftRef,
+        TypeKind::PhantomRef,
+        TypeKind::EphemeronTable,
+        TypeKind::WeakSlots,
+    ];
+
+    /// The kind's byte in the type-kind section.
+    #[inline(always)]
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The kind with byte `code`, if there is one.
+    #[inline]
+    pub const fn from_code(code: u8) -> Option<TypeKind> {
+        if (code as usize) < TypeKind::ALL.len() {
+            Some(TypeKind::ALL[code as usize])
+        } else {
+            None
+        }
+    }
+
+    /// The kind's name in the format document and the tools.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TypeKind::Plain => "plain",
+            TypeKind::WeakRef => "weak-ref",
+            TypeKind::SoftRef => "soft-ref",
+            TypeKind::PhantomRef => "phantom-ref",
+            TypeKind::EphemeronTable => "ephemeron-table",
+            TypeKind::WeakSlots => "weak-slots",
+        }
+    }
+
+    /// Whether slot 0 is a referent and the kind needs at least one slot.
+    #[inline]
+    pub const fn is_reference(self) -> bool {
+        matches!(
+            self,
+            TypeKind::WeakRef | TypeKind::SoftRef | TypeKind::PhantomRef
+        )
+    }
+}
+
+impl fmt::Display for TypeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The fixed part of an object: its type, slot count and size.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub struct ObjectHeader {
     /// The type id (an index into the heap's type-name table, if it has one).
     pub type_id: u32,
     /// The number of reference slots.
     pub slots: u32,
-    /// The number of payload words after the slots.
+    /// The number of payload words after the slots (and their padding).
     pub payload_words: u32,
+    /// The object's size in the runtime, in bytes, for an arena that records
+    /// runtime sizes; `None` otherwise.
+    pub runtime_size: Option<u32>,
 }
 
 impl ObjectHeader {
-    /// A header with the given fields.
+    /// A header with the given fields, for an arena without runtime sizes.
     #[inline]
     pub const fn new(type_id: u32, slots: u32, payload_words: u32) -> ObjectHeader {
         ObjectHeader {
             type_id,
             slots,
             payload_words,
+            runtime_size: None,
         }
     }
 
-    /// The object's size in words, header included. Never overflows.
+    /// A header for an arena that records runtime sizes: the object is
+    /// `runtime_size` bytes in the runtime and occupies as many words in
+    /// `layout`, but never fewer than its header and slots; the payload is
+    /// what is left.
     #[inline]
-    pub const fn size_words(self) -> u64 {
-        HEADER_WORDS + self.slots as u64 + self.payload_words as u64
+    pub const fn sized(
+        type_id: u32,
+        slots: u32,
+        runtime_size: u32,
+        layout: ArenaLayout,
+    ) -> ObjectHeader {
+        let fixed = layout.fixed_words(slots);
+        let sized = (runtime_size as u64).div_ceil(8);
+        ObjectHeader {
+            type_id,
+            slots,
+            // At most ceil((2^32 - 1) / 8) words: fits in u32.
+            payload_words: sized.saturating_sub(fixed) as u32,
+            runtime_size: Some(runtime_size),
+        }
     }
 
-    /// The layout word (before little-endian conversion).
+    /// The object's size in words in `layout`, header included. Never
+    /// overflows.
+    #[inline]
+    pub const fn size_words(self, layout: ArenaLayout) -> u64 {
+        layout.fixed_words(self.slots) + self.payload_words as u64
+    }
+
+    /// The layout word (before little-endian conversion): the slot count,
+    /// and the runtime size if there is one, else the payload words.
     #[inline]
     pub const fn layout_word(self) -> u64 {
-        self.slots as u64 | (self.payload_words as u64) << 32
+        let high = match self.runtime_size {
+            Some(size) => size,
+            None => self.payload_words,
+        };
+        self.slots as u64 | (high as u64) << 32
     }
 
-    /// The type word (before little-endian conversion).
+    /// Decodes a header from its layout word and type id, in `format`.
     #[inline]
-    pub const fn type_word(self) -> u64 {
-        self.type_id as u64
-    }
-
-    /// Decodes a layout word and a type word. Returns `None` if the type
-    /// word's reserved bits are set.
-    #[inline]
-    pub const fn decode(layout: u64, type_word: u64) -> Option<ObjectHeader> {
-        if type_word >> 32 != 0 {
-            return None;
-        }
-        Some(ObjectHeader {
-            type_id: type_word as u32,
-            slots: layout as u32,
-            payload_words: (layout >> 32) as u32,
-        })
-    }
-}
-
-/// The slot count stored in a layout word.
-#[inline(always)]
-pub(crate) const fn layout_slots(layout: u64) -> u64 {
-    layout & 0xffff_ffff
-}
-
-/// The object size in words stored in a layout word.
-#[inline(always)]
-pub(crate) const fn layout_size_words(layout: u64) -> u64 {
-    HEADER_WORDS + (layout & 0xffff_ffff) + (layout >> 32)
-}
-
-/// What [`validate_arena`] learnt about a valid arena.
-#[derive(Clone, PartialEq, Eq, Debug)]
-pub(crate) struct ArenaSummary {
-    /// The number of objects.
-    pub objects: u64,
-    /// The object-start bitmap: bit `i % 64` of word `i / 64` is set iff an
-    /// object's layout word is arena word `i`. For checking roots.
-    pub starts: Vec<u64>,
-}
-
-/// An arena problem: the word index it was found at, and what is wrong.
-pub(crate) type ArenaFault = (u64, Problem);
-
-/// Checks that `words` is a well-formed arena:
-///
-/// - word 0 is zero, and the arena is at most `isize::MAX` bytes;
-/// - objects tile the rest exactly, each header's reserved bits are zero and
-///   (when `type_count > 0`) each type id is below `type_count`;
-/// - every slot is null or a correctly tagged reference to an object start.
-///
-/// Two passes: the first walks the headers and records every object start in
-/// a bitmap (one bit per word); the second checks every slot against it.
-/// Errors carry the word index of the offending word.
-pub(crate) fn validate_arena(words: &[u64], type_count: u64) -> Result<ArenaSummary, ArenaFault> {
-    let len = words.len() as u64;
-    if len == 0 {
-        return Err((0, Problem::EmptyArena));
-    }
-    if len > (isize::MAX as u64) / 8 {
-        return Err((0, Problem::ArenaTooLarge { words: len }));
-    }
-    if words[0] != 0 {
-        return Err((
-            0,
-            Problem::ReservedWordNotZero {
-                value: u64::from_le(words[0]),
-            },
-        ));
-    }
-    let mut starts = vec![0u64; words.len().div_ceil(64)];
-    let mut objects = 0u64;
-    let mut at = 1u64;
-    while at < len {
-        prefetch_ahead(words, at as usize);
-        let remaining = len - at;
-        if remaining < HEADER_WORDS {
-            return Err((
-                at,
-                Problem::ObjectOverrun {
-                    size_words: HEADER_WORDS,
-                    remaining,
-                },
-            ));
-        }
-        let i = at as usize;
-        let layout = u64::from_le(words[i]);
-        let type_word = u64::from_le(words[i + 1]);
-        if type_word >> 32 != 0 {
-            return Err((at + 1, Problem::ReservedHeaderBits { value: type_word }));
-        }
-        if type_count > 0 && type_word >= type_count {
-            return Err((
-                at + 1,
-                Problem::TypeIdOutOfRange {
-                    type_id: type_word as u32,
-                    type_count,
-                },
-            ));
-        }
-        let size = layout_size_words(layout);
-        if size > remaining {
-            return Err((
-                at,
-                Problem::ObjectOverrun {
-                    size_words: size,
-                    remaining,
-                },
-            ));
-        }
-        starts[i / 64] |= 1 << (i % 64);
-        objects += 1;
-        at += size;
-    }
-    let arena_bytes = len * 8;
-    let mut probes = StartProbes::new(words, &starts);
-    let mut at = 1usize;
-    while at < words.len() {
-        prefetch_ahead(words, at);
-        let layout = u64::from_le(words[at]);
-        let first = at + HEADER_WORDS as usize;
-        let slots = &words[first..first + layout_slots(layout) as usize];
-        for (k, &raw) in slots.iter().enumerate() {
-            let slot = u64::from_le(raw);
-            if slot != 0 {
-                let slot_at = first + k;
-                if let Err(problem) = check_encoding(slot, arena_bytes) {
-                    // Report the earliest bad slot: those queued come first.
-                    probes.drain()?;
-                    return Err((slot_at as u64, problem));
-                }
-                probes.push(slot_at, slot)?;
+    pub(crate) const fn decode(format: ArenaFormat, layout_word: u64, type_id: u32) -> Self {
+        let slots = layout_word as u32;
+        let fixed = format.layout.fixed_words(slots);
+        if format.runtime_sizes {
+            ObjectHeader {
+                type_id,
+                slots,
+                payload_words: (format.object_words(layout_word) - fixed) as u32,
+                runtime_size: Some((layout_word >> 32) as u32),
             }
-        }
-        at += layout_size_words(layout) as usize;
-    }
-    probes.drain()?;
-    Ok(ArenaSummary { objects, starts })
-}
-
-/// How far ahead of the object being checked the arena walks prefetch, in
-/// words. Each header's address depends on the previous header's contents, a
-/// chain of dependent loads that the hardware prefetcher does not always
-/// keep ahead of (it stops at page boundaries).
-const WALK_AHEAD: usize = 512;
-
-/// Prefetches the arena `WALK_AHEAD` words past word `at`.
-#[inline(always)]
-fn prefetch_ahead(words: &[u64], at: usize) {
-    stealmark_model::prefetch_read(words.as_ptr().wrapping_add(at + WALK_AHEAD).cast());
-}
-
-/// Slots in flight between the prefetch of their object-start bit and its
-/// test. References are random, so each test is a likely cache miss; issuing
-/// the prefetch this many slots ahead overlaps the misses (about 2.5 times
-/// faster on random heaps than testing each bit as the slot is read).
-const PROBE_DEPTH: usize = 64;
-
-/// A FIFO of slots whose target's object-start bit has been prefetched but
-/// not yet tested. Slots are tested in the order they were pushed, so the
-/// first failure is the first bad slot in arena order.
-struct StartProbes<'a> {
-    words: &'a [u64],
-    starts: &'a [u64],
-    /// Word indices of queued slots; `len` of them end at `head`.
-    ring: [usize; PROBE_DEPTH],
-    head: usize,
-    len: usize,
-}
-
-impl<'a> StartProbes<'a> {
-    fn new(words: &'a [u64], starts: &'a [u64]) -> StartProbes<'a> {
-        StartProbes {
-            words,
-            starts,
-            ring: [0; PROBE_DEPTH],
-            head: 0,
-            len: 0,
-        }
-    }
-
-    /// Tests the queued slot at `slot_at`, whose encoding was checked.
-    #[inline(always)]
-    fn test(&self, slot_at: usize) -> Result<(), ArenaFault> {
-        let value = u64::from_le(self.words[slot_at]);
-        let index = (value / 8) as usize;
-        if self.starts[index / 64] & (1 << (index % 64)) == 0 {
-            return Err((slot_at as u64, Problem::NotAnObjectStart { value }));
-        }
-        Ok(())
-    }
-
-    /// Queues a slot with a correctly encoded, in-range reference, testing
-    /// the oldest queued slot if the queue is full.
-    #[inline(always)]
-    fn push(&mut self, slot_at: usize, value: u64) -> Result<(), ArenaFault> {
-        let index = (value / 8) as usize;
-        stealmark_model::prefetch_read(self.starts[index / 64..].as_ptr().cast());
-        if self.len == PROBE_DEPTH {
-            self.test(self.ring[self.head])?;
         } else {
-            self.len += 1;
+            ObjectHeader::new(type_id, slots, (layout_word >> 32) as u32)
         }
-        self.ring[self.head] = slot_at;
-        self.head = (self.head + 1) % PROBE_DEPTH;
-        Ok(())
     }
-
-    /// Tests every queued slot, oldest first.
-    fn drain(&mut self) -> Result<(), ArenaFault> {
-        while self.len > 0 {
-            let oldest = (self.head + PROBE_DEPTH - self.len) % PROBE_DEPTH;
-            self.len -= 1;
-            self.test(self.ring[oldest])?;
-        }
-        Ok(())
-    }
-}
-
-/// Checks a non-zero reference word's tag bits and range, everything but
-/// whether it lands on an object start.
-#[inline(always)]
-fn check_encoding(word: u64, arena_bytes: u64) -> Result<(), Problem> {
-    if word & RESERVED_SLOT_BITS != 0 {
-        return Err(Problem::ReservedSlotBits { value: word });
-    }
-    let offset = word & !WEAK_BIT;
-    if offset == 0 {
-        return Err(Problem::WeakNull);
-    }
-    if offset >= arena_bytes {
-        return Err(Problem::ReferenceOutOfRange {
-            value: word,
-            arena_bytes,
-        });
-    }
-    Ok(())
-}
-
-/// Checks one non-zero reference word (a slot or a root) against the
-/// object-start bitmap of an arena of `arena_bytes` bytes.
-#[inline(always)]
-pub(crate) fn check_reference(word: u64, arena_bytes: u64, starts: &[u64]) -> Result<(), Problem> {
-    check_encoding(word, arena_bytes)?;
-    let index = (word / 8) as usize;
-    if starts[index / 64] & (1 << (index % 64)) == 0 {
-        return Err(Problem::NotAnObjectStart { value: word });
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -483,82 +514,48 @@ mod tests {
     }
 
     #[test]
-    fn header_round_trips() {
+    fn header_sizes_in_both_layouts() {
         let h = ObjectHeader::new(7, 3, u32::MAX);
+        assert_eq!(h.size_words(ArenaLayout::Wide), 2 + 3 + u32::MAX as u64);
         assert_eq!(
-            ObjectHeader::decode(h.layout_word(), h.type_word()),
-            Some(h)
+            ObjectHeader::decode(ArenaFormat::WIDE, h.layout_word(), 7),
+            h
         );
-        assert_eq!(h.size_words(), 2 + 3 + u32::MAX as u64);
-        assert_eq!(layout_size_words(h.layout_word()), h.size_words());
-        assert_eq!(ObjectHeader::decode(0, 1 << 32), None);
+        // Compressed: 12 header bytes and 4 bytes a slot, padded to a word.
+        for (slots, words) in [(0, 2), (1, 2), (2, 3), (3, 3), (4, 4), (5, 4)] {
+            assert_eq!(ArenaLayout::Compressed.fixed_words(slots), words);
+        }
+        let c = ObjectHeader::new(1, 4, 2);
+        assert_eq!(c.size_words(ArenaLayout::Compressed), 6);
+        assert_eq!(
+            ArenaFormat::COMPRESSED.object_words(c.layout_word()),
+            c.size_words(ArenaLayout::Compressed)
+        );
+        // Runtime sizes: as large as the size says, never smaller than the
+        // header and slots.
+        for layout in ArenaLayout::ALL {
+            let format = ArenaFormat::new(layout).with_runtime_sizes();
+            for (slots, size) in [(2, 64), (2, 0), (9, 20), (0, 13), (1, u32::MAX)] {
+                let s = ObjectHeader::sized(3, slots, size, layout);
+                let words = format.object_words(s.layout_word());
+                assert_eq!(words, s.size_words(layout), "{layout} {slots} {size}");
+                assert_eq!(
+                    words,
+                    layout.fixed_words(slots).max(u64::from(size).div_ceil(8))
+                );
+                assert_eq!(ObjectHeader::decode(format, s.layout_word(), 3), s);
+            }
+        }
     }
 
     #[test]
-    fn validate_catches_each_arena_problem() {
-        // Two objects: A (2 slots) at word 1, B (0 slots, 1 payload) at word 5.
-        let a = ObjectHeader::new(0, 2, 0);
-        let b = ObjectHeader::new(1, 0, 1);
-        let good = [
-            0,
-            a.layout_word(),
-            a.type_word(),
-            40,
-            8 | 1,
-            b.layout_word(),
-            b.type_word(),
-            99,
-        ];
-        assert_eq!(validate_arena(&good, 2).unwrap().objects, 2);
-        let mut w = good;
-        w[3] = 16;
-        assert!(matches!(
-            validate_arena(&w, 2),
-            Err((3, Problem::NotAnObjectStart { .. }))
-        ));
-        w[3] = 64;
-        assert!(matches!(
-            validate_arena(&w, 2),
-            Err((3, Problem::ReferenceOutOfRange { .. }))
-        ));
-        w[3] = 42;
-        assert!(matches!(
-            validate_arena(&w, 2),
-            Err((3, Problem::ReservedSlotBits { .. }))
-        ));
-        w[3] = 1;
-        assert!(matches!(validate_arena(&w, 2), Err((3, Problem::WeakNull))));
-        // The first bad slot in arena order is reported, whatever the kind.
-        w[3] = 16;
-        w[4] = 64;
-        assert!(matches!(
-            validate_arena(&w, 2),
-            Err((3, Problem::NotAnObjectStart { .. }))
-        ));
-        w[3] = 64;
-        w[4] = 16;
-        assert!(matches!(
-            validate_arena(&w, 2),
-            Err((3, Problem::ReferenceOutOfRange { .. }))
-        ));
-        assert!(matches!(
-            validate_arena(&good, 1),
-            Err((6, Problem::TypeIdOutOfRange { .. }))
-        ));
-        assert!(matches!(
-            validate_arena(&good[..7], 2),
-            Err((5, Problem::ObjectOverrun { .. }))
-        ));
-        let mut w = good;
-        w[0] = 5;
-        assert!(matches!(
-            validate_arena(&w, 2),
-            Err((0, Problem::ReservedWordNotZero { .. }))
-        ));
-        assert!(matches!(
-            validate_arena(&[], 0),
-            Err((0, Problem::EmptyArena))
-        ));
-        assert_eq!(validate_arena(&[0], 0).unwrap().objects, 0);
+    fn kinds_round_trip_and_fit() {
+        for k in TypeKind::ALL {
+            assert_eq!(TypeKind::from_code(k.code()), Some(k));
+        }
+        assert_eq!(TypeKind::from_code(6), None);
+        assert!(ArenaFormat::COMPRESSED.fits(COMPRESSED_MAX_WORDS));
+        assert!(!ArenaFormat::COMPRESSED.fits(COMPRESSED_MAX_WORDS + 1));
+        assert!(ArenaFormat::WIDE.fits(COMPRESSED_MAX_WORDS + 1));
     }
 }

@@ -1,20 +1,26 @@
 //! The in-memory heap: [`HeapBuilder`] lays objects out in a bumpalo arena,
 //! [`Heap`] owns the result.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::ptr::NonNull;
+use std::sync::atomic::AtomicU64;
 
 use bumpalo::Bump;
 
-use crate::arena::{check_reference, validate_arena, ObjectHeader, Pos, Slot, HEADER_WORDS};
+use crate::arena::{
+    ArenaFormat, ArenaLayout, ObjectHeader, Pos, Slot, TypeKind, COMPRESSED_MAX_WORDS,
+};
 use crate::error::BuildError;
 use crate::graph::HeapGraph;
-use crate::sink::HeapSink;
-use crate::view::HeapView;
+use crate::sink::{resolve_kinds, HeapSink, KindConflict};
+use crate::validate::{check_reference, validate_arena, ArenaSpec, Fault};
+use crate::view::{HeapView, ViewParts};
 use stealmark_model::ObjRef;
 
 /// Builds a heap in memory, object by object, in the arena layout of
-/// `docs/snapshot-format.md`.
+/// `docs/snapshot-format.md` (wide by default; see
+/// [`HeapSink::set_format`]).
 ///
 /// The arena is one contiguous, zeroed slice of words bump-allocated from a
 /// [`bumpalo::Bump`], as a runtime allocates its heap. Give a size hint
@@ -47,12 +53,23 @@ pub struct HeapBuilder {
     region: NonNull<u64>,
     cap: usize,
     len: usize,
+    format: ArenaFormat,
     objects: u64,
-    /// Where the next slot of the current object goes, and how many remain.
+    /// The half word where the next slot of the current object goes, and how
+    /// many slots remain.
     cursor: usize,
     pending: usize,
+    /// The type of the current object.
+    current_type: u32,
     roots: Vec<Pos>,
+    finalizable: Vec<Pos>,
     types: Vec<String>,
+    /// Kind codes by type id (absent: plain).
+    kinds: Vec<u8>,
+    /// Type ids whose objects received a per-slot weak slot.
+    weak_types: BTreeSet<u32>,
+    /// Half-word indices of the compressed arena's weak slots.
+    weak_slots: BTreeSet<u64>,
 }
 
 // SAFETY: the builder exclusively owns its bump arena (`Bump` is `Send`) and
@@ -62,6 +79,7 @@ unsafe impl Send for HeapBuilder {}
 impl fmt::Debug for HeapBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HeapBuilder")
+            .field("format", &self.format)
             .field("objects", &self.objects)
             .field("words", &self.len)
             .field("roots", &self.roots.len())
@@ -73,6 +91,19 @@ impl Default for HeapBuilder {
     fn default() -> Self {
         HeapBuilder::new()
     }
+}
+
+/// Sets half word `j` of `words` (bytes `4j..4j+4`) to `value`.
+fn set_half(words: &mut [u64], j: usize, value: u32) {
+    let w = u64::from_le(words[j / 2]);
+    let shift = 32 * (j % 2);
+    let w = (w & !(0xffff_ffff << shift)) | u64::from(value) << shift;
+    words[j / 2] = w.to_le();
+}
+
+/// Half word `j` of `words`.
+fn get_half(words: &[u64], j: usize) -> u32 {
+    (u64::from_le(words[j / 2]) >> (32 * (j % 2))) as u32
 }
 
 impl HeapBuilder {
@@ -92,11 +123,17 @@ impl HeapBuilder {
             region,
             cap,
             len: 1,
+            format: ArenaFormat::WIDE,
             objects: 0,
             cursor: 0,
             pending: 0,
+            current_type: 0,
             roots: Vec::new(),
+            finalizable: Vec::new(),
             types: Vec::new(),
+            kinds: Vec::new(),
+            weak_types: BTreeSet::new(),
+            weak_slots: BTreeSet::new(),
         }
     }
 
@@ -114,9 +151,11 @@ impl HeapBuilder {
     /// Makes room for `extra` more words, moving the arena to a larger bump
     /// allocation if needed.
     fn grow(&mut self, extra: u64) -> Result<(), BuildError> {
-        let needed = (self.len as u64)
-            .checked_add(extra)
-            .filter(|&n| n <= (isize::MAX as u64) / 8);
+        let limit = match self.format.layout {
+            ArenaLayout::Wide => (isize::MAX as u64) / 8,
+            ArenaLayout::Compressed => COMPRESSED_MAX_WORDS,
+        };
+        let needed = (self.len as u64).checked_add(extra).filter(|&n| n <= limit);
         let Some(needed) = needed else {
             return Err(BuildError::TooLarge {
                 words: (self.len as u64).saturating_add(extra),
@@ -144,7 +183,8 @@ impl HeapBuilder {
         Ok(())
     }
 
-    /// Allocates an object whose slots are all null, and returns its position.
+    /// Allocates an object whose slots are all null, and returns its
+    /// position (for a format without runtime sizes).
     pub fn alloc(
         &mut self,
         type_id: u32,
@@ -168,8 +208,38 @@ impl HeapBuilder {
                 "set_slot: slot {index} of the object at {obj}, which has {slots} slots"
             )));
         }
-        let i = at + HEADER_WORDS as usize + index as usize;
-        self.words_mut()[i] = slot.raw().to_le();
+        let type_id = match self.format.layout {
+            ArenaLayout::Wide => u64::from_le(self.words()[at + 1]) as u32,
+            ArenaLayout::Compressed => get_half(self.words(), 2 * at + 2),
+        };
+        let first = 2 * at + self.format.layout.header_halves() as usize;
+        let j = first + index as usize * self.format.layout.slot_halves() as usize;
+        self.put_slot(j, type_id, slot)
+    }
+
+    /// Writes `slot` at half word `j`, a slot of an object of type
+    /// `type_id`.
+    fn put_slot(&mut self, j: usize, type_id: u32, slot: Slot) -> Result<(), BuildError> {
+        if slot.is_weak() {
+            self.weak_types.insert(type_id);
+        }
+        match self.format.layout {
+            ArenaLayout::Wide => self.words_mut()[j / 2] = slot.raw().to_le(),
+            ArenaLayout::Compressed => {
+                let index = match slot.target() {
+                    None => 0,
+                    Some(p) => {
+                        u32::try_from(p.word_index()).map_err(|_| BuildError::TooFar { pos: p })?
+                    }
+                };
+                set_half(self.words_mut(), j, index);
+                if slot.is_weak() {
+                    self.weak_slots.insert(j as u64);
+                } else {
+                    self.weak_slots.remove(&(j as u64));
+                }
+            }
+        }
         Ok(())
     }
 
@@ -178,35 +248,69 @@ impl HeapBuilder {
         self.objects
     }
 
-    /// Validates the arena and the roots and returns the heap.
+    /// The kinds by type id after the weak-slot upgrade, checked.
+    fn resolved_kinds(&self) -> Result<Vec<u8>, BuildError> {
+        resolve_kinds(&self.kinds, &self.weak_types, self.types.len()).map_err(|c| match c {
+            KindConflict::WeakSlot { type_id, kind } => {
+                BuildError::WeakSlotNotAllowed { type_id, kind }
+            }
+            KindConflict::PastTypeCount {
+                type_id,
+                type_count,
+            } => BuildError::Misuse(format!(
+                "type id {type_id} has a kind but there are only {type_count} type names"
+            )),
+        })
+    }
+
+    /// Validates the arena, the roots and the finalizable objects and
+    /// returns the heap.
     pub fn finish(self) -> Result<Heap, BuildError> {
         self.check_no_pending("finish")?;
+        let kinds = self.resolved_kinds()?;
+        let weak_slots: Vec<u64> = self.weak_slots.iter().map(|&j| j.to_le()).collect();
         let words = self.words();
-        let summary =
-            validate_arena(words, self.types.len() as u64).map_err(|(index, problem)| {
-                BuildError::Invalid {
-                    offset: index * 8,
-                    problem,
-                }
-            })?;
+        let spec = ArenaSpec {
+            format: self.format,
+            type_count: self.types.len() as u64,
+            kinds: &kinds,
+            default_kind: TypeKind::Plain,
+            weak_slots: &weak_slots,
+        };
+        let summary = validate_arena(words, &spec).map_err(|fault| match fault {
+            Fault::Arena(offset, problem) => BuildError::Invalid { offset, problem },
+            Fault::WeakSlots(i, problem) => BuildError::Invalid {
+                offset: u64::from_le(weak_slots[i as usize]) * 4,
+                problem,
+            },
+        })?;
         let arena_bytes = words.len() as u64 * 8;
-        let view = HeapView::new_validated(words, summary.objects);
-        let mut roots = Vec::with_capacity(self.roots.len());
-        for root in &self.roots {
-            check_reference(root.offset(), arena_bytes, &summary.starts).map_err(|problem| {
-                BuildError::Invalid {
-                    offset: root.offset(),
-                    problem,
-                }
-            })?;
-            roots.push(view.obj_ref(*root).expect("checked against the arena"));
-        }
+        let base = self.region.as_ptr() as usize;
+        let resolve = |positions: &[Pos], what: &'static str| {
+            positions
+                .iter()
+                .map(|&pos| {
+                    check_reference(pos.offset(), arena_bytes, &summary.starts)
+                        .map_err(|problem| BuildError::BadPosition { what, pos, problem })?;
+                    Ok(ObjRef::from_word(base + pos.offset() as usize)
+                        .expect("an aligned offset into the arena"))
+                })
+                .collect::<Result<Vec<ObjRef>, BuildError>>()
+        };
+        let roots = resolve(&self.roots, "root")?;
+        let finalizable = resolve(&self.finalizable, "finalizable object")?;
         Ok(Heap {
             region: self.region,
             len: self.len,
+            format: self.format,
             objects: summary.objects,
+            runtime_bytes: summary.runtime_bytes,
+            starts: summary.starts,
             roots,
+            finalizable,
             types: self.types,
+            kinds,
+            weak_slots,
             bump: self.bump,
         })
     }
@@ -215,6 +319,21 @@ impl HeapBuilder {
 impl HeapSink for HeapBuilder {
     type Error = BuildError;
 
+    fn set_format(&mut self, format: ArenaFormat) -> Result<(), BuildError> {
+        if self.objects > 0 && format != self.format {
+            return Err(BuildError::Misuse(format!(
+                "set_format: {} objects were already emitted in the {} layout",
+                self.objects, self.format.layout
+            )));
+        }
+        self.format = format;
+        Ok(())
+    }
+
+    fn format(&self) -> ArenaFormat {
+        self.format
+    }
+
     fn reserve(&mut self, _objects: u64, arena_words: u64) {
         // A hint: if it is absurd, growing later reports the error.
         let _ = self.grow(arena_words.saturating_sub(self.len as u64));
@@ -222,16 +341,22 @@ impl HeapSink for HeapBuilder {
 
     fn begin_object(&mut self, header: ObjectHeader) -> Result<Pos, BuildError> {
         self.check_no_pending("begin_object")?;
-        let size = header.size_words();
+        check_header(self.format, header).map_err(BuildError::Misuse)?;
+        let layout = self.format.layout;
+        let size = header.size_words(layout);
         self.grow(size)?;
         let at = self.len;
         let pos = Pos::from_word_index(at as u64).expect("arena index fits");
         self.len += size as usize;
         let words = self.words_mut();
         words[at] = header.layout_word().to_le();
-        words[at + 1] = header.type_word().to_le();
-        self.cursor = at + HEADER_WORDS as usize;
+        match layout {
+            ArenaLayout::Wide => words[at + 1] = u64::from(header.type_id).to_le(),
+            ArenaLayout::Compressed => set_half(words, 2 * at + 2, header.type_id),
+        }
+        self.cursor = 2 * at + layout.header_halves() as usize;
         self.pending = header.slots as usize;
+        self.current_type = header.type_id;
         self.objects += 1;
         Ok(pos)
     }
@@ -244,12 +369,11 @@ impl HeapSink for HeapBuilder {
                 self.pending
             )));
         }
-        let at = self.cursor;
-        let dst = &mut self.words_mut()[at..at + slots.len()];
-        for (d, s) in dst.iter_mut().zip(slots) {
-            *d = s.raw().to_le();
+        let step = self.format.layout.slot_halves() as usize;
+        for &s in slots {
+            self.put_slot(self.cursor, self.current_type, s)?;
+            self.cursor += step;
         }
-        self.cursor += slots.len();
         self.pending -= slots.len();
         Ok(())
     }
@@ -266,6 +390,11 @@ impl HeapSink for HeapBuilder {
         Ok(())
     }
 
+    fn finalizable(&mut self, target: Pos) -> Result<(), BuildError> {
+        self.finalizable.push(target);
+        Ok(())
+    }
+
     fn type_name(&mut self, name: &str) -> Result<u32, BuildError> {
         let id = u32::try_from(self.types.len())
             .map_err(|_| BuildError::Misuse("too many type names".into()))?;
@@ -273,20 +402,65 @@ impl HeapSink for HeapBuilder {
         Ok(id)
     }
 
+    fn type_kind(&mut self, type_id: u32, kind: TypeKind) -> Result<(), BuildError> {
+        let t = type_id as usize;
+        if self.kinds.len() <= t {
+            self.kinds.resize(t + 1, TypeKind::Plain.code());
+        }
+        self.kinds[t] = kind.code();
+        Ok(())
+    }
+
     fn next_pos(&self) -> Pos {
         Pos::from_word_index(self.len as u64).expect("arena index fits")
     }
 }
 
-/// A validated heap in memory: a bump-allocated arena, its roots and type
-/// names.
+/// Checks that a header has a runtime size exactly when the format records
+/// them, and a payload that matches it. Returns what is wrong.
+pub(crate) fn check_header(format: ArenaFormat, header: ObjectHeader) -> Result<(), String> {
+    match (format.runtime_sizes, header.runtime_size) {
+        (false, None) => Ok(()),
+        (false, Some(_)) => Err(
+            "an object with a runtime size in an arena that records none (set the format first)"
+                .into(),
+        ),
+        (true, None) => {
+            Err("an object without a runtime size in an arena that records them".into())
+        }
+        (true, Some(size)) => {
+            let expected = ObjectHeader::sized(header.type_id, header.slots, size, format.layout);
+            if expected.payload_words == header.payload_words {
+                Ok(())
+            } else {
+                Err(format!(
+                    "an object of {size} runtime bytes and {} slots has {} payload words in the {} \
+                     layout, not {} (use ObjectHeader::sized)",
+                    header.slots, expected.payload_words, format.layout, header.payload_words
+                ))
+            }
+        }
+    }
+}
+
+/// A validated heap in memory: a bump-allocated arena, its roots,
+/// finalizable objects, type names and kinds.
+///
+/// Its views are writable: [`HeapView::store_slot`] stores to its slots
+/// atomically, while other threads scan.
 pub struct Heap {
     /// The arena: `len` words inside `bump`.
     region: NonNull<u64>,
     len: usize,
+    format: ArenaFormat,
     objects: u64,
+    runtime_bytes: u64,
+    starts: Vec<u64>,
     roots: Vec<ObjRef>,
+    finalizable: Vec<ObjRef>,
     types: Vec<String>,
+    kinds: Vec<u8>,
+    weak_slots: Vec<u64>,
     /// Owns the arena memory; never allocated from again, never reset.
     bump: Bump,
 }
@@ -294,17 +468,20 @@ pub struct Heap {
 // SAFETY: the heap exclusively owns its bump arena (`Bump` is `Send`) and the
 // region in it; nothing in it is tied to a thread.
 unsafe impl Send for Heap {}
-// SAFETY: through `&Heap` the arena is only read, and the `Bump` is never
-// touched (no allocation happens after `finish`), so shared access from
-// several threads is plain concurrent reading of immutable memory.
+// SAFETY: after `finish` the arena is only accessed through views, with
+// atomic loads and stores (see `view.rs`), and the `Bump` is never touched
+// (no allocation happens after `finish`), so shared access from several
+// threads is data-race free.
 unsafe impl Sync for Heap {}
 
 impl fmt::Debug for Heap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Heap")
+            .field("format", &self.format)
             .field("objects", &self.objects)
             .field("words", &self.len)
             .field("roots", &self.roots.len())
+            .field("finalizable", &self.finalizable.len())
             .field("types", &self.types.len())
             .finish()
     }
@@ -331,13 +508,32 @@ impl HeapGraph for Heap {
     fn view(&self) -> HeapView<'_> {
         // SAFETY: `region` points at `len` initialised words allocated from
         // `self.bump`, which lives as long as `self` and is never reset or
-        // allocated from again, so the words are immutable for `'_`.
-        let words = unsafe { std::slice::from_raw_parts(self.region.as_ptr(), self.len) };
-        HeapView::new_validated(words, self.objects)
+        // allocated from again. `AtomicU64` has the size and alignment of
+        // `u64`, and after `finish` the words are only accessed through
+        // atomics (views), so viewing them as atomics is sound.
+        let words = unsafe {
+            std::slice::from_raw_parts(self.region.as_ptr().cast::<AtomicU64>(), self.len)
+        };
+        HeapView::new_validated(ViewParts {
+            words,
+            format: self.format,
+            kinds: &self.kinds,
+            default_kind: TypeKind::Plain,
+            weak_slots: &self.weak_slots,
+            starts: &self.starts,
+            type_count: self.types.len(),
+            objects: self.objects,
+            runtime_bytes: self.runtime_bytes,
+            writable: true,
+        })
     }
 
     fn roots(&self) -> &[ObjRef] {
         &self.roots
+    }
+
+    fn finalizable(&self) -> &[ObjRef] {
+        &self.finalizable
     }
 
     fn type_count(&self) -> usize {
@@ -355,25 +551,39 @@ mod tests {
     use crate::error::Problem;
     use crate::MarkIndex;
 
+    /// The problem of a build error about the arena or a position.
+    fn bad(problem: &BuildError) -> Option<&Problem> {
+        match problem {
+            BuildError::Invalid { problem, .. } | BuildError::BadPosition { problem, .. } => {
+                Some(problem)
+            }
+            _ => None,
+        }
+    }
+
     #[test]
     fn builder_grows_and_keeps_contents() {
-        let mut b = HeapBuilder::with_capacity(1);
-        let mut prev = None;
-        for _ in 0..1000 {
-            let p = b.alloc(0, 1, 3).unwrap();
-            if let Some(q) = prev {
-                b.set_slot(p, 0, Slot::strong(q)).unwrap();
+        for layout in ArenaLayout::ALL {
+            let mut b = HeapBuilder::with_capacity(1);
+            b.set_format(ArenaFormat::new(layout)).unwrap();
+            let mut prev = None;
+            for _ in 0..1000 {
+                let p = b.alloc(0, 1, 3).unwrap();
+                if let Some(q) = prev {
+                    b.set_slot(p, 0, Slot::strong(q)).unwrap();
+                }
+                prev = Some(p);
             }
-            prev = Some(p);
+            b.root(prev.unwrap()).unwrap();
+            let heap = b.finish().unwrap();
+            assert_eq!(heap.view().object_count(), 1000);
+            let size = ObjectHeader::new(0, 1, 3).size_words(layout) as usize;
+            assert_eq!(heap.view().mark_index_bound(), 1 + 1000 * size);
+            assert_eq!(
+                crate::mark_sequential(&heap.view(), heap.roots()).objects,
+                1000
+            );
         }
-        b.root(prev.unwrap()).unwrap();
-        let heap = b.finish().unwrap();
-        assert_eq!(heap.view().object_count(), 1000);
-        assert_eq!(heap.view().mark_index_bound(), 1 + 1000 * 6);
-        assert_eq!(
-            crate::mark_sequential(&heap.view(), heap.roots()).objects,
-            1000
-        );
     }
 
     #[test]
@@ -388,6 +598,7 @@ mod tests {
             b.set_slot(Pos::from_offset(800).unwrap(), 0, Slot::NULL),
             Err(BuildError::Misuse(_))
         ));
+        assert!(b.set_format(ArenaFormat::COMPRESSED).is_err());
         b.set_slot(p, 0, Slot::strong(Pos::from_offset(16).unwrap()))
             .unwrap();
         assert!(matches!(
@@ -407,10 +618,32 @@ mod tests {
         assert!(matches!(b.alloc(0, 0, 0), Err(BuildError::Misuse(_))));
         b.slots(&[Slot::NULL]).unwrap();
         b.root(Pos::from_offset(64).unwrap()).unwrap();
+        let err = b.finish().unwrap_err();
+        assert!(
+            matches!(bad(&err), Some(Problem::ReferenceOutOfRange { .. })),
+            "{err}"
+        );
+        // Runtime sizes: the header must say one, and agree with the layout.
+        let mut b = HeapBuilder::new();
+        b.set_format(ArenaFormat::COMPRESSED.with_runtime_sizes())
+            .unwrap();
+        assert!(b.begin_object(ObjectHeader::new(0, 1, 0)).is_err());
+        assert!(b
+            .begin_object(ObjectHeader::sized(0, 1, 40, ArenaLayout::Wide))
+            .is_err());
+        b.begin_object(ObjectHeader::sized(0, 1, 40, ArenaLayout::Compressed))
+            .unwrap();
+        b.slots(&[Slot::NULL]).unwrap();
+        // A weak slot in a weak-ref type is refused at the end.
+        let mut b = HeapBuilder::new();
+        let t = b.type_name("W").unwrap();
+        b.type_kind(t, TypeKind::WeakRef).unwrap();
+        let p = b.alloc(t, 1, 0).unwrap();
+        b.set_slot(p, 0, Slot::weak(p)).unwrap();
         assert!(matches!(
             b.finish(),
-            Err(BuildError::Invalid {
-                problem: Problem::ReferenceOutOfRange { .. },
+            Err(BuildError::WeakSlotNotAllowed {
+                kind: TypeKind::WeakRef,
                 ..
             })
         ));

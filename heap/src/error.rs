@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+use crate::arena::TypeKind;
+
 /// The part of a snapshot file an error is about.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum Section {
@@ -21,6 +23,12 @@ pub enum Section {
     Arena,
     /// The type-name table section.
     TypeNames,
+    /// The type-kind section (format v2).
+    TypeKinds,
+    /// The finalizable-object section (format v2).
+    Finalizable,
+    /// The weak-slot section of a compressed arena (format v2).
+    WeakSlots,
 }
 
 impl fmt::Display for Section {
@@ -32,6 +40,9 @@ impl fmt::Display for Section {
             Section::Roots => "roots section",
             Section::Arena => "arena section",
             Section::TypeNames => "type-name section",
+            Section::TypeKinds => "type-kind section",
+            Section::Finalizable => "finalizable section",
+            Section::WeakSlots => "weak-slot section",
         })
     }
 }
@@ -55,11 +66,11 @@ pub enum Problem {
         found: [u8; 8],
     },
     /// A format version this reader does not know.
-    #[error("unsupported version {found} (this reader reads version {supported})")]
+    #[error("unsupported version {found} (this reader reads versions 1 to {supported})")]
     UnsupportedVersion {
         /// The version in the file.
         found: u32,
-        /// The version this reader reads.
+        /// The newest version this reader reads.
         supported: u32,
     },
     /// A reserved field or flag bit is not zero.
@@ -214,6 +225,81 @@ pub enum Problem {
         /// The root word.
         value: u64,
     },
+    /// A finalizable entry that is null or weak.
+    #[error("finalizable entry {value:#x} must be a strong non-null reference")]
+    BadFinalizable {
+        /// The entry.
+        value: u64,
+    },
+    /// A compressed arena larger than 32-bit word indices address.
+    #[error("the compressed arena has {words} words, more than 2^32 (32 GiB)")]
+    CompressedArenaTooLarge {
+        /// The arena's word count.
+        words: u64,
+    },
+    /// A byte of the type-kind section that is no kind.
+    #[error("type kind {value} is not a kind (0 plain .. 5 weak-slots)")]
+    BadTypeKind {
+        /// The byte.
+        value: u8,
+    },
+    /// A non-plain kind for a type id past the type-name table.
+    #[error("type id {type_id} has a kind but is not below the type count {type_count}")]
+    KindPastTypeCount {
+        /// The type id.
+        type_id: u64,
+        /// The number of type names.
+        type_count: u64,
+    },
+    /// An object of a reference kind without the referent slot 0.
+    #[error("object of type {type_id} ({kind}) has no slots, so no referent")]
+    ReferenceWithoutReferent {
+        /// The object's type id.
+        type_id: u32,
+        /// The type's kind.
+        kind: TypeKind,
+    },
+    /// An ephemeron table whose slots do not come in (key, value) pairs.
+    #[error("ephemeron table of type {type_id} has an odd slot count {slots}")]
+    OddEphemeronTable {
+        /// The object's type id.
+        type_id: u32,
+        /// Its slot count.
+        slots: u32,
+    },
+    /// An ephemeron table entry with a value but a null key.
+    #[error("ephemeron value without a key (the key slot before it is null)")]
+    EphemeronValueWithoutKey,
+    /// A per-slot weak reference in an object whose type is not weak-slots.
+    #[error("per-slot weak reference in an object of type {type_id}, whose kind is {kind}, not weak-slots")]
+    WeakSlotNotAllowed {
+        /// The object's type id.
+        type_id: u32,
+        /// The type's kind.
+        kind: TypeKind,
+    },
+    /// A weak-slot section in a wide-layout file (wide slots carry the bit).
+    #[error(
+        "{count} weak-slot entries in a wide-layout file (wide slots mark weakness themselves)"
+    )]
+    WeakSlotsInWideLayout {
+        /// The number of entries.
+        count: u64,
+    },
+    /// Weak-slot entries out of order or repeated.
+    #[error("weak-slot entry {value} does not follow {previous} (entries strictly increase)")]
+    WeakSlotsNotIncreasing {
+        /// The entry.
+        value: u64,
+        /// The entry before it.
+        previous: u64,
+    },
+    /// A weak-slot entry that is not a non-null slot of an object.
+    #[error("weak-slot entry {value} is not a non-null slot (a 4-byte unit index into the arena)")]
+    WeakSlotNotASlot {
+        /// The entry.
+        value: u64,
+    },
     /// A type-name offset that decreases or points past the name bytes.
     #[error("name offset {value} is out of order or past the name bytes ({limit})")]
     BadNameOffset {
@@ -296,11 +382,37 @@ pub enum BuildError {
     /// A slot or object call that does not fit the object being written.
     #[error("{0}")]
     Misuse(String),
-    /// The arena would exceed the address space.
-    #[error("the heap is too large for this machine ({words} words)")]
+    /// The arena would exceed the address space, or the 32 GiB of the
+    /// compressed layout.
+    #[error("the heap is too large for its layout ({words} words)")]
     TooLarge {
         /// The arena size requested, in words.
         words: u64,
+    },
+    /// A reference beyond the 32 GiB a compressed slot addresses.
+    #[error("position {pos} is beyond the 32 GiB a compressed reference addresses")]
+    TooFar {
+        /// The position.
+        pos: crate::arena::Pos,
+    },
+    /// A per-slot weak reference in objects of a type whose kind is not
+    /// plain or weak-slots.
+    #[error("per-slot weak reference in an object of type {type_id}, whose kind is {kind}")]
+    WeakSlotNotAllowed {
+        /// The type id.
+        type_id: u32,
+        /// Its kind.
+        kind: TypeKind,
+    },
+    /// A root or finalizable position that is not an object of the heap.
+    #[error("{what} {pos} is not an object of the heap: {problem}")]
+    BadPosition {
+        /// `root` or `finalizable object`.
+        what: &'static str,
+        /// The position.
+        pos: crate::arena::Pos,
+        /// What is wrong.
+        problem: Problem,
     },
 }
 
@@ -314,4 +426,53 @@ pub enum WriteError {
     /// A call that does not fit the object being written.
     #[error("{0}")]
     Misuse(String),
+    /// A reference beyond the 32 GiB a compressed slot addresses.
+    #[error("position {pos} is beyond the 32 GiB a compressed reference addresses")]
+    TooFar {
+        /// The position.
+        pos: crate::arena::Pos,
+    },
+    /// A per-slot weak reference in objects of a type whose kind is not
+    /// plain or weak-slots.
+    #[error("per-slot weak reference in an object of type {type_id}, whose kind is {kind}")]
+    WeakSlotNotAllowed {
+        /// The type id.
+        type_id: u32,
+        /// Its kind.
+        kind: TypeKind,
+    },
+}
+
+/// Why [`HeapView::store_slot`](crate::HeapView::store_slot) refused a store.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The view is over read-only memory (a snapshot opened with
+    /// [`Snapshot::open`](crate::Snapshot::open) or `from_bytes`).
+    #[error("the heap is read-only (open the snapshot with Snapshot::open_copy_on_write)")]
+    ReadOnly,
+    /// The holder is not an object of this view.
+    #[error("holder {0:#x} is not an object of this heap")]
+    NotAnObject(usize),
+    /// The slot index is past the holder's slots.
+    #[error("slot {slot} of an object with {slots} slots")]
+    NoSuchSlot {
+        /// The index given.
+        slot: usize,
+        /// The holder's slot count.
+        slots: usize,
+    },
+    /// The slot is not a strong slot of a plain or reference type (soft,
+    /// weak and phantom referents, ephemeron tables and weak-slots types
+    /// are not stored to).
+    #[error("slot {slot} of an object of kind {kind} is not a strong slot")]
+    NotAStrongSlot {
+        /// The slot index.
+        slot: usize,
+        /// The holder's type kind.
+        kind: TypeKind,
+    },
+    /// The target is not an object of this view.
+    #[error("target {0:#x} is not an object of this heap")]
+    TargetNotAnObject(usize),
 }

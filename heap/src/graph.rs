@@ -1,9 +1,10 @@
-//! [`HeapGraph`]: a validated heap with its roots.
+//! [`HeapGraph`]: a validated heap with its roots and finalizable objects.
 
 use crate::view::HeapView;
 use stealmark_model::ObjRef;
 
-/// A validated heap with its roots: what a marker traces.
+/// A validated heap with its roots and finalizable objects: what a marker
+/// traces.
 ///
 /// Implemented by the in-memory [`Heap`](crate::Heap) and by the
 /// memory-mapped [`Snapshot`](crate::Snapshot). The view and the roots
@@ -13,6 +14,10 @@ pub trait HeapGraph {
     fn view(&self) -> HeapView<'_>;
     /// The roots, as references into [`HeapGraph::view`].
     fn roots(&self) -> &[ObjRef];
+    /// The registered finalizable objects (duplicates allowed), as
+    /// references into [`HeapGraph::view`]: what
+    /// [`OracleInput::finalizable`](crate::OracleInput::finalizable) takes.
+    fn finalizable(&self) -> &[ObjRef];
     /// The number of type names (0 if the heap has no type-name table).
     fn type_count(&self) -> usize;
     /// The name of a type id, if the heap has one for it.

@@ -1,9 +1,10 @@
 //! Heap graphs for stealmark.
 //!
-//! - [`arena`]: the object layout shared by in-memory heaps and snapshots
-//!   (header words, reference slots, payload), and [`HeapView`], which
-//!   implements [`ObjectModel`] over it. `docs/snapshot-format.md` specifies
-//!   it byte for byte.
+//! - [`arena`]: the object layouts shared by in-memory heaps and snapshots
+//!   (header words, reference slots, payload; wide or compressed), the
+//!   [`TypeKind`]s that give slots their meaning, and [`HeapView`], which
+//!   implements [`ObjectModel`] and [`MarkIndex`] over either layout with
+//!   atomic loads. `docs/snapshot-format.md` specifies it byte for byte.
 //! - [`HeapBuilder`] / [`Heap`]: a heap in a bumpalo arena; [`Snapshot`]: a
 //!   memory-mapped, validated snapshot file; [`SnapshotWriter`]: the
 //!   streaming writer ([`snapshot::format`] has the format constants).
@@ -26,6 +27,13 @@
 //! assert_eq!(Some(oracle.objects), g.info.reachable);
 //! ```
 
+#[cfg(not(target_pointer_width = "64"))]
+compile_error!(
+    "stealmark-heap needs a 64-bit target: references are addresses of 8-byte words, and read-only \
+     mappings are read with 8-byte relaxed atomic loads, which Rust only guarantees to work on \
+     read-only memory where they are register-sized"
+);
+
 pub mod arena;
 mod builder;
 mod error;
@@ -34,11 +42,12 @@ mod graph;
 mod oracle;
 mod sink;
 pub mod snapshot;
+mod validate;
 mod view;
 
-pub use arena::{ObjectHeader, Pos, Slot};
+pub use arena::{ArenaFormat, ArenaLayout, ObjectHeader, Pos, Slot, TypeKind};
 pub use builder::{Heap, HeapBuilder};
-pub use error::{BuildError, Problem, Section, SnapshotError, WriteError};
+pub use error::{BuildError, Problem, Section, SnapshotError, StoreError, WriteError};
 pub use generate::{generate, generate_heap, GenConfig, GenError, GenInfo, Generated, Shape};
 pub use graph::HeapGraph;
 pub use oracle::{mark_sequential, oracle, OracleInput, OracleResult};

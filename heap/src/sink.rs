@@ -7,16 +7,26 @@
 //!
 //! Objects are laid out back to back from [`Pos::FIRST`], so a producer knows
 //! every object's position before emitting it: the object after one at `p`
-//! with header `h` is at `p + h.size_words()` words. A producer computes
-//! positions in a first pass ([`Layout`] helps), then emits objects whose
-//! slots refer to positions before or after them.
+//! with header `h` is at `p + h.size_words(layout)` words. A producer picks
+//! the [`ArenaFormat`] (with [`HeapSink::set_format`], before the first
+//! object; the default is [`ArenaFormat::WIDE`]), computes positions in a
+//! first pass ([`Layout`] helps), then emits objects whose slots refer to
+//! positions before or after them.
 
-use crate::arena::{ObjectHeader, Pos, Slot};
+use crate::arena::{ArenaFormat, ArenaLayout, ObjectHeader, Pos, Slot, TypeKind};
 
 /// A destination for a heap emitted object by object, in position order.
 pub trait HeapSink {
     /// The error the sink reports.
     type Error: std::error::Error + Send + Sync + 'static;
+
+    /// Chooses the arena's encoding. Only before the first object (type
+    /// names, kinds, roots and finalizable objects may come before); the
+    /// default is [`ArenaFormat::WIDE`].
+    fn set_format(&mut self, format: ArenaFormat) -> Result<(), Self::Error>;
+
+    /// The arena's encoding.
+    fn format(&self) -> ArenaFormat;
 
     /// Hints how many objects and arena words will follow, so that the sink
     /// can allocate once. Optional; the default does nothing.
@@ -27,12 +37,15 @@ pub trait HeapSink {
     /// Starts the next object and returns its position. Exactly
     /// `header.slots` slots must follow through [`HeapSink::slots`] before the
     /// next object starts or the sink finishes; the payload is zero-filled.
+    /// The header has a runtime size if and only if the format records them
+    /// (build it with [`ObjectHeader::sized`] then).
     fn begin_object(&mut self, header: ObjectHeader) -> Result<Pos, Self::Error>;
 
     /// Appends slots to the object begun last.
     fn slots(&mut self, slots: &[Slot]) -> Result<(), Self::Error>;
 
-    /// Emits a whole object: its header and all of its slots.
+    /// Emits a whole object of a format without runtime sizes: its header
+    /// and all of its slots.
     fn object(
         &mut self,
         type_id: u32,
@@ -52,9 +65,18 @@ pub trait HeapSink {
     /// added at any time, also before their object is emitted.
     fn root(&mut self, target: Pos) -> Result<(), Self::Error>;
 
+    /// Registers a finalizable object (duplicates allowed), at any time.
+    fn finalizable(&mut self, target: Pos) -> Result<(), Self::Error>;
+
     /// Adds a name to the type-name table and returns its type id (names are
-    /// numbered from 0 in the order they are added).
+    /// numbered from 0 in the order they are added). Its kind is plain until
+    /// [`HeapSink::type_kind`] says otherwise.
     fn type_name(&mut self, name: &str) -> Result<u32, Self::Error>;
+
+    /// Sets the kind of type `type_id`, at any time before the sink
+    /// finishes. A plain type whose objects receive per-slot weak slots
+    /// ([`Slot::weak`]) becomes [`TypeKind::WeakSlots`] by itself.
+    fn type_kind(&mut self, type_id: u32, kind: TypeKind) -> Result<(), Self::Error>;
 
     /// The position the next object will get.
     fn next_pos(&self) -> Pos;
@@ -65,6 +87,7 @@ pub trait HeapSink {
 pub struct Layout {
     next: u64,
     objects: u64,
+    layout: ArenaLayout,
 }
 
 impl Default for Layout {
@@ -74,11 +97,17 @@ impl Default for Layout {
 }
 
 impl Layout {
-    /// An empty arena: the first object will be at [`Pos::FIRST`].
+    /// An empty wide arena: the first object will be at [`Pos::FIRST`].
     pub const fn new() -> Layout {
+        Layout::with_layout(ArenaLayout::Wide)
+    }
+
+    /// An empty arena in `layout`.
+    pub const fn with_layout(layout: ArenaLayout) -> Layout {
         Layout {
             next: 1,
             objects: 0,
+            layout,
         }
     }
 
@@ -90,8 +119,18 @@ impl Layout {
     /// If the arena exceeds `u64::MAX / 8` words (far beyond any machine).
     #[inline]
     pub fn push(&mut self, slots: u32, payload_words: u32) -> Pos {
+        self.push_header(ObjectHeader::new(0, slots, payload_words))
+    }
+
+    /// Places an object with header `header`, returning its position.
+    ///
+    /// # Panics
+    ///
+    /// As [`Layout::push`].
+    #[inline]
+    pub fn push_header(&mut self, header: ObjectHeader) -> Pos {
         let pos = Pos::from_word_index(self.next).expect("arena size overflows u64");
-        self.next += ObjectHeader::new(0, slots, payload_words).size_words();
+        self.next += header.size_words(self.layout);
         self.objects += 1;
         pos
     }
@@ -105,4 +144,44 @@ impl Layout {
     pub const fn objects(&self) -> u64 {
         self.objects
     }
+}
+
+/// Why the kinds a producer declared cannot be written.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum KindConflict {
+    /// Objects of a type of this kind received per-slot weak slots.
+    WeakSlot { type_id: u32, kind: TypeKind },
+    /// A kind for a type id past the type names.
+    PastTypeCount { type_id: usize, type_count: usize },
+}
+
+/// The kind bytes to write: the declared kinds, with every plain type whose
+/// objects received per-slot weak slots turned into
+/// [`TypeKind::WeakSlots`], trailing plain kinds dropped.
+pub(crate) fn resolve_kinds(
+    declared: &[u8],
+    weak_types: &std::collections::BTreeSet<u32>,
+    type_count: usize,
+) -> Result<Vec<u8>, KindConflict> {
+    let mut kinds = declared.to_vec();
+    for &t in weak_types {
+        let i = t as usize;
+        if kinds.len() <= i {
+            kinds.resize(i + 1, TypeKind::Plain.code());
+        }
+        match TypeKind::from_code(kinds[i]).unwrap_or_default() {
+            TypeKind::Plain | TypeKind::WeakSlots => kinds[i] = TypeKind::WeakSlots.code(),
+            kind => return Err(KindConflict::WeakSlot { type_id: t, kind }),
+        }
+    }
+    while kinds.last() == Some(&TypeKind::Plain.code()) {
+        kinds.pop();
+    }
+    if type_count > 0 && kinds.len() > type_count {
+        return Err(KindConflict::PastTypeCount {
+            type_id: kinds.len() - 1,
+            type_count,
+        });
+    }
+    Ok(kinds)
 }

@@ -1,13 +1,59 @@
 //! [`HeapView`]: a validated arena seen through the [`ObjectModel`] trait.
+//!
+//! # Atomic access
+//!
+//! A view reads the arena only with `Relaxed` atomic loads, never through a
+//! `&[u64]`: a mutator may store to reference slots
+//! ([`HeapView::store_slot`]) while GC workers scan them, and a plain read
+//! racing with a write is undefined behaviour even when any value read would
+//! do. On x86-64 and AArch64 a relaxed load is an ordinary load, so scanning
+//! costs the same (`docs/benchmarks.md` measures it).
+//!
+//! Each location is always accessed with the same width, so no mixed-size
+//! access ever races with a store:
+//!
+//! | layout | layout word | type | slots | payload |
+//! |---|---|---|---|---|
+//! | wide | `AtomicU64`, never stored | `AtomicU64` (type word), never stored | `AtomicU64`, stored by `store_slot` | never accessed |
+//! | compressed | `AtomicU64`, never stored | `AtomicU32`, never stored | `AtomicU32`, stored by `store_slot` | never accessed |
+//!
+//! ([`HeapView::to_words`] reads a compressed arena in 4-byte units for the
+//! same reason.) The memory is only ever accessed atomically from the moment
+//! a view exists; before that, while the validator reads it with plain
+//! loads, it is exclusively owned by the loader or the builder.
 
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use crate::arena::{layout_size_words, layout_slots, ObjectHeader, Pos, HEADER_WORDS, WEAK_BIT};
+use crate::arena::{ArenaFormat, ArenaLayout, ObjectHeader, Pos, TypeKind, WEAK_BIT};
+use crate::error::StoreError;
+use crate::validate::is_start;
 use stealmark_model::{MarkIndex, ObjRef, ObjectModel, SlotKind};
 
-/// A borrowed, validated object arena.
+/// The pieces a view is made of, all borrowed from a heap that passed
+/// validation.
+pub(crate) struct ViewParts<'a> {
+    /// The arena, 8-byte aligned.
+    pub words: &'a [AtomicU64],
+    pub format: ArenaFormat,
+    /// Type-kind bytes, validated.
+    pub kinds: &'a [u8],
+    /// The kind of type ids past `kinds`.
+    pub default_kind: TypeKind,
+    /// The weak-slot list (compressed layout), validated, little-endian.
+    pub weak_slots: &'a [u64],
+    /// The object-start bitmap from validation.
+    pub starts: &'a [u64],
+    pub type_count: usize,
+    pub objects: u64,
+    pub runtime_bytes: u64,
+    /// Whether the memory may be stored to (not a read-only mapping).
+    pub writable: bool,
+}
+
+/// A borrowed, validated object arena, in either layout.
 ///
 /// An [`ObjRef`] of this view is the address of the object's layout word
 /// inside the arena memory, so marking reads the object's own memory, as a
@@ -16,14 +62,27 @@ use stealmark_model::{MarkIndex, ObjRef, ObjectModel, SlotKind};
 /// [`MarkIndex::mark_index_bound`] is the arena's length in words.
 ///
 /// A view exists only over an arena that passed validation (every slot null
-/// or a reference to an object start, objects within the arena), so the
-/// scanning methods do no per-slot checks. Passing an `ObjRef` that did not
-/// come from this view (a root or a slot of it) gives meaningless results or
-/// a panic, never undefined behaviour.
+/// or a reference to an object start, objects within the arena, kinds
+/// consistent), so scanning does no per-slot checks. A plain object (the
+/// common case) scans in a tight loop with no per-slot kind decode; the
+/// type's kind is one byte looked up per object, and the layout one
+/// predictable branch per object. Passing an `ObjRef` that did not come from
+/// this view (a root or a slot of it) gives meaningless results or a panic,
+/// never undefined behaviour.
 #[derive(Clone, Copy)]
 pub struct HeapView<'a> {
-    words: &'a [u64],
+    words: &'a [AtomicU64],
+    /// The same memory in 4-byte units.
+    halves: &'a [AtomicU32],
+    format: ArenaFormat,
+    kinds: &'a [u8],
+    default_code: u8,
+    weak_slots: &'a [u64],
+    starts: &'a [u64],
+    type_count: usize,
     objects: u64,
+    runtime_bytes: u64,
+    writable: bool,
 }
 
 impl fmt::Debug for HeapView<'_> {
@@ -31,33 +90,152 @@ impl fmt::Debug for HeapView<'_> {
         f.debug_struct("HeapView")
             .field("base", &self.words.as_ptr())
             .field("words", &self.words.len())
+            .field("format", &self.format)
             .field("objects", &self.objects)
             .finish()
     }
 }
 
+/// The kind code of plain types, tested on the fast path.
+const PLAIN: u8 = TypeKind::Plain as u8;
+
+/// The reference at byte offset `offset` of an arena based at `base`. The
+/// base is non-zero and 8-aligned and the offset a multiple of 8, so the
+/// result is a valid `ObjRef` unless the addition wraps to zero (impossible
+/// for a validated arena, which lies inside the address space).
+#[inline(always)]
+fn target(base: usize, offset: usize) -> Option<ObjRef> {
+    NonZeroUsize::new(base.wrapping_add(offset)).map(ObjRef::from_aligned)
+}
+
 impl<'a> HeapView<'a> {
-    /// Wraps an arena that [`crate::arena::validate_arena`] accepted, with
-    /// the object count it found. Crate-internal: the type's existence is the
+    /// Wraps validated parts. Crate-internal: the type's existence is the
     /// proof of validation.
-    pub(crate) fn new_validated(words: &'a [u64], objects: u64) -> HeapView<'a> {
-        debug_assert!(!words.is_empty());
-        HeapView { words, objects }
+    pub(crate) fn new_validated(p: ViewParts<'a>) -> HeapView<'a> {
+        assert!(!p.words.is_empty(), "an arena has its reserved word");
+        assert!(
+            p.words.as_ptr().is_aligned(),
+            "arena words are 8-byte aligned"
+        );
+        // SAFETY: `AtomicU32` has the size of `u32` and an alignment of 4,
+        // which divides the 8-byte alignment of `AtomicU64`, so the memory of
+        // `n` atomic words is `2n` valid atomic half words, borrowed for the
+        // same lifetime. Both views are shared references to atomics (interior
+        // mutability), and the module's access rules keep every racing access
+        // to a location at one width.
+        let halves = unsafe {
+            std::slice::from_raw_parts(p.words.as_ptr().cast::<AtomicU32>(), p.words.len() * 2)
+        };
+        HeapView {
+            words: p.words,
+            halves,
+            format: p.format,
+            kinds: p.kinds,
+            default_code: p.default_kind.code(),
+            weak_slots: p.weak_slots,
+            starts: p.starts,
+            type_count: p.type_count,
+            objects: p.objects,
+            runtime_bytes: p.runtime_bytes,
+            writable: p.writable,
+        }
     }
 
-    /// The arena words (little-endian values).
-    pub fn words(&self) -> &'a [u64] {
-        self.words
+    /// Word `i` (its numeric value).
+    #[inline(always)]
+    fn load64(&self, i: usize) -> u64 {
+        // Relaxed, pairing with nothing: header words are never stored to
+        // after validation, and a slot's value publishes no other memory a
+        // reader depends on (every value `store_slot` writes is a validated
+        // object start, whose header is never written), so any value read is
+        // safe to follow; the ordering a collector needs is the engine's own.
+        u64::from_le(self.words[i].load(Ordering::Relaxed))
     }
 
-    /// The arena size in bytes.
+    /// Half word `j`: bytes `4j..4j+4` of the arena.
+    #[inline(always)]
+    fn load32(&self, j: usize) -> u32 {
+        // Relaxed, pairing with nothing: as in `load64`.
+        u32::from_le(self.halves[j].load(Ordering::Relaxed))
+    }
+
+    /// A copy of the arena words, as stored (little-endian), for comparing
+    /// and hashing arenas. A compressed arena is read in 4-byte units, the
+    /// width its slots are stored with.
+    pub fn to_words(&self) -> Vec<u64> {
+        match self.format.layout {
+            ArenaLayout::Wide => self
+                .words
+                .iter()
+                // Relaxed, pairing with nothing: as in `load64`.
+                .map(|w| w.load(Ordering::Relaxed))
+                .collect(),
+            ArenaLayout::Compressed => (0..self.words.len())
+                .map(|i| {
+                    let lo = u64::from(self.load32(2 * i));
+                    let hi = u64::from(self.load32(2 * i + 1));
+                    (lo | hi << 32).to_le()
+                })
+                .collect(),
+        }
+    }
+
+    /// The arena size in bytes (its reserved word included).
     pub fn arena_bytes(&self) -> u64 {
         self.words.len() as u64 * 8
+    }
+
+    /// The bytes the objects take in the arena: every word but the reserved
+    /// one.
+    pub fn object_bytes(&self) -> u64 {
+        self.arena_bytes() - 8
+    }
+
+    /// The sum of the objects' sizes as [`ObjectModel::size_bytes`] gives
+    /// them: their runtime sizes when the arena records them, else
+    /// [`HeapView::object_bytes`].
+    pub fn runtime_bytes(&self) -> u64 {
+        self.runtime_bytes
+    }
+
+    /// The arena's encoding.
+    pub fn format(&self) -> ArenaFormat {
+        self.format
+    }
+
+    /// The arena's layout.
+    pub fn layout(&self) -> ArenaLayout {
+        self.format.layout
     }
 
     /// The number of objects in the arena.
     pub fn object_count(&self) -> u64 {
         self.objects
+    }
+
+    /// Whether [`HeapView::store_slot`] may store (the memory is not a
+    /// read-only mapping).
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    #[inline(always)]
+    fn kind_code(&self, type_id: u32) -> u8 {
+        self.kinds
+            .get(type_id as usize)
+            .copied()
+            .unwrap_or(self.default_code)
+    }
+
+    /// The number of type ids the type-kind table covers (ids past it are
+    /// plain, or weak-slots in a format v1 file).
+    pub fn kinded_types(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// The kind of type `type_id`.
+    pub fn type_kind(&self, type_id: u32) -> TypeKind {
+        TypeKind::from_code(self.kind_code(type_id)).unwrap_or_default()
     }
 
     #[inline(always)]
@@ -76,9 +254,27 @@ impl<'a> HeapView<'a> {
     }
 
     /// The position of an object of this view.
+    ///
+    /// # Panics
+    ///
+    /// If `obj` does not point into this view's arena.
     pub fn pos(&self, obj: ObjRef) -> Pos {
-        Pos::from_offset(obj.word().wrapping_sub(self.base()) as u64)
+        let offset = obj.word().wrapping_sub(self.base()) as u64;
+        Pos::from_offset(offset)
+            .filter(|p| p.word_index() < self.words.len() as u64)
             .expect("ObjRef is not of this heap view")
+    }
+
+    /// Whether `obj` is an object of this view (the start of one).
+    pub fn is_object(&self, obj: ObjRef) -> bool {
+        self.start_index(obj).is_some()
+    }
+
+    /// The word index of `obj`'s layout word, if `obj` is an object start.
+    fn start_index(&self, obj: ObjRef) -> Option<usize> {
+        let offset = obj.word().wrapping_sub(self.base());
+        (offset < self.words.len() * 8 && is_start(self.starts, offset as u64))
+            .then_some(offset / 8)
     }
 
     /// The word index of `obj`'s layout word, checked against the arena.
@@ -89,26 +285,24 @@ impl<'a> HeapView<'a> {
         index
     }
 
-    /// The object's header: type id, slot count and payload size.
+    /// The type id of the object at word `h`.
+    #[inline(always)]
+    fn type_at(&self, h: usize) -> u32 {
+        match self.format.layout {
+            ArenaLayout::Wide => self.load64(h + 1) as u32,
+            ArenaLayout::Compressed => self.load32(2 * h + 2),
+        }
+    }
+
+    /// The object's header: type id, slot count, payload and runtime size.
     pub fn header(&self, obj: ObjRef) -> ObjectHeader {
-        let i = self.index(obj);
-        let layout = u64::from_le(self.words[i]);
-        let type_word = u64::from_le(self.words[i + 1]);
-        ObjectHeader::new(type_word as u32, layout as u32, (layout >> 32) as u32)
+        let h = self.index(obj);
+        ObjectHeader::decode(self.format, self.load64(h), self.type_at(h))
     }
 
     /// The object's type id.
     pub fn type_id(&self, obj: ObjRef) -> u32 {
-        self.header(obj).type_id
-    }
-
-    /// The object's slots, raw (little-endian words).
-    #[inline(always)]
-    fn slot_words(&self, obj: ObjRef) -> &'a [u64] {
-        let i = self.index(obj);
-        let first = i + HEADER_WORDS as usize;
-        let count = layout_slots(u64::from_le(self.words[i])) as usize;
-        &self.words[first..first + count]
+        self.type_at(self.index(obj))
     }
 
     /// The object's slots, null ones included, as (target, kind) pairs.
@@ -116,42 +310,243 @@ impl<'a> HeapView<'a> {
         &self,
         obj: ObjRef,
     ) -> impl ExactSizeIterator<Item = Option<(ObjRef, SlotKind)>> + 'a {
-        let base = self.base();
-        self.slot_words(obj)
-            .iter()
-            .map(move |&raw| decode_slot(base, u64::from_le(raw)))
+        let view = *self;
+        let h = self.index(obj);
+        let count = self.load64(h) as u32 as usize;
+        let code = self.kind_code(self.type_at(h));
+        (0..count).map(move |i| view.slot_at(h, code, i))
+    }
+
+    /// The byte offset slot `i` of the object at word `h` refers to (0 for
+    /// null), and whether its per-slot weak mark is set.
+    #[inline(always)]
+    fn raw_slot(&self, h: usize, i: usize) -> (usize, bool) {
+        match self.format.layout {
+            ArenaLayout::Wide => {
+                let v = self.load64(h + 2 + i);
+                ((v & !WEAK_BIT) as usize, v & WEAK_BIT != 0)
+            }
+            ArenaLayout::Compressed => {
+                let j = 2 * h + 3 + i;
+                let v = self.load32(j) as usize;
+                (v << 3, self.weak_mark(j as u64))
+            }
+        }
+    }
+
+    /// Whether half word `j` is in the weak-slot list.
+    fn weak_mark(&self, j: u64) -> bool {
+        let k = self.weak_slots.partition_point(|&e| u64::from_le(e) < j);
+        self.weak_slots
+            .get(k)
+            .is_some_and(|&e| u64::from_le(e) == j)
+    }
+
+    /// Slot `i` of the object at word `h`, whose type kind is `code`.
+    fn slot_at(&self, h: usize, code: u8, i: usize) -> Option<(ObjRef, SlotKind)> {
+        let (offset, weak) = self.raw_slot(h, i);
+        if offset == 0 {
+            return None;
+        }
+        let kind = match TypeKind::from_code(code).unwrap_or_default() {
+            TypeKind::Plain => SlotKind::Strong,
+            TypeKind::WeakSlots if weak => SlotKind::Weak,
+            TypeKind::WeakSlots => SlotKind::Strong,
+            TypeKind::WeakRef if i == 0 => SlotKind::Weak,
+            TypeKind::SoftRef if i == 0 => SlotKind::Soft,
+            TypeKind::PhantomRef if i == 0 => SlotKind::Phantom,
+            TypeKind::WeakRef | TypeKind::SoftRef | TypeKind::PhantomRef => SlotKind::Strong,
+            TypeKind::EphemeronTable if i % 2 == 0 => SlotKind::Weak,
+            TypeKind::EphemeronTable => {
+                // Validated: a value's key is not null.
+                let key = target(self.base(), self.raw_slot(h, i - 1).0)?;
+                SlotKind::Ephemeron { key }
+            }
+        };
+        Some((target(self.base(), offset)?, kind))
     }
 
     /// Every object of the arena, in address order.
     pub fn objects(&self) -> Objects<'a> {
-        Objects {
-            words: self.words,
-            at: 1,
+        Objects { view: *self, at: 1 }
+    }
+
+    /// Stores `target` (or null) into strong slot `slot` of `obj`,
+    /// atomically, and returns the slot's previous target: for a mutator
+    /// that writes a private copy-on-write mapping
+    /// ([`Snapshot::open_copy_on_write`](crate::Snapshot::open_copy_on_write))
+    /// or an in-memory [`Heap`](crate::Heap) while GC workers scan it.
+    ///
+    /// Only strong slots of plain types and the non-referent slots of
+    /// reference types are stored to, and only references to objects of
+    /// this view, so the arena stays valid: every later scan is as safe as
+    /// the first. The store is `Relaxed` and is no write barrier: a
+    /// concurrent marker that must not miss the new target needs one of its
+    /// own.
+    pub fn store_slot(
+        &self,
+        obj: ObjRef,
+        slot: usize,
+        target_obj: Option<ObjRef>,
+    ) -> Result<Option<ObjRef>, StoreError> {
+        if !self.writable {
+            return Err(StoreError::ReadOnly);
+        }
+        let h = self
+            .start_index(obj)
+            .ok_or(StoreError::NotAnObject(obj.word()))?;
+        let slots = self.load64(h) as u32 as usize;
+        if slot >= slots {
+            return Err(StoreError::NoSuchSlot { slot, slots });
+        }
+        let kind = self.type_kind(self.type_at(h));
+        let strong = match kind {
+            TypeKind::Plain => true,
+            TypeKind::WeakRef | TypeKind::SoftRef | TypeKind::PhantomRef => slot > 0,
+            TypeKind::EphemeronTable | TypeKind::WeakSlots => false,
+        };
+        if !strong {
+            return Err(StoreError::NotAStrongSlot { slot, kind });
+        }
+        let word = match target_obj {
+            None => 0,
+            Some(t) => self
+                .start_index(t)
+                .ok_or(StoreError::TargetNotAnObject(t.word()))?,
+        };
+        let old = match self.format.layout {
+            ArenaLayout::Wide => {
+                let new = (word as u64 * 8).to_le();
+                // Relaxed: the value is a validated object start, so a racing
+                // scan reads either the old or the new valid reference; the
+                // store publishes no other memory (targets' headers are never
+                // written), so it pairs with nothing.
+                u64::from_le(self.words[h + 2 + slot].swap(new, Ordering::Relaxed)) as usize
+            }
+            ArenaLayout::Compressed => {
+                // The word index fits: the compressed arena has at most 2^32
+                // words (validated).
+                let new = (word as u32).to_le();
+                // Relaxed, pairing with nothing: as above.
+                let old = self.halves[2 * h + 3 + slot].swap(new, Ordering::Relaxed);
+                (u32::from_le(old) as usize) << 3
+            }
+        };
+        Ok(if old == 0 {
+            None
+        } else {
+            target(self.base(), old)
+        })
+    }
+
+    /// The byte offset slot `i` of the object at word `h` refers to (0 for
+    /// null), without its per-slot weak mark.
+    #[inline(always)]
+    fn slot_offset(&self, h: usize, i: usize) -> usize {
+        match self.format.layout {
+            ArenaLayout::Wide => (self.load64(h + 2 + i) & !WEAK_BIT) as usize,
+            ArenaLayout::Compressed => (self.load32(2 * h + 3 + i) as usize) << 3,
         }
     }
-}
 
-/// Turns a slot word into a reference. The base is non-zero and 8-aligned
-/// and the offset is a multiple of 8, so the result is a valid `ObjRef`
-/// unless the addition wraps to zero (impossible for a validated arena).
-#[inline(always)]
-fn decode_slot(base: usize, slot: u64) -> Option<(ObjRef, SlotKind)> {
-    if slot == 0 {
-        return None;
+    /// The slow path of [`ObjectModel::scan_slots`]: every kind but plain,
+    /// the kind decoded once per object.
+    #[inline(never)]
+    fn scan_special<V: FnMut(usize, ObjRef, SlotKind)>(
+        &self,
+        h: usize,
+        code: u8,
+        start: usize,
+        end: usize,
+        visit: &mut V,
+    ) {
+        let base = self.base();
+        let referent = match TypeKind::from_code(code).unwrap_or_default() {
+            TypeKind::WeakRef => SlotKind::Weak,
+            TypeKind::SoftRef => SlotKind::Soft,
+            TypeKind::PhantomRef => SlotKind::Phantom,
+            TypeKind::EphemeronTable => {
+                for i in start..end {
+                    let offset = self.slot_offset(h, i);
+                    let Some(t) = (offset != 0).then(|| target(base, offset)).flatten() else {
+                        continue;
+                    };
+                    let kind = if i % 2 == 0 {
+                        SlotKind::Weak
+                    } else {
+                        // Validated: a value's key is not null.
+                        match target(base, self.slot_offset(h, i - 1)) {
+                            Some(key) => SlotKind::Ephemeron { key },
+                            None => continue,
+                        }
+                    };
+                    visit(i, t, kind);
+                }
+                return;
+            }
+            TypeKind::WeakSlots if self.format.layout == ArenaLayout::Compressed => {
+                // Walk the weak-slot list alongside the slots.
+                let first = (2 * h + 3) as u64;
+                let mut k = self
+                    .weak_slots
+                    .partition_point(|&e| u64::from_le(e) < first + start as u64);
+                for i in start..end {
+                    let j = first + i as u64;
+                    let weak = self
+                        .weak_slots
+                        .get(k)
+                        .is_some_and(|&e| u64::from_le(e) == j);
+                    k += usize::from(weak);
+                    let v = self.load32(j as usize) as usize;
+                    if let Some(t) = (v != 0).then(|| target(base, v << 3)).flatten() {
+                        visit(
+                            i,
+                            t,
+                            if weak {
+                                SlotKind::Weak
+                            } else {
+                                SlotKind::Strong
+                            },
+                        );
+                    }
+                }
+                return;
+            }
+            TypeKind::WeakSlots => {
+                for i in start..end {
+                    let v = self.load64(h + 2 + i);
+                    let offset = (v & !WEAK_BIT) as usize;
+                    if let Some(t) = (offset != 0).then(|| target(base, offset)).flatten() {
+                        let weak = v & WEAK_BIT != 0;
+                        visit(
+                            i,
+                            t,
+                            if weak {
+                                SlotKind::Weak
+                            } else {
+                                SlotKind::Strong
+                            },
+                        );
+                    }
+                }
+                return;
+            }
+            TypeKind::Plain => SlotKind::Strong,
+        };
+        // A reference object: slot 0 is the referent, the others strong.
+        for i in start..end {
+            let offset = self.slot_offset(h, i);
+            if let Some(t) = (offset != 0).then(|| target(base, offset)).flatten() {
+                visit(i, t, if i == 0 { referent } else { SlotKind::Strong });
+            }
+        }
     }
-    let kind = if slot & WEAK_BIT == 0 {
-        SlotKind::Strong
-    } else {
-        SlotKind::Weak
-    };
-    let word = NonZeroUsize::new(base.wrapping_add((slot & !WEAK_BIT & !7) as usize))?;
-    Some((ObjRef::from_aligned(word), kind))
 }
 
 /// Iterator over the objects of a [`HeapView`], in address order.
 #[derive(Clone, Debug)]
 pub struct Objects<'a> {
-    words: &'a [u64],
+    view: HeapView<'a>,
     at: usize,
 }
 
@@ -159,11 +554,12 @@ impl Iterator for Objects<'_> {
     type Item = ObjRef;
 
     fn next(&mut self) -> Option<ObjRef> {
-        if self.at >= self.words.len() {
+        if self.at >= self.view.words.len() {
             return None;
         }
-        let obj = ObjRef::from_word(self.words.as_ptr() as usize + self.at * 8);
-        self.at += layout_size_words(u64::from_le(self.words[self.at])) as usize;
+        let obj = ObjRef::from_word(self.view.base() + self.at * 8);
+        let layout = self.view.load64(self.at);
+        self.at += self.view.format.object_words(layout) as usize;
         obj
     }
 }
@@ -183,13 +579,17 @@ impl MarkIndex for HeapView<'_> {
 impl ObjectModel for HeapView<'_> {
     #[inline(always)]
     fn size_bytes(&self, obj: ObjRef) -> usize {
-        let i = self.index(obj);
-        layout_size_words(u64::from_le(self.words[i])) as usize * 8
+        let layout = self.load64(self.index(obj));
+        if self.format.runtime_sizes {
+            (layout >> 32) as usize
+        } else {
+            self.format.object_words(layout) as usize * 8
+        }
     }
 
     #[inline(always)]
     fn slot_count(&self, obj: ObjRef) -> usize {
-        self.slot_words(obj).len()
+        self.load64(self.index(obj)) as u32 as usize
     }
 
     #[inline(always)]
@@ -199,15 +599,56 @@ impl ObjectModel for HeapView<'_> {
         slots: Range<usize>,
         mut visit: V,
     ) {
-        let all = self.slot_words(obj);
-        let end = slots.end.min(all.len());
+        let h = self.index(obj);
+        let count = self.load64(h) as u32 as usize;
+        let end = slots.end.min(count);
         let start = slots.start.min(end);
         let base = self.base();
-        for (i, &raw) in all[start..end].iter().enumerate() {
-            if let Some((target, kind)) = decode_slot(base, u64::from_le(raw)) {
-                visit(start + i, target, kind);
+        match self.format.layout {
+            ArenaLayout::Wide => {
+                let code = self.kind_code(self.load64(h + 1) as u32);
+                if code != PLAIN {
+                    return self.scan_special(h, code, start, end, &mut visit);
+                }
+                let all = &self.words[h + 2..h + 2 + count];
+                for (i, w) in all[start..end].iter().enumerate() {
+                    // Relaxed, pairing with nothing: as in `load64`.
+                    let v = u64::from_le(w.load(Ordering::Relaxed)) as usize;
+                    if v != 0 {
+                        if let Some(t) = target(base, v) {
+                            visit(start + i, t, SlotKind::Strong);
+                        }
+                    }
+                }
+            }
+            ArenaLayout::Compressed => {
+                let code = self.kind_code(self.load32(2 * h + 2));
+                if code != PLAIN {
+                    return self.scan_special(h, code, start, end, &mut visit);
+                }
+                let first = 2 * h + 3;
+                let all = &self.halves[first..first + count];
+                for (i, w) in all[start..end].iter().enumerate() {
+                    // Relaxed, pairing with nothing: as in `load64`.
+                    let v = u32::from_le(w.load(Ordering::Relaxed)) as usize;
+                    if v != 0 {
+                        if let Some(t) = target(base, v << 3) {
+                            visit(start + i, t, SlotKind::Strong);
+                        }
+                    }
+                }
             }
         }
+    }
+
+    #[inline(always)]
+    fn type_count(&self) -> usize {
+        self.type_count
+    }
+
+    #[inline(always)]
+    fn type_id(&self, obj: ObjRef) -> usize {
+        self.type_at(self.index(obj)) as usize
     }
 }
 
@@ -215,47 +656,236 @@ impl ObjectModel for HeapView<'_> {
 mod tests {
     use super::*;
     use crate::sink::HeapSink;
-    use crate::{HeapBuilder, HeapGraph, Slot};
+    use crate::{ArenaFormat, HeapBuilder, HeapGraph, Slot};
+
+    /// Scans `obj` with `slots` and collects what it visits.
+    fn scan(v: &HeapView<'_>, obj: ObjRef, slots: Range<usize>) -> Vec<(usize, ObjRef, SlotKind)> {
+        let mut seen = Vec::new();
+        v.scan_slots(obj, slots, |i, t, k| seen.push((i, t, k)));
+        seen
+    }
 
     #[test]
-    fn view_reads_objects_in_place() {
+    fn view_reads_objects_in_place_in_both_layouts() {
+        for layout in ArenaLayout::ALL {
+            let mut b = HeapBuilder::new();
+            b.set_format(ArenaFormat::new(layout)).unwrap();
+            let t = b.type_name("T").unwrap();
+            let a = b.next_pos();
+            let bpos = a
+                .add_words(ObjectHeader::new(t, 3, 1).size_words(layout))
+                .unwrap();
+            b.object(t, &[Slot::strong(bpos), Slot::NULL, Slot::weak(a)], 1)
+                .unwrap();
+            b.object(t, &[], 4).unwrap();
+            b.root(a).unwrap();
+            let heap = b.finish().unwrap();
+            let v = heap.view();
+            assert_eq!(v.layout(), layout);
+            assert_eq!(
+                v.type_kind(t),
+                TypeKind::WeakSlots,
+                "a weak slot upgrades T"
+            );
+            let ra = v.obj_ref(a).unwrap();
+            let rb = v.obj_ref(bpos).unwrap();
+            assert_eq!(heap.roots(), &[ra]);
+            assert_eq!(v.mark_index(ra), 1);
+            let (size_a, size_b) = match layout {
+                ArenaLayout::Wide => (48, 48),
+                ArenaLayout::Compressed => (32, 48),
+            };
+            assert_eq!(v.mark_index(rb), 1 + size_a / 8);
+            assert_eq!(v.size_bytes(ra), size_a);
+            assert_eq!(v.size_bytes(rb), size_b);
+            assert_eq!(v.runtime_bytes(), (size_a + size_b) as u64);
+            assert_eq!(v.object_bytes(), (size_a + size_b) as u64);
+            assert_eq!(v.slot_count(ra), 3);
+            assert_eq!(
+                scan(&v, ra, 0..usize::MAX),
+                vec![(0, rb, SlotKind::Strong), (2, ra, SlotKind::Weak)]
+            );
+            assert_eq!(scan(&v, ra, 1..3), vec![(2, ra, SlotKind::Weak)]);
+            let (from, to) = (5, 2);
+            assert!(scan(&v, ra, from..to).is_empty());
+            assert_eq!(v.objects().collect::<Vec<_>>(), vec![ra, rb]);
+            assert_eq!(v.pos(rb), bpos);
+            assert_eq!(v.type_id(rb), t);
+            assert_eq!(ObjectModel::type_count(&v), 1);
+            assert_eq!(ObjectModel::type_id(&v, rb), t as usize);
+            assert_eq!(v.slots(ra).len(), 3);
+            assert_eq!(v.header(ra), ObjectHeader::new(t, 3, 1));
+            // ObjRef addresses are the header's address in the arena.
+            assert_eq!(ra.word(), v.words.as_ptr() as usize + 8);
+            assert_eq!(v.to_words().len(), v.mark_index_bound());
+        }
+    }
+
+    #[test]
+    fn kinds_give_slots_their_meaning() {
+        for layout in ArenaLayout::ALL {
+            let mut b = HeapBuilder::new();
+            b.set_format(ArenaFormat::new(layout).with_runtime_sizes())
+                .unwrap();
+            let kinds = [
+                TypeKind::WeakRef,
+                TypeKind::SoftRef,
+                TypeKind::PhantomRef,
+                TypeKind::EphemeronTable,
+            ];
+            let ids: Vec<u32> = kinds
+                .iter()
+                .map(|&k| {
+                    let t = b.type_name(k.name()).unwrap();
+                    b.type_kind(t, k).unwrap();
+                    t
+                })
+                .collect();
+            let plain = b.type_name("plain").unwrap();
+            // Five objects of 2 or 4 slots, 100 runtime bytes each.
+            let headers: Vec<ObjectHeader> = ids
+                .iter()
+                .chain([&plain])
+                .map(|&t| {
+                    let slots = if t == ids[3] { 4 } else { 2 };
+                    ObjectHeader::sized(t, slots, 100, layout)
+                })
+                .collect();
+            let mut at = b.next_pos();
+            let pos: Vec<Pos> = headers
+                .iter()
+                .map(|h| {
+                    let p = at;
+                    at = at.add_words(h.size_words(layout)).unwrap();
+                    p
+                })
+                .collect();
+            for (i, h) in headers.iter().enumerate() {
+                b.begin_object(*h).unwrap();
+                let slots: Vec<Slot> = if i == 3 {
+                    // (key 4 -> value 0), (null -> null)
+                    vec![
+                        Slot::strong(pos[4]),
+                        Slot::strong(pos[0]),
+                        Slot::NULL,
+                        Slot::NULL,
+                    ]
+                } else {
+                    vec![Slot::strong(pos[4]), Slot::strong(pos[(i + 1) % 5])]
+                };
+                b.slots(&slots).unwrap();
+            }
+            b.root(pos[4]).unwrap();
+            b.finalizable(pos[1]).unwrap();
+            let heap = b.finish().unwrap();
+            let v = heap.view();
+            let r: Vec<ObjRef> = pos.iter().map(|&p| v.obj_ref(p).unwrap()).collect();
+            assert_eq!(heap.finalizable(), &[r[1]]);
+            assert_eq!(v.size_bytes(r[0]), 100);
+            assert_eq!(v.runtime_bytes(), 500);
+            assert_eq!(v.object_bytes(), 5 * 104);
+            for (i, k) in [SlotKind::Weak, SlotKind::Soft, SlotKind::Phantom]
+                .into_iter()
+                .enumerate()
+            {
+                assert_eq!(
+                    scan(&v, r[i], 0..2),
+                    vec![(0, r[4], k), (1, r[i + 1], SlotKind::Strong)]
+                );
+                assert_eq!(scan(&v, r[i], 1..2), vec![(1, r[i + 1], SlotKind::Strong)]);
+            }
+            let entry = vec![
+                (0, r[4], SlotKind::Weak),
+                (1, r[0], SlotKind::Ephemeron { key: r[4] }),
+            ];
+            assert_eq!(scan(&v, r[3], 0..4), entry);
+            assert_eq!(scan(&v, r[3], 1..4), entry[1..]);
+            assert_eq!(
+                v.slots(r[3]).collect::<Vec<_>>(),
+                vec![
+                    Some((r[4], SlotKind::Weak)),
+                    Some((r[0], SlotKind::Ephemeron { key: r[4] })),
+                    None,
+                    None
+                ]
+            );
+            // Stores: strong slots only, objects of this view only.
+            assert_eq!(v.store_slot(r[4], 0, Some(r[2])), Ok(Some(r[4])));
+            assert_eq!(scan(&v, r[4], 0..1), vec![(0, r[2], SlotKind::Strong)]);
+            assert_eq!(v.store_slot(r[4], 0, None), Ok(Some(r[2])));
+            assert_eq!(v.store_slot(r[4], 0, None), Ok(None));
+            assert_eq!(v.store_slot(r[0], 1, Some(r[0])), Ok(Some(r[1])));
+            assert_eq!(
+                v.store_slot(r[0], 0, None),
+                Err(StoreError::NotAStrongSlot {
+                    slot: 0,
+                    kind: TypeKind::WeakRef
+                })
+            );
+            assert!(matches!(
+                v.store_slot(r[3], 1, None),
+                Err(StoreError::NotAStrongSlot { .. })
+            ));
+            assert_eq!(
+                v.store_slot(r[4], 2, None),
+                Err(StoreError::NoSuchSlot { slot: 2, slots: 2 })
+            );
+            let inside = ObjRef::from_word(r[4].word() + 8).unwrap();
+            assert!(matches!(
+                v.store_slot(inside, 0, None),
+                Err(StoreError::NotAnObject(_))
+            ));
+            assert!(matches!(
+                v.store_slot(r[4], 0, Some(inside)),
+                Err(StoreError::TargetNotAnObject(_))
+            ));
+            assert!(!v.is_object(inside) && v.is_object(r[4]));
+        }
+    }
+
+    #[test]
+    fn compressed_weak_slots_come_from_the_list() {
         let mut b = HeapBuilder::new();
-        let t = b.type_name("T").unwrap();
-        let a = b.next_pos();
-        let bpos = a.add_words(2 + 3 + 1).unwrap();
-        b.object(t, &[Slot::strong(bpos), Slot::NULL, Slot::weak(a)], 1)
-            .unwrap();
-        b.object(t, &[], 4).unwrap();
+        b.set_format(ArenaFormat::COMPRESSED).unwrap();
+        let t = b.type_name("Array").unwrap();
+        let a = b.alloc(t, 200, 0).unwrap();
+        for i in 0..200 {
+            let slot = if i % 3 == 0 {
+                Slot::weak(a)
+            } else {
+                Slot::strong(a)
+            };
+            b.set_slot(a, i, slot).unwrap();
+        }
+        b.set_slot(a, 3, Slot::strong(a)).unwrap();
         b.root(a).unwrap();
         let heap = b.finish().unwrap();
         let v = heap.view();
-        let ra = v.obj_ref(a).unwrap();
-        let rb = v.obj_ref(bpos).unwrap();
-        assert_eq!(heap.roots(), &[ra]);
-        assert_eq!(v.mark_index(ra), 1);
-        assert_eq!(v.mark_index(rb), 7);
-        assert_eq!(v.mark_index_bound(), 13);
-        assert_eq!(v.size_bytes(ra), 48);
-        assert_eq!(v.size_bytes(rb), 48);
-        assert_eq!(v.slot_count(ra), 3);
-        let mut seen = Vec::new();
-        v.scan_slots(ra, 0..usize::MAX, |i, t, k| seen.push((i, t, k)));
+        let r = v.obj_ref(a).unwrap();
+        let weak = |i: usize| i % 3 == 0 && i != 3;
+        let want: Vec<_> = (0..200)
+            .map(|i| {
+                (
+                    i,
+                    r,
+                    if weak(i) {
+                        SlotKind::Weak
+                    } else {
+                        SlotKind::Strong
+                    },
+                )
+            })
+            .collect();
+        assert_eq!(scan(&v, r, 0..200), want);
+        assert_eq!(scan(&v, r, 50..120), want[50..120]);
+        let listed: Vec<_> = v.slots(r).map(|s| s.unwrap().1).collect();
+        assert_eq!(listed, want.iter().map(|w| w.2).collect::<Vec<_>>());
         assert_eq!(
-            seen,
-            vec![(0, rb, SlotKind::Strong), (2, ra, SlotKind::Weak)]
+            v.store_slot(r, 1, None),
+            Err(StoreError::NotAStrongSlot {
+                slot: 1,
+                kind: TypeKind::WeakSlots
+            })
         );
-        seen.clear();
-        v.scan_slots(ra, 1..3, |i, t, k| seen.push((i, t, k)));
-        assert_eq!(seen, vec![(2, ra, SlotKind::Weak)]);
-        seen.clear();
-        let (from, to) = (5, 2);
-        v.scan_slots(ra, from..to, |i, t, k| seen.push((i, t, k)));
-        assert!(seen.is_empty());
-        assert_eq!(v.objects().collect::<Vec<_>>(), vec![ra, rb]);
-        assert_eq!(v.pos(rb), bpos);
-        assert_eq!(v.type_id(rb), t);
-        assert_eq!(v.slots(ra).len(), 3);
-        // ObjRef addresses are the header's address in the arena.
-        assert_eq!(ra.word(), v.words().as_ptr() as usize + 8);
     }
 }

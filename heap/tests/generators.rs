@@ -5,13 +5,14 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use stealmark_heap::{
-    generate_heap, mark_sequential, GenConfig, HeapGraph, MarkIndex, ObjectModel, Shape, SlotKind,
+    generate_heap, mark_sequential, ArenaLayout, GenConfig, HeapGraph, MarkIndex, ObjectModel,
+    Shape, SlotKind,
 };
 
 fn fingerprint(config: &GenConfig) -> u64 {
     let g = generate_heap(config).unwrap();
     let mut h = DefaultHasher::new();
-    g.heap.view().words().hash(&mut h);
+    g.heap.view().to_words().hash(&mut h);
     for r in g.heap.roots() {
         g.heap.view().pos(*r).hash(&mut h);
     }
@@ -173,4 +174,113 @@ fn gen_info_serialises_with_shape_names() {
     assert_eq!(json["shape"], "binary-tree");
     assert_eq!(json["reachable"], 7);
     assert_eq!(json["objects"], 7);
+}
+
+/// The whole contract's input for a heap: its roots and finalizable
+/// objects, soft references cleared.
+fn contract<G: HeapGraph>(g: &G) -> stealmark_heap::OracleResult {
+    stealmark_heap::oracle(
+        &g.view(),
+        &stealmark_heap::OracleInput {
+            roots: g.roots(),
+            finalizable: g.finalizable(),
+            soft_refs: stealmark_heap::SoftRefs::ClearAll,
+        },
+    )
+}
+
+#[test]
+fn contract_shapes_match_their_claims_in_both_layouts_and_strengths() {
+    for &shape in &[Shape::Weak, Shape::EphemeronChain] {
+        for layout in ArenaLayout::ALL {
+            for all_strong in [false, true] {
+                let config = GenConfig::new(shape, 30_000)
+                    .seed(11)
+                    .layout(Some(layout))
+                    .all_strong(all_strong);
+                let g = generate_heap(&config).unwrap();
+                let what = format!("{shape} {layout} all_strong={all_strong}");
+                let view = g.heap.view();
+                assert_eq!(view.layout(), layout, "{what}");
+                assert_eq!(g.info.layout, layout, "{what}");
+                assert_eq!(view.object_count(), 30_000, "{what}");
+                assert_eq!(view.mark_index_bound() as u64, g.info.arena_words, "{what}");
+                assert_eq!(g.heap.finalizable().len() as u64, g.info.finalizable);
+                let r = contract(&g.heap);
+                assert_eq!(Some(r.objects), g.info.reachable, "{what}");
+                if all_strong {
+                    assert!(r.weak_refs.is_empty() && r.to_finalize.is_empty(), "{what}");
+                    assert!(g.heap.finalizable().is_empty(), "{what}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn weak_has_every_kind_chains_and_every_kind_of_finalizable_object() {
+    let g = generate_heap(&GenConfig::new(Shape::Weak, 200_000).seed(3)).unwrap();
+    let r = contract(&g.heap);
+    let count = |k: fn(&SlotKind) -> bool| r.weak_refs.iter().filter(|w| k(&w.kind)).count();
+    assert!(count(|k| *k == SlotKind::Soft) > 100);
+    assert!(count(|k| *k == SlotKind::Phantom) > 100);
+    assert!(count(|k| *k == SlotKind::Weak) > 1000);
+    let ephemerons = count(|k| matches!(k, SlotKind::Ephemeron { .. }));
+    // 5% of the objects are ephemeron values; spare entries of the live
+    // tables hold live values too.
+    assert!((10_000..13_000).contains(&ephemerons), "{ephemerons}");
+    assert!(
+        r.ephemeron_values_traced > 3_000,
+        "{}",
+        r.ephemeron_values_traced
+    );
+    // Values whose key is dead are cleared, and so are weak references to
+    // dead and to finalizable objects.
+    assert!(r
+        .cleared
+        .iter()
+        .any(|w| matches!(w.kind, SlotKind::Ephemeron { .. })));
+    assert!(r
+        .cleared
+        .iter()
+        .any(|w| w.kind == SlotKind::Weak && r.to_finalize.binary_search(&w.target).is_ok()));
+    // Finalizable objects: reachable ones (not finalized), dead ones, and
+    // ones reachable only from other finalizable objects.
+    let finalizable: std::collections::BTreeSet<_> = g.heap.finalizable().iter().collect();
+    assert!(finalizable.len() > r.to_finalize.len());
+    let only_from_finalizable = r.to_finalize.iter().filter(|&&f| {
+        r.to_finalize
+            .iter()
+            .any(|&h| h != f && g.heap.view().slots(h).flatten().any(|(t, _)| t == f))
+    });
+    assert!(only_from_finalizable.count() > 100);
+    // Chains: a value that is the key of another entry.
+    let keys: std::collections::HashSet<_> = r
+        .weak_refs
+        .iter()
+        .filter_map(|w| match w.kind {
+            SlotKind::Ephemeron { key } => Some(key),
+            _ => None,
+        })
+        .collect();
+    let chained = r
+        .weak_refs
+        .iter()
+        .filter(|w| matches!(w.kind, SlotKind::Ephemeron { .. }) && keys.contains(&w.target))
+        .count();
+    assert!(chained > 1000, "{chained}");
+    // Histogram by type.
+    assert_eq!(r.live_by_type.len(), g.heap.type_count());
+}
+
+#[test]
+fn ephemeron_chain_is_as_long_as_the_heap() {
+    let g = generate_heap(&GenConfig::new(Shape::EphemeronChain, 10_000)).unwrap();
+    let r = contract(&g.heap);
+    assert_eq!(r.objects, 10_000);
+    assert_eq!(r.ephemeron_values_traced, 10_000 - 3);
+    assert!(r.cleared.is_empty());
+    assert!(generate_heap(&GenConfig::new(Shape::EphemeronChain, 10).garbage(0.1)).is_err());
+    assert!(generate_heap(&GenConfig::new(Shape::Weak, 99)).is_err());
+    assert!(generate_heap(&GenConfig::new(Shape::List, 99).all_strong(true)).is_err());
 }

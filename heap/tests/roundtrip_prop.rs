@@ -1,11 +1,11 @@
-//! Property: any graph built through `HeapSink` gives the same arena in
-//! memory and in a snapshot file, and the oracle marks exactly what a naive
-//! reachability over the graph's indices finds.
+//! Property: any graph built through `HeapSink`, in either layout, gives the
+//! same arena in memory and in a snapshot file, and the oracle marks exactly
+//! what a naive reachability over the graph's indices finds.
 
 use proptest::prelude::*;
 use stealmark_heap::{
-    mark_sequential, HeapBuilder, HeapGraph, HeapSink, Layout, MarkIndex, Slot, Snapshot,
-    SnapshotWriter,
+    mark_sequential, ArenaFormat, ArenaLayout, HeapBuilder, HeapGraph, HeapSink, Layout, MarkIndex,
+    Slot, Snapshot, SnapshotWriter,
 };
 
 /// An object: type id, payload words, slots as (target index, weak).
@@ -13,13 +13,19 @@ type Object = (u32, u32, Vec<Option<(usize, bool)>>);
 
 #[derive(Debug, Clone)]
 struct Graph {
+    layout: ArenaLayout,
     types: usize,
     objects: Vec<Object>,
     roots: Vec<usize>,
 }
 
 fn graph() -> impl Strategy<Value = Graph> {
-    (1usize..40, 0usize..4).prop_flat_map(|(n, types)| {
+    (1usize..40, 0usize..4, any::<bool>()).prop_flat_map(|(n, types, compressed)| {
+        let layout = if compressed {
+            ArenaLayout::Compressed
+        } else {
+            ArenaLayout::Wide
+        };
         let object = (
             0..types.max(1) as u32,
             0u32..3,
@@ -30,6 +36,7 @@ fn graph() -> impl Strategy<Value = Graph> {
             prop::collection::vec(0..n, 0..4),
         )
             .prop_map(move |(objects, roots)| Graph {
+                layout,
                 types,
                 objects,
                 roots,
@@ -38,7 +45,8 @@ fn graph() -> impl Strategy<Value = Graph> {
 }
 
 fn emit<S: HeapSink>(g: &Graph, sink: &mut S) {
-    let mut layout = Layout::new();
+    sink.set_format(ArenaFormat::new(g.layout)).unwrap();
+    let mut layout = Layout::with_layout(g.layout);
     let pos: Vec<_> = g
         .objects
         .iter()
@@ -72,7 +80,7 @@ proptest! {
         emit(&g, &mut w);
         w.finish().unwrap();
         let snap = Snapshot::open(&path).unwrap();
-        prop_assert_eq!(snap.view().words(), heap.view().words());
+        prop_assert_eq!(snap.view().to_words(), heap.view().to_words());
 
         // Naive reachability over indices.
         let n = g.objects.len();

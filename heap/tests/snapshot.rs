@@ -5,19 +5,26 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use stealmark_heap::snapshot::format::{file_checksum, ENTRY_LEN, HEADER_LEN};
 use stealmark_heap::{
-    generate, generate_heap, mark_sequential, write_heap, GenConfig, HeapGraph, MarkIndex, Problem,
-    Section, Shape, Snapshot, SnapshotError, SnapshotWriter,
+    generate, generate_heap, mark_sequential, oracle, write_heap, ArenaLayout, GenConfig,
+    HeapGraph, HeapSink, MarkIndex, OracleInput, Problem, Section, Shape, Snapshot, SnapshotError,
+    SnapshotWriter,
 };
 
-/// A small valid snapshot with every section, and the snapshot itself.
-fn sample() -> (Vec<u8>, Snapshot) {
+/// A small valid snapshot of `shape` in `layout`, and the snapshot itself.
+fn sample_of(shape: Shape, objects: u64, layout: ArenaLayout) -> (Vec<u8>, Snapshot) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.smh");
-    let g = generate_heap(&GenConfig::new(Shape::Runtime, 300).seed(5)).unwrap();
+    let config = GenConfig::new(shape, objects).seed(5).layout(Some(layout));
+    let g = generate_heap(&config).unwrap();
     write_heap(&g.heap, &path).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let snap = Snapshot::from_bytes(&bytes).unwrap();
     (bytes, snap)
+}
+
+/// A small valid wide snapshot with every section, and the snapshot itself.
+fn sample() -> (Vec<u8>, Snapshot) {
+    sample_of(Shape::Runtime, 300, ArenaLayout::Wide)
 }
 
 fn reseal(bytes: &mut [u8]) {
@@ -87,7 +94,11 @@ fn round_trip_every_shape_through_the_streaming_writer() {
         assert_eq!(summary.objects, info.objects);
         let snap = Snapshot::open(&path).unwrap();
         assert!(snap.is_mapped());
-        assert_eq!(snap.view().words(), mem.heap.view().words(), "{shape}");
+        assert_eq!(
+            snap.view().to_words(),
+            mem.heap.view().to_words(),
+            "{shape}"
+        );
         assert_eq!(snap.type_count(), mem.heap.type_count());
         for t in 0..snap.type_count() as u32 {
             assert_eq!(snap.type_name(t), mem.heap.type_name(t));
@@ -155,7 +166,10 @@ fn truncation_at_every_section_boundary() {
     let section_of = |kind| match kind {
         1 => Section::Roots,
         2 => Section::Arena,
-        _ => Section::TypeNames,
+        3 => Section::TypeNames,
+        4 => Section::TypeKinds,
+        5 => Section::Finalizable,
+        _ => Section::WeakSlots,
     };
     let mut cuts = vec![
         (0, Section::Header),
@@ -164,7 +178,7 @@ fn truncation_at_every_section_boundary() {
     ];
     cuts.push((HEADER_LEN, Section::SectionTable));
     cuts.push((table_end - 8, Section::SectionTable));
-    for &(kind, _, offset, length) in &secs {
+    for &(kind, _, offset, length) in secs.iter().filter(|s| s.3 > 0) {
         // Cut exactly at the start of the section, inside it, and one word
         // before its end: the section is reported as truncated.
         for cut in [offset, offset + length / 2, offset + length - 8] {
@@ -208,18 +222,18 @@ fn wrong_magic_and_version_and_flags() {
         (Section::Header, 0, Problem::BadMagic { .. })
     ));
     let mut b = bytes.clone();
-    b[8] = 2;
+    b[8] = 3;
     reseal(&mut b);
     assert!(matches!(
         fails(&b),
         (
             Section::Header,
             8,
-            Problem::UnsupportedVersion { found: 2, .. }
+            Problem::UnsupportedVersion { found: 3, .. }
         )
     ));
     let mut b = bytes.clone();
-    b[12] = 1;
+    b[12] = 4;
     reseal(&mut b);
     assert!(matches!(
         fails(&b),
@@ -448,4 +462,508 @@ fn random_corruption_never_panics() {
             assert!(snap.view().mark_index_bound() > 0);
         }
     }
+}
+
+/// The whole contract on a snapshot: roots, finalizable objects, soft
+/// references cleared.
+fn contract(snap: &Snapshot) -> stealmark_heap::OracleResult {
+    oracle(
+        &snap.view(),
+        &OracleInput {
+            roots: snap.roots(),
+            finalizable: snap.finalizable(),
+            soft_refs: stealmark_heap::SoftRefs::ClearAll,
+        },
+    )
+}
+
+/// The section entry of `kind`: (entry offset, section offset, length).
+fn section(bytes: &[u8], kind: u32) -> (usize, usize, usize) {
+    let (_, e, o, l) = sections(bytes).into_iter().find(|s| s.0 == kind).unwrap();
+    (e, o as usize, l as usize)
+}
+
+/// The file offset of slot `k` of `obj` in a compressed snapshot.
+fn compressed_slot(snap: &Snapshot, obj: stealmark_heap::ObjRef, k: usize) -> usize {
+    snap.arena_range().start + snap.view().pos(obj).offset() as usize + 12 + 4 * k
+}
+
+fn put_u32(bytes: &mut [u8], at: usize, v: u32) {
+    bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+#[test]
+fn round_trip_every_shape_in_both_layouts() {
+    let dir = tempfile::tempdir().unwrap();
+    for &shape in Shape::EVERY {
+        for layout in ArenaLayout::ALL {
+            let config = GenConfig::new(shape, 2_000)
+                .seed(9)
+                .garbage(if shape == Shape::EphemeronChain {
+                    0.0
+                } else {
+                    0.1
+                })
+                .layout(Some(layout));
+            let mem = generate_heap(&config).unwrap();
+            let path = dir.path().join(format!("{shape}-{layout}.smh"));
+            let mut w = SnapshotWriter::create(&path).unwrap();
+            assert_eq!(generate(&config, &mut w).unwrap(), mem.info);
+            let summary = w.finish().unwrap();
+            assert_eq!(summary.format.layout, layout);
+            let snap = Snapshot::open(&path).unwrap();
+            assert_eq!(
+                snap.view().to_words(),
+                mem.heap.view().to_words(),
+                "{shape} {layout}"
+            );
+            assert_eq!(snap.finalizable().len(), mem.heap.finalizable().len());
+            let a = contract(&snap);
+            if let Some(reachable) = mem.info.reachable {
+                assert_eq!(a.objects, reachable, "{shape} {layout}");
+            }
+            assert_eq!(snap.view().runtime_bytes(), mem.heap.view().runtime_bytes());
+            let again = dir.path().join("again.smh");
+            write_heap(&mem.heap, &again).unwrap();
+            assert_eq!(
+                std::fs::read(&again).unwrap(),
+                std::fs::read(&path).unwrap()
+            );
+        }
+    }
+}
+
+#[test]
+fn compressed_truncation_at_every_section_boundary() {
+    let (bytes, _) = sample_of(Shape::Weak, 400, ArenaLayout::Compressed);
+    assert_eq!(bytes[12], 1, "the compressed flag");
+    for (kind, _, offset, length) in sections(&bytes).into_iter().filter(|s| s.3 > 0) {
+        for cut in [offset, offset + length / 2, offset + length - 8] {
+            let (section, at, problem) = fails(&bytes[..cut as usize]);
+            assert_eq!(section, section_kind(kind), "cut at {cut}: {problem}");
+            assert!(matches!(problem, Problem::Truncated { .. }), "{problem}");
+            assert!(at <= cut);
+        }
+    }
+    for cut in (0..bytes.len()).step_by(3) {
+        assert!(Snapshot::from_bytes(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+}
+
+/// The section a section kind names.
+fn section_kind(kind: u32) -> Section {
+    match kind {
+        1 => Section::Roots,
+        2 => Section::Arena,
+        3 => Section::TypeNames,
+        4 => Section::TypeKinds,
+        5 => Section::Finalizable,
+        _ => Section::WeakSlots,
+    }
+}
+
+#[test]
+fn compressed_references_padding_and_headers() {
+    let (bytes, snap) = sample_of(Shape::Weak, 400, ArenaLayout::Compressed);
+    let view = snap.view();
+    let arena_words = view.mark_index_bound() as u32;
+    // A plain object with an even slot count (so, padding) and a slot.
+    let obj = view
+        .objects()
+        .find(|&o| {
+            let h = view.header(o);
+            view.type_kind(h.type_id) == stealmark_heap::TypeKind::Plain
+                && h.slots % 2 == 0
+                && h.slots > 0
+        })
+        .unwrap();
+    let slots = view.header(obj).slots as usize;
+    let at = compressed_slot(&snap, obj, 0);
+    let fails_with = |value: u32, at: usize| {
+        let mut b = bytes.clone();
+        put_u32(&mut b, at, value);
+        reseal(&mut b);
+        fails(&b)
+    };
+    assert!(matches!(
+        fails_with(arena_words, at),
+        (Section::Arena, o, Problem::ReferenceOutOfRange { .. }) if o == at as u64
+    ));
+    assert!(matches!(
+        fails_with(u32::MAX, at),
+        (Section::Arena, o, Problem::ReferenceOutOfRange { .. }) if o == at as u64
+    ));
+    let target = (view.pos(obj).offset() / 8) as u32;
+    assert!(matches!(
+        fails_with(target + 1, at),
+        (Section::Arena, o, Problem::NotAnObjectStart { .. }) if o == at as u64
+    ));
+    let pad = compressed_slot(&snap, obj, slots);
+    assert!(matches!(
+        fails_with(7, pad),
+        (Section::Arena, o, Problem::ReservedNotZero { value: 7 }) if o == pad as u64
+    ));
+    // A slot count that runs past the arena.
+    let layout_word = snap.arena_range().start + view.pos(obj).offset() as usize;
+    assert!(matches!(
+        fails_with(u32::MAX, layout_word),
+        (Section::Arena, o, Problem::ObjectOverrun { .. }) if o == layout_word as u64
+    ));
+    // A type id past the type names.
+    assert!(matches!(
+        fails_with(1000, layout_word + 8),
+        (Section::Arena, o, Problem::TypeIdOutOfRange { .. }) if o == layout_word as u64 + 8
+    ));
+}
+
+#[test]
+fn bad_kinds_and_objects_that_break_their_kind() {
+    let (bytes, snap) = sample_of(Shape::Weak, 400, ArenaLayout::Compressed);
+    let view = snap.view();
+    let (_, kinds, len) = section(&bytes, 4);
+    assert_eq!(len, 8);
+    let types = snap.type_count();
+    let mut b = bytes.clone();
+    b[kinds + 1] = 9;
+    reseal(&mut b);
+    assert!(matches!(
+        fails(&b),
+        (Section::TypeKinds, o, Problem::BadTypeKind { value: 9 }) if o == kinds as u64 + 1
+    ));
+    assert_eq!(types, 8, "no padding byte to corrupt");
+    // `Node` (type 0, three slots) made an ephemeron table: an odd slot count.
+    let first_node = view.objects().find(|&o| view.type_id(o) == 0).unwrap();
+    let mut b = bytes.clone();
+    b[kinds] = 4;
+    reseal(&mut b);
+    let at = (snap.arena_range().start as u64) + view.pos(first_node).offset();
+    assert!(matches!(
+        fails(&b),
+        (Section::Arena, o, Problem::OddEphemeronTable { slots: 3, .. }) if o == at
+    ));
+    // An entry whose key is null but whose value is not.
+    let table = view
+        .objects()
+        .find(|&o| {
+            view.type_kind(view.type_id(o)) == stealmark_heap::TypeKind::EphemeronTable
+                && view.slots(o).next().flatten().is_some()
+                && view.slots(o).nth(1).flatten().is_some()
+        })
+        .unwrap();
+    let mut b = bytes.clone();
+    put_u32(&mut b, compressed_slot(&snap, table, 0), 0);
+    reseal(&mut b);
+    let value = compressed_slot(&snap, table, 1) as u64;
+    assert!(matches!(
+        fails(&b),
+        (Section::Arena, o, Problem::EphemeronValueWithoutKey) if o == value
+    ));
+    // A weak-ref type whose object has no slot: in the wide runtime heap,
+    // type 0 (`Object`) has objects without slots. And a kind for a type
+    // past the 11 type names, in the padding of the kinds.
+    let (bytes, snap) = sample();
+    let (_, kinds, len) = section(&bytes, 4);
+    let types = snap.type_count();
+    assert_eq!((types, len), (11, 16));
+    let mut b = bytes.clone();
+    b[kinds + types] = 1;
+    reseal(&mut b);
+    assert!(matches!(
+        fails(&b),
+        (Section::TypeKinds, o, Problem::KindPastTypeCount { .. }) if o == (kinds + types) as u64
+    ));
+    let view = snap.view();
+    let first = view.objects().find(|&o| view.type_id(o) == 0).unwrap();
+    let mut b = bytes.clone();
+    b[kinds] = 1;
+    reseal(&mut b);
+    let at = (snap.arena_range().start as u64) + view.pos(first).offset();
+    assert!(matches!(
+        fails(&b),
+        (Section::Arena, o, Problem::ReferenceWithoutReferent { .. }) if o == at
+    ));
+    // A wide weak bit in a plain type.
+    let plain = view
+        .objects()
+        .find(|&o| {
+            view.type_kind(view.type_id(o)) == stealmark_heap::TypeKind::Plain
+                && view.slots(o).next().flatten().is_some()
+        })
+        .unwrap();
+    let at = snap.arena_range().start + view.pos(plain).offset() as usize + 16;
+    let mut b = bytes.clone();
+    put_u64(&mut b, at, get_u64(&bytes, at) | 1);
+    reseal(&mut b);
+    assert!(matches!(
+        fails(&b),
+        (Section::Arena, o, Problem::WeakSlotNotAllowed { .. }) if o == at as u64
+    ));
+}
+
+#[test]
+fn finalizable_entries_are_checked_like_roots() {
+    for layout in ArenaLayout::ALL {
+        let (bytes, snap) = sample_of(Shape::Weak, 400, layout);
+        assert!(!snap.finalizable().is_empty());
+        let (_, fin, _) = section(&bytes, 5);
+        let first = get_u64(&bytes, fin);
+        let arena_bytes = snap.view().arena_bytes();
+        for (value, problem) in [
+            (0, "bad"),
+            (first | 1, "bad"),
+            (first + 8, "start"),
+            (arena_bytes, "range"),
+        ] {
+            let mut b = bytes.clone();
+            put_u64(&mut b, fin, value);
+            reseal(&mut b);
+            let (s, o, p) = fails(&b);
+            assert_eq!((s, o), (Section::Finalizable, fin as u64), "{p}");
+            match problem {
+                "bad" => assert!(matches!(p, Problem::BadFinalizable { .. }), "{p}"),
+                "start" => assert!(matches!(p, Problem::NotAnObjectStart { .. }), "{p}"),
+                _ => assert!(matches!(p, Problem::ReferenceOutOfRange { .. }), "{p}"),
+            }
+        }
+    }
+}
+
+/// A compressed snapshot with per-slot weak references: an array whose
+/// every third slot is weak, and a plain object.
+fn weak_slots_sample() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.smh");
+    let mut w = SnapshotWriter::create(&path).unwrap();
+    w.set_format(stealmark_heap::ArenaFormat::COMPRESSED)
+        .unwrap();
+    let array = w.type_name("WeakArray").unwrap();
+    let plain = w.type_name("Plain").unwrap();
+    let a = w.next_pos();
+    let p = a
+        .add_words(
+            stealmark_heap::ObjectHeader::new(array, 9, 0).size_words(ArenaLayout::Compressed),
+        )
+        .unwrap();
+    let slots: Vec<stealmark_heap::Slot> = (0..9)
+        .map(|i| stealmark_heap::Slot::new(if i % 2 == 0 { p } else { a }, i % 3 == 0))
+        .collect();
+    w.object(array, &slots, 0).unwrap();
+    w.object(plain, &[stealmark_heap::Slot::strong(a)], 1)
+        .unwrap();
+    w.root(a).unwrap();
+    w.finish().unwrap();
+    std::fs::read(&path).unwrap()
+}
+
+#[test]
+fn weak_slot_list_entries_are_checked() {
+    let bytes = weak_slots_sample();
+    let snap = Snapshot::from_bytes(&bytes).unwrap();
+    let r = mark_sequential(&snap.view(), snap.roots());
+    assert_eq!(r.weak_refs.len(), 3);
+    let (_, list, len) = section(&bytes, 6);
+    assert_eq!(len, 24);
+    // Half words 5, 8, 11: slots 0, 3, 6 of the array at word 1.
+    assert_eq!([0, 8, 16].map(|i| get_u64(&bytes, list + i)), [5, 8, 11]);
+    for (entry, value, check) in [
+        (1, 5, "order"),
+        (1, 4, "order"),
+        (1, 6, "ok"),
+        (2, 14, "slot"),      // the padding half word after the array
+        (2, 17, "kind"),      // the plain object's slot
+        (2, 18, "slot"),      // past the plain object's slots
+        (2, 1 << 40, "slot"), // past the arena
+    ] {
+        let mut b = bytes.clone();
+        put_u64(&mut b, list + 8 * entry, value);
+        reseal(&mut b);
+        if check == "ok" {
+            Snapshot::from_bytes(&b).unwrap();
+            continue;
+        }
+        let (s, o, p) = fails(&b);
+        assert_eq!(
+            (s, o),
+            (Section::WeakSlots, (list + 8 * entry) as u64),
+            "{p}"
+        );
+        match check {
+            "order" => assert!(matches!(p, Problem::WeakSlotsNotIncreasing { .. }), "{p}"),
+            "kind" => assert!(matches!(p, Problem::WeakSlotNotAllowed { .. }), "{p}"),
+            _ => assert!(matches!(p, Problem::WeakSlotNotASlot { .. }), "{p}"),
+        }
+    }
+    // A null slot named weak.
+    let mut b = bytes.clone();
+    let array_slot_3 = snap.arena_range().start + 8 + 12 + 12;
+    put_u32(&mut b, array_slot_3, 0);
+    reseal(&mut b);
+    assert!(matches!(
+        fails(&b),
+        (Section::WeakSlots, o, Problem::WeakSlotNotASlot { value: 8 }) if o == (list + 8) as u64
+    ));
+    // A weak-slot section in a wide file.
+    let (mut b, _) = sample();
+    let (entry, offset, _) = section(&b, 6);
+    assert_eq!(offset, b.len());
+    b.extend_from_slice(&40u64.to_le_bytes());
+    put_u64(&mut b, entry + 16, 8);
+    let len = b.len() as u64;
+    put_u64(&mut b, 16, len);
+    reseal(&mut b);
+    assert!(matches!(
+        fails(&b),
+        (Section::WeakSlots, o, Problem::WeakSlotsInWideLayout { count: 1 }) if o == offset as u64
+    ));
+}
+
+#[test]
+fn version_1_rules_hold_for_version_1_files() {
+    let v1 = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/runtime-500-v1.smh"
+    ))
+    .unwrap();
+    Snapshot::from_bytes(&v1).unwrap();
+    // No flags, no section kinds past 3, at most three sections.
+    let mut b = v1.clone();
+    b[12] = 1;
+    reseal(&mut b);
+    assert!(matches!(
+        fails(&b),
+        (Section::Header, 12, Problem::ReservedNotZero { value: 1 })
+    ));
+    let mut b = v1.clone();
+    b[HEADER_LEN as usize] = 4;
+    reseal(&mut b);
+    assert!(matches!(
+        fails(&b),
+        (
+            Section::SectionTable,
+            64,
+            Problem::UnknownSectionKind { kind: 4 }
+        )
+    ));
+    let mut b = v1.clone();
+    b[56] = 4;
+    reseal(&mut b);
+    assert!(matches!(
+        fails(&b),
+        (Section::Header, 56, Problem::CountOutOfRange { .. })
+    ));
+    // A version 2 file read as version 1 fails on its sections, typed.
+    let (mut b, _) = sample();
+    b[8] = 1;
+    reseal(&mut b);
+    assert!(matches!(
+        fails(&b),
+        (Section::Header, 56, Problem::CountOutOfRange { .. })
+    ));
+}
+
+#[test]
+fn flags_that_lie_are_errors_not_panics() {
+    for layout in ArenaLayout::ALL {
+        let (bytes, _) = sample_of(Shape::Weak, 400, layout);
+        for flip in [1u8, 2, 3] {
+            let mut b = bytes.clone();
+            b[12] ^= flip;
+            reseal(&mut b);
+            assert!(Snapshot::from_bytes(&b).is_err(), "{layout} flags ^ {flip}");
+        }
+    }
+}
+
+#[test]
+fn random_corruption_of_v2_files_never_panics() {
+    let samples = [
+        sample_of(Shape::Weak, 300, ArenaLayout::Compressed).0,
+        sample_of(Shape::Weak, 300, ArenaLayout::Wide).0,
+        sample_of(Shape::EphemeronChain, 50, ArenaLayout::Compressed).0,
+        weak_slots_sample(),
+    ];
+    let mut rng = Pcg64::seed_from_u64(2);
+    for bytes in &samples {
+        for i in 0..1500 {
+            let mut b = bytes.clone();
+            for _ in 0..rng.random_range(1..4) {
+                let at = rng.random_range(0..b.len() as u64) as usize;
+                b[at] = rng.random();
+            }
+            if i % 2 == 0 {
+                reseal(&mut b);
+            }
+            if let Ok(snap) = Snapshot::from_bytes(&b) {
+                // Whatever was accepted is safe to mark, with the whole
+                // contract.
+                let r = contract(&snap);
+                assert!(r.objects <= snap.view().object_count());
+            }
+        }
+    }
+}
+
+#[test]
+fn copy_on_write_snapshots_take_stores_and_leave_the_file_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cow.smh");
+    let config = GenConfig::new(Shape::BinaryTree, 10_000);
+    let mut w = SnapshotWriter::create(&path).unwrap();
+    generate(&config, &mut w).unwrap();
+    w.finish().unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let ro = Snapshot::open(&path).unwrap();
+    let root = ro.roots()[0];
+    assert_eq!(
+        ro.view().store_slot(root, 0, None),
+        Err(stealmark_heap::StoreError::ReadOnly)
+    );
+    assert!(ro.bytes().is_some());
+    let snap = Snapshot::open_copy_on_write(&path).unwrap();
+    assert!(snap.bytes().is_none() && snap.view().is_writable());
+    let view = snap.view();
+    let root = snap.roots()[0];
+    // Cut the tree below the root's left child while another thread marks
+    // again and again: every marking sees a valid heap.
+    let left = view.slots(root).next().flatten().unwrap().0;
+    std::thread::scope(|s| {
+        let marker = s.spawn(|| {
+            (0..20)
+                .map(|_| mark_sequential(&view, snap.roots()).objects)
+                .collect::<Vec<_>>()
+        });
+        for _ in 0..200 {
+            assert!(view.store_slot(root, 0, None).is_ok());
+            assert_eq!(view.store_slot(root, 0, Some(left)), Ok(None));
+        }
+        let counts = marker.join().unwrap();
+        assert!(counts.iter().all(|&c| c <= 10_000 && c > 0));
+    });
+    assert_eq!(view.store_slot(root, 0, None), Ok(Some(left)));
+    let marked = mark_sequential(&view, snap.roots()).objects;
+    assert!(marked < 10_000 / 2 + 1);
+    drop(snap);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the file is unchanged"
+    );
+}
+
+#[test]
+fn the_fuzz_seeds_open_and_mark() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/snapshot_open");
+    let mut versions = std::collections::BTreeSet::new();
+    let mut layouts = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "smh") {
+            let snap = Snapshot::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            versions.insert(snap.header().version);
+            layouts.insert(snap.view().layout().name());
+            contract(&snap);
+        }
+    }
+    assert_eq!(versions.into_iter().collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(layouts.len(), 2);
 }

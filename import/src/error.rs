@@ -160,6 +160,14 @@ pub enum ImportError {
         #[source]
         source: io::Error,
     },
+    /// The heap does not fit the arena layout asked for.
+    #[error("the heap needs {words} arena words, more than the {layout} layout holds (2^32 words, 32 GiB, for compressed)")]
+    TooLarge {
+        /// The layout.
+        layout: stealmark_heap::ArenaLayout,
+        /// The arena words it needs (at least).
+        words: u64,
+    },
     /// The [`HeapSink`](stealmark_heap::HeapSink) failed (writing the snapshot).
     #[error("writing the imported heap failed: {0}")]
     Sink(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -172,7 +180,7 @@ impl ImportError {
             ImportError::Malformed { offset, .. } | ImportError::Read { offset, .. } => {
                 Some(*offset)
             }
-            ImportError::Sink(_) => None,
+            ImportError::Sink(_) | ImportError::TooLarge { .. } => None,
         }
     }
 }

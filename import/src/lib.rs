@@ -12,21 +12,29 @@
 //! compared with other tools:
 //!
 //! - **V8**: every node is an object of size `self_size`; every edge is a
-//!   slot, weak if its type is `weak`; node 0, the synthetic root, is the
-//!   only root.
+//!   slot, weak (per slot: the node's type becomes `weak-slots`) if its
+//!   type is `weak`; node 0, the synthetic root, is the only root.
 //! - **HPROF**: classes, instances, object arrays and primitive arrays are
 //!   objects; instance fields (superclasses' included), instance → class,
 //!   array → class and elements, class → super, loader, signers, protection
-//!   domain, constant-pool and static references are slots; the `referent`
-//!   field of `java.lang.ref.Reference` is weak; the roots are the distinct
-//!   objects named by ROOT_* records; nulls are not slots, and references to
-//!   objects missing from the dump are dropped and counted.
+//!   domain, constant-pool and static references are slots; the roots are
+//!   the distinct objects named by ROOT_* records; nulls are not slots, and
+//!   references to objects missing from the dump are dropped and counted.
+//!   The `referent` field of instances of `java.lang.ref.SoftReference`,
+//!   `WeakReference`, `PhantomReference` and `FinalReference` (and their
+//!   subclasses) is their slot 0 (null when the referent is null or
+//!   missing), and their class's type is `soft-ref`, `weak-ref` or
+//!   `phantom-ref`; a `FinalReference`'s referent is registered finalizable
+//!   and its slot is phantom (see [`hprof`](fn@crate::hprof)).
 //!
-//! **Sizes.** An arena object is its two header words, its slots and zero
-//! payload words; the importers choose the payload so that the object is as
-//! large as the source says (V8 `self_size`; for HPROF an estimate of the
-//! HotSpot layout, see [`hprof`](fn@crate::hprof)), rounded up to whole words and never
-//! smaller than header plus slots.
+//! **Sizes.** Snapshots record runtime sizes: V8's `self_size`; for HPROF
+//! an estimate of HotSpot's layout (see [`hprof`](fn@crate::hprof)). An
+//! arena object is as large as its runtime size, rounded up to whole words
+//! and never smaller than its header and slots.
+//!
+//! **Layout.** Both importers write the compressed layout when the heap fits
+//! in it (32 GiB of arena), else the wide one, unless
+//! [`ImportOptions::layout`] says which.
 //!
 //! Malformed input yields an [`ImportError`](crate::ImportError) naming the problem and its byte
 //! offset; the importers never panic on any input.
@@ -39,7 +47,7 @@ mod v8;
 
 use std::io::Read;
 
-use stealmark_heap::HeapSink;
+use stealmark_heap::{ArenaFormat, ArenaLayout, HeapSink, ObjectHeader, Pos};
 
 pub use error::{Format, ImportError, Malformed};
 pub use hprof::Reopen;
@@ -52,10 +60,19 @@ pub struct ImportSummary {
     pub input_bytes: u64,
     /// Objects imported.
     pub objects: u64,
-    /// Reference slots imported, weak ones included.
+    /// Non-null reference slots imported, of every kind.
     pub references: u64,
-    /// Weak reference slots among them.
+    /// Weak reference slots among them (V8 weak edges, HPROF weak referents).
     pub weak_references: u64,
+    /// Soft referents among them (HPROF).
+    pub soft_references: u64,
+    /// Phantom referents among them (HPROF `PhantomReference`s and
+    /// `FinalReference`s).
+    pub phantom_references: u64,
+    /// Finalizable objects registered (HPROF `FinalReference` referents).
+    pub finalizable: u64,
+    /// The arena layout written.
+    pub layout: ArenaLayout,
     /// Distinct roots.
     pub roots: u64,
     /// Distinct type names.
@@ -70,7 +87,23 @@ pub struct ImportSummary {
     pub undecoded_instances: u64,
 }
 
-/// Imports a V8 `.heapsnapshot` from `input` into `sink`, in one pass.
+/// How to import.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct ImportOptions {
+    /// The arena layout; `None` (the default) means compressed when the heap
+    /// fits in it (2³² words, 32 GiB), else wide.
+    pub layout: Option<ArenaLayout>,
+}
+
+impl ImportOptions {
+    /// Options with the given layout (`None`: compressed when it fits).
+    pub fn layout(layout: Option<ArenaLayout>) -> ImportOptions {
+        ImportOptions { layout }
+    }
+}
+
+/// Imports a V8 `.heapsnapshot` from `input` into `sink`, in one pass, with
+/// the default [`ImportOptions`].
 ///
 /// The type names are added to the sink at the end (V8 writes its string
 /// table last), numbered after any names the sink already has.
@@ -99,12 +132,21 @@ pub fn v8<R: Read, S: HeapSink + ?Sized>(
     input: R,
     sink: &mut S,
 ) -> Result<ImportSummary, ImportError> {
-    v8::import(input, sink)
+    v8_with(input, sink, &ImportOptions::default())
 }
 
-/// Imports a Java HPROF dump into `sink`, reading it three times from the
-/// start (see [`Reopen`]). `pass` is called as each pass starts, with its
-/// name:
+/// [`v8`] with options.
+pub fn v8_with<R: Read, S: HeapSink + ?Sized>(
+    input: R,
+    sink: &mut S,
+    options: &ImportOptions,
+) -> Result<ImportSummary, ImportError> {
+    v8::import(input, sink, options)
+}
+
+/// Imports a Java HPROF dump into `sink` with the default
+/// [`ImportOptions`], reading it three times from the start (see
+/// [`Reopen`]). `pass` is called as each pass starts, with its name:
 ///
 /// 1. `scan`: object ids, class layouts, roots, and the names that identify
 ///    `java.lang.ref.Reference.referent`;
@@ -116,32 +158,48 @@ pub fn v8<R: Read, S: HeapSink + ?Sized>(
 /// a directory on the high bits), plus the class layouts; never a record
 /// more than once at a time. Type names (Java names of the dumped classes,
 /// `java.lang.Class` for class objects, `int[]` and so on for primitive
-/// arrays) are added to the sink before the objects. Sizes estimate HotSpot's
-/// 64-bit layout: two identifiers of header plus the payload the dump holds
-/// (field values; array length and elements; static values), rounded up to
-/// 8 bytes.
+/// arrays) are added to the sink before the objects. Runtime sizes estimate
+/// HotSpot's 64-bit layout for the arena layout written: with the
+/// compressed layout, HotSpot's default for heaps under 32 GiB (compressed
+/// oops and class pointers: a 12-byte header, 16 for arrays, 4-byte
+/// references); with the wide one, a header of two identifiers and
+/// identifier-sized references; plus the primitive values the dump holds,
+/// rounded up to 8 bytes. If the compressed arena does not fit, the count
+/// pass runs again for the wide layout.
 pub fn hprof<Src: Reopen + ?Sized, S: HeapSink + ?Sized>(
     src: &Src,
     sink: &mut S,
     pass: &mut dyn FnMut(&'static str),
 ) -> Result<ImportSummary, ImportError> {
-    hprof::import(src, sink, pass)
+    hprof_with(src, sink, pass, &ImportOptions::default())
+}
+
+/// [`hprof`] with options.
+pub fn hprof_with<Src: Reopen + ?Sized, S: HeapSink + ?Sized>(
+    src: &Src,
+    sink: &mut S,
+    pass: &mut dyn FnMut(&'static str),
+    options: &ImportOptions,
+) -> Result<ImportSummary, ImportError> {
+    hprof::import(src, sink, pass, options)
 }
 
 /// Positions objects for a sink that may already hold objects: a
-/// [`Layout`](stealmark_heap::Layout) shifted to start at the sink's next
-/// position.
+/// [`Layout`](stealmark_heap::Layout) in the import's arena layout, shifted
+/// to start at the sink's next position.
 struct Placer {
     layout: stealmark_heap::Layout,
+    arena: ArenaLayout,
     /// Bytes to add to a layout position.
     shift: u64,
 }
 
 impl Placer {
-    fn new<S: HeapSink + ?Sized>(sink: &S) -> Placer {
-        let shift = sink.next_pos().offset() - stealmark_heap::Pos::FIRST.offset();
+    fn new<S: HeapSink + ?Sized>(sink: &S, arena: ArenaLayout) -> Placer {
+        let shift = sink.next_pos().offset() - Pos::FIRST.offset();
         Placer {
-            layout: stealmark_heap::Layout::new(),
+            layout: stealmark_heap::Layout::with_layout(arena),
+            arena,
             shift,
         }
     }
@@ -151,32 +209,54 @@ impl Placer {
         self.layout.arena_words() + self.shift / 8
     }
 
-    /// Places the next object, or `None` if the arena would overflow.
-    fn push(&mut self, slots: u32, payload_words: u32) -> Option<stealmark_heap::Pos> {
-        let size =
-            stealmark_heap::arena::HEADER_WORDS + u64::from(slots) + u64::from(payload_words);
-        // Keep the arena (shift included) well inside u64 bytes, so that
-        // `Layout::push` cannot overflow.
+    /// Places the next object, or `None` if the arena would overflow its
+    /// layout.
+    fn push(&mut self, header: ObjectHeader) -> Option<Pos> {
         let end = self
-            .layout
             .arena_words()
-            .checked_add(size)?
-            .checked_add(self.shift / 8)?;
-        if end > u64::MAX / 16 {
+            .checked_add(header.size_words(self.arena))?;
+        if !ArenaFormat::new(self.arena).fits(end) {
             return None;
         }
-        let pos = self.layout.push(slots, payload_words);
+        let pos = self.layout.push_header(header);
         pos.add_words(self.shift / 8)
     }
 }
 
+/// The header of an object of `slots` slots and `runtime_size` bytes in
+/// `layout` (sizes of 4 GiB or more are recorded as `u32::MAX`).
+fn sized(type_id: u32, slots: u32, runtime_size: u64, layout: ArenaLayout) -> ObjectHeader {
+    let size = u32::try_from(runtime_size).unwrap_or(u32::MAX);
+    ObjectHeader::sized(type_id, slots, size, layout)
+}
+
+/// Chooses the layout for an arena of `compressed_words` words in the
+/// compressed layout, and tells the sink (with runtime sizes).
+fn choose_layout<S: HeapSink + ?Sized>(
+    sink: &mut S,
+    options: &ImportOptions,
+    compressed_words: Option<u64>,
+) -> Result<ArenaLayout, ImportError> {
+    let fits = compressed_words.is_some_and(|w| ArenaFormat::COMPRESSED.fits(w));
+    let layout = match options.layout {
+        Some(ArenaLayout::Compressed) if !fits => {
+            return Err(ImportError::TooLarge {
+                layout: ArenaLayout::Compressed,
+                words: compressed_words.unwrap_or(u64::MAX),
+            })
+        }
+        Some(layout) => layout,
+        None if fits => ArenaLayout::Compressed,
+        None => ArenaLayout::Wide,
+    };
+    sink.set_format(ArenaFormat::new(layout).with_runtime_sizes())
+        .map_err(sink_error)?;
+    Ok(layout)
+}
+
 /// The error for a sink that put an object elsewhere than its layout said
 /// (a broken [`HeapSink`] implementation).
-fn misplaced(
-    ordinal: u64,
-    placed: stealmark_heap::Pos,
-    expected: stealmark_heap::Pos,
-) -> ImportError {
+fn misplaced(ordinal: u64, placed: Pos, expected: Pos) -> ImportError {
     ImportError::Sink(
         format!("the sink placed object {ordinal} at {placed}, its layout says {expected}").into(),
     )
@@ -185,12 +265,4 @@ fn misplaced(
 /// Wraps a sink's error.
 fn sink_error<E: std::error::Error + Send + Sync + 'static>(e: E) -> ImportError {
     ImportError::Sink(Box::new(e))
-}
-
-/// The payload words that make an object with `slots` slots `size` bytes
-/// long, as near as the arena layout allows: objects are whole words, and
-/// never smaller than their header and slots.
-fn payload_words(size: u64, slots: u32) -> Option<u32> {
-    let words = size.div_ceil(8);
-    u32::try_from(words.saturating_sub(stealmark_heap::arena::HEADER_WORDS + u64::from(slots))).ok()
 }

@@ -4,14 +4,17 @@
 //! of the flat `nodes` and `edges` integer arrays; `strings` holds the names.
 //! V8 writes the sections in that order, and the importer reads them in one
 //! pass with a fixed buffer: the nodes array is kept as compact columns
-//! (type id, payload words, edge count and arena position: 20 bytes a
+//! (type id, self size, edge count and arena position: 20 bytes a
 //! node), and each node's edges, which V8 writes
 //! contiguously in node order, are turned into that object's slots as they
 //! stream by.
 //!
-//! Mapping (issue 6): every node is an object whose size is its `self_size`;
-//! every edge is a slot, weak when its type is `weak`; node 0 (the synthetic
-//! root) is the only root. Types are named after the node's `name` for
+//! Mapping (issue 6): every node is an object whose runtime size is its
+//! `self_size` (sizes of 4 GiB or more are recorded as `u32::MAX`); every
+//! edge is a slot, in edge order, weak when its type is `weak` (a per-slot
+//! weak reference: the types of nodes with weak edges become `weak-slots`);
+//! node 0 (the synthetic root) is the only root. The layout is chosen once
+//! the nodes are read, before any object is written. Types are named after the node's `name` for
 //! object-like node types (`object`, `native`, `hidden`, `array`, `synthetic`,
 //! `object shape`) and `(type)` for the others, whose names are contents
 //! (strings, code, closures, numbers).
@@ -22,9 +25,8 @@ use serde::Deserialize;
 
 use super::error::{ImportError, Malformed};
 use super::json::JsonReader;
-use super::{misplaced, payload_words, sink_error, ImportSummary, Placer};
-use stealmark_heap::HeapSink;
-use stealmark_heap::{Pos, Slot};
+use super::{choose_layout, misplaced, sink_error, sized, ImportOptions, ImportSummary, Placer};
+use stealmark_heap::{ArenaLayout, HeapSink, Pos, Slot};
 
 /// Limit on the bytes of the `snapshot` header section.
 const HEADER_LIMIT: usize = 1 << 20;
@@ -140,10 +142,13 @@ fn enum_names(v: Option<&serde_json::Value>) -> Option<Vec<String>> {
 /// The nodes, as compact columns.
 struct Nodes {
     type_id: Vec<u32>,
-    payload_words: Vec<u32>,
+    /// `self_size`, saturated at `u32::MAX`.
+    self_size: Vec<u32>,
     edge_count: Vec<u32>,
     /// Arena positions, filled in once all nodes are read.
     pos: Vec<Pos>,
+    /// The arena layout, chosen once all nodes are read.
+    layout: ArenaLayout,
 }
 
 /// Type names: one per node type (`(type)`), then one per distinct `name`
@@ -163,6 +168,7 @@ struct Types {
 pub(crate) fn import<R: Read, S: HeapSink + ?Sized>(
     input: R,
     sink: &mut S,
+    options: &ImportOptions,
 ) -> Result<ImportSummary, ImportError> {
     let mut r = JsonReader::new(input);
     // The header's layout and the type names, once `snapshot` is read.
@@ -218,7 +224,7 @@ pub(crate) fn import<R: Read, S: HeapSink + ?Sized>(
                         return Err(order(&r, key_at, "nodes", "occurs twice"));
                     }
                     let mut n = read_nodes(&mut r, l, t)?;
-                    place(&r, &mut n, sink)?;
+                    place(&r, &mut n, sink, options)?;
                     nodes = Some(n);
                 }
                 b"edges" => {
@@ -281,23 +287,36 @@ pub(crate) fn import<R: Read, S: HeapSink + ?Sized>(
     }
     sink.root(nodes.pos[0]).map_err(sink_error)?;
     summary.input_bytes = end;
+    summary.layout = nodes.layout;
     summary.objects = nodes.edge_count.len() as u64;
     summary.roots = 1;
     summary.types = types.names.len() as u64;
     Ok(summary)
 }
 
-/// Computes every node's arena position, and tells the sink the total.
+/// Chooses the layout, computes every node's arena position, and tells the
+/// sink the total.
 fn place<R: Read, S: HeapSink + ?Sized>(
     r: &JsonReader<R>,
     n: &mut Nodes,
     sink: &mut S,
+    options: &ImportOptions,
 ) -> Result<(), ImportError> {
-    let mut placer = Placer::new(sink);
+    let shift = (sink.next_pos().offset() - Pos::FIRST.offset()) / 8;
+    let compressed =
+        n.edge_count
+            .iter()
+            .zip(&n.self_size)
+            .try_fold(1 + shift, |words, (&slots, &size)| {
+                let h = sized(0, slots, u64::from(size), ArenaLayout::Compressed);
+                words.checked_add(h.size_words(ArenaLayout::Compressed))
+            });
+    n.layout = choose_layout(sink, options, compressed)?;
+    let mut placer = Placer::new(sink, n.layout);
     n.pos.reserve_exact(n.edge_count.len());
-    for (&slots, &payload) in n.edge_count.iter().zip(&n.payload_words) {
+    for (&slots, &size) in n.edge_count.iter().zip(&n.self_size) {
         let pos = placer
-            .push(slots, payload)
+            .push(sized(0, slots, u64::from(size), n.layout))
             .ok_or_else(|| r.error(Malformed::TooMany("arena words")))?;
         n.pos.push(pos);
     }
@@ -326,9 +345,10 @@ fn read_nodes<R: Read>(
     let cap = usize::try_from(l.node_count.min(1 << 22)).unwrap_or(0);
     let mut n = Nodes {
         type_id: Vec::with_capacity(cap),
-        payload_words: Vec::with_capacity(cap),
+        self_size: Vec::with_capacity(cap),
         edge_count: Vec::with_capacity(cap),
         pos: Vec::new(),
+        layout: ArenaLayout::Wide,
     };
     read_rows(r, l.node_fields, "node", |r, row, offsets| {
         push_node(r, l, t, &mut n, row, offsets)
@@ -390,14 +410,9 @@ fn push_node<R: Read>(
             },
         )
     })?;
-    let payload = payload_words(row[l.node_self_size], edges).ok_or_else(|| {
-        r.error_at(
-            offsets[l.node_self_size],
-            Malformed::NumberOutOfRange { field: "self_size" },
-        )
-    })?;
     n.type_id.push(type_id);
-    n.payload_words.push(payload);
+    n.self_size
+        .push(u32::try_from(row[l.node_self_size]).unwrap_or(u32::MAX));
     n.edge_count.push(edges);
     Ok(())
 }
@@ -548,9 +563,14 @@ fn emit<S: HeapSink + ?Sized>(
     node: usize,
     slots: &[Slot],
 ) -> Result<(), ImportError> {
-    let pos = sink
-        .object(n.type_id[node], slots, n.payload_words[node])
-        .map_err(sink_error)?;
+    let header = sized(
+        n.type_id[node],
+        n.edge_count[node],
+        u64::from(n.self_size[node]),
+        n.layout,
+    );
+    let pos = sink.begin_object(header).map_err(sink_error)?;
+    sink.slots(slots).map_err(sink_error)?;
     if pos != n.pos[node] {
         return Err(misplaced(node as u64, pos, n.pos[node]));
     }

@@ -12,8 +12,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use import_common::{corrupt, count, have, read, run, tempdir, Counts};
-use stealmark_heap::{HeapBuilder, HeapGraph, SlotKind};
-use stealmark_import::{self as import, ImportError, InputFile, Malformed};
+use stealmark_heap::{ArenaLayout, HeapBuilder, HeapGraph, ObjectModel, SlotKind, TypeKind};
+use stealmark_import::{self as import, ImportError, ImportOptions, InputFile, Malformed};
 
 /// A program with an inheritance chain, weak and soft references whose
 /// referents nothing else holds, object arrays with nulls, statics, a cycle,
@@ -52,6 +52,21 @@ fn dump() -> Option<&'static Path> {
 struct Naive {
     counts: Counts,
     dropped: u64,
+    /// Present referents of soft references, of phantom (and final)
+    /// references, and of final references.
+    soft: u64,
+    phantom: u64,
+    finalizable: u64,
+}
+
+/// What a referent slot is: by the nearest reference class up the chain.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Strength {
+    Strong,
+    Weak,
+    Soft,
+    Phantom,
+    Final,
 }
 
 /// A whole-file cursor.
@@ -219,15 +234,31 @@ fn naive(bytes: &[u8]) -> Naive {
             .and_then(|n| strings.get(n))
             .map(Vec::as_slice)
     };
-    let mut refs: HashMap<u64, Vec<(u64, bool)>> = HashMap::new();
+    // The strength of a class's referent: its nearest reference class.
+    let strength_of = |mut k: u64| {
+        while k != 0 {
+            match name_of(k) {
+                Some(b"java/lang/ref/SoftReference") => return Strength::Soft,
+                Some(b"java/lang/ref/PhantomReference") => return Strength::Phantom,
+                Some(b"java/lang/ref/FinalReference") => return Strength::Final,
+                Some(b"java/lang/ref/WeakReference" | b"java/lang/ref/Reference") => {
+                    return Strength::Weak
+                }
+                _ => k = classes[&k].super_id,
+            }
+        }
+        Strength::Strong
+    };
+    let mut refs: HashMap<u64, Vec<(u64, Strength)>> = HashMap::new();
     for (&id, k) in &classes {
         let r = refs.entry(id).or_default();
-        r.push((k.super_id, false));
-        r.extend(k.others.iter().map(|&o| (o, false)));
+        r.push((k.super_id, Strength::Strong));
+        r.extend(k.others.iter().map(|&o| (o, Strength::Strong)));
     }
     for (id, class, data) in &instances {
         let r = refs.entry(*id).or_default();
-        r.push((*class, false));
+        r.push((*class, Strength::Strong));
+        let strength = strength_of(*class);
         let (mut k, mut off) = (*class, 0);
         while k != 0 {
             let kc = &classes[&k];
@@ -238,9 +269,9 @@ fn naive(bytes: &[u8]) -> Naive {
                     let v = data[off..off + n]
                         .iter()
                         .fold(0, |a, &b| a << 8 | u64::from(b));
-                    let weak = is_ref_class
+                    let referent = is_ref_class
                         && strings.get(&name).map(Vec::as_slice) == Some(b"referent".as_slice());
-                    r.push((v, weak));
+                    r.push((v, if referent { strength } else { Strength::Strong }));
                 }
                 off += n;
             }
@@ -251,22 +282,26 @@ fn naive(bytes: &[u8]) -> Naive {
     for (id, v) in &arrays {
         refs.entry(*id)
             .or_default()
-            .extend(v.iter().map(|&e| (e, false)));
+            .extend(v.iter().map(|&e| (e, Strength::Strong)));
     }
-    let (mut references, mut weak, mut dropped) = (0, 0, 0);
+    let (mut references, mut dropped) = (0, 0);
+    let mut by_strength: HashMap<Strength, u64> = HashMap::new();
     for r in refs.values_mut() {
         r.retain(|&(t, _)| t != 0);
         dropped += r.iter().filter(|(t, _)| !ids.contains(t)).count() as u64;
         r.retain(|(t, _)| ids.contains(t));
         references += r.len() as u64;
-        weak += r.iter().filter(|(_, w)| *w).count() as u64;
+        for &(_, s) in r.iter() {
+            *by_strength.entry(s).or_default() += 1;
+        }
     }
+    let strength = |s| by_strength.get(&s).copied().unwrap_or(0);
     let roots: Vec<u64> = roots.into_iter().filter(|r| ids.contains(r)).collect();
     let mut seen: HashSet<u64> = roots.iter().copied().collect();
     let mut stack = roots.clone();
     while let Some(v) = stack.pop() {
-        for &(t, w) in refs.get(&v).map(Vec::as_slice).unwrap_or(&[]) {
-            if !w && seen.insert(t) {
+        for &(t, s) in refs.get(&v).map(Vec::as_slice).unwrap_or(&[]) {
+            if s == Strength::Strong && seen.insert(t) {
                 stack.push(t);
             }
         }
@@ -275,11 +310,14 @@ fn naive(bytes: &[u8]) -> Naive {
         counts: Counts {
             objects: order.len() as u64,
             references,
-            weak,
+            weak: strength(Strength::Weak),
             roots: roots.len() as u64,
             reachable: seen.len() as u64,
         },
         dropped,
+        soft: strength(Strength::Soft),
+        phantom: strength(Strength::Phantom) + strength(Strength::Final),
+        finalizable: strength(Strength::Final),
     }
 }
 
@@ -306,6 +344,16 @@ fn java_dump_matches_naive_reader() {
     assert_eq!(summary.dropped_references, expected.dropped);
     assert_eq!(
         (
+            summary.soft_references,
+            summary.phantom_references,
+            summary.finalizable
+        ),
+        (expected.soft, expected.phantom, expected.finalizable)
+    );
+    assert_eq!(heap.finalizable().len() as u64, summary.finalizable);
+    assert_eq!(summary.layout, ArenaLayout::Compressed);
+    assert_eq!(
+        (
             summary.objects,
             summary.references,
             summary.weak_references,
@@ -316,8 +364,12 @@ fn java_dump_matches_naive_reader() {
     assert_eq!(summary.input_bytes, bytes.len() as u64);
     assert_eq!(summary.undecoded_instances, 0);
     assert!(
-        got.weak >= 400,
-        "each Weak/SoftReference has a referent slot"
+        got.weak >= 200 && summary.soft_references >= 200,
+        "each WeakReference and SoftReference has a referent slot"
+    );
+    assert!(
+        summary.phantom_references >= 100 && summary.finalizable >= 100,
+        "the PhantomReferences and the finalizers of the Resource objects"
     );
     assert!(
         got.reachable < got.objects,
@@ -337,6 +389,42 @@ fn java_dump_matches_naive_reader() {
     ] {
         assert!(names.contains(&want), "no type {want}");
     }
+    // Reference types and runtime sizes: a `Dump$Leaf` (four references, an
+    // int and a long) is 40 bytes with compressed oops (what jmap -histo
+    // reports for a default JVM), 64 with 8-byte references and header.
+    let type_of = |name: &str| names.iter().position(|&n| n == name).unwrap() as u32;
+    let view = heap.view();
+    for (name, kind) in [
+        ("java.lang.ref.WeakReference", TypeKind::WeakRef),
+        ("java.lang.ref.SoftReference", TypeKind::SoftRef),
+        ("java.lang.ref.PhantomReference", TypeKind::PhantomRef),
+        ("java.lang.ref.Finalizer", TypeKind::PhantomRef),
+        ("Dump$Leaf", TypeKind::Plain),
+    ] {
+        assert_eq!(view.type_kind(type_of(name)), kind, "{name}");
+    }
+    let leaf = view
+        .objects()
+        .find(|&o| view.type_id(o) == type_of("Dump$Leaf"))
+        .unwrap();
+    assert_eq!(view.size_bytes(leaf), 40);
+    let input = InputFile::open(path).unwrap();
+    let mut b = HeapBuilder::new();
+    let wide = ImportOptions::layout(Some(ArenaLayout::Wide));
+    let wide_summary = import::hprof_with(&input, &mut b, &mut |_| {}, &wide).unwrap();
+    let wide_heap = b.finish().unwrap();
+    let wide_view = wide_heap.view();
+    assert_eq!(wide_summary.layout, ArenaLayout::Wide);
+    assert_eq!(count(&wide_heap), got);
+    let leaf = wide_view
+        .objects()
+        .find(|&o| wide_view.type_id(o) == type_of("Dump$Leaf"))
+        .unwrap();
+    assert_eq!(wide_view.size_bytes(leaf), 64);
+    // Compressed references shrink the arena by a third here (primitive
+    // arrays, a third of the bytes, do not shrink).
+    assert!(view.arena_bytes() * 5 < wide_view.arena_bytes() * 4);
+    assert!(view.runtime_bytes() < wide_view.runtime_bytes());
 
     // The same dump, gzip-compressed, imports identically.
     let gz = dir.path().join("test.hprof.gz");
@@ -349,7 +437,7 @@ fn java_dump_matches_naive_reader() {
     assert!(InputFile::open(&gz).unwrap().is_gzip());
     let (gz_summary, gz_heap) = import_file(&gz);
     assert_eq!(gz_summary, summary);
-    assert_eq!(gz_heap.view().words(), heap.view().words());
+    assert_eq!(gz_heap.view().to_words(), heap.view().to_words());
 
     // Decompressing once into a spill file gives the same heap, and the
     // spill is gone afterwards.
@@ -363,7 +451,10 @@ fn java_dump_matches_naive_reader() {
     assert_eq!(std::fs::metadata(&spill).unwrap().len(), bytes.len() as u64);
     drop(input);
     assert!(!spill.exists());
-    assert_eq!(b.finish().unwrap().view().words(), heap.view().words());
+    assert_eq!(
+        b.finish().unwrap().view().to_words(),
+        heap.view().to_words()
+    );
 }
 
 #[test]
@@ -559,17 +650,19 @@ fn objects() -> impl proptest::strategy::Strategy<Value = Vec<Obj>> {
     })
 }
 
-/// Expected slots of one object: `(object index, weak)`.
-type Slots = Vec<(usize, bool)>;
+/// Expected slots of one object: `Some((object index, weak))`, or `None` for
+/// a null slot (a reference object's null or missing referent).
+type Slots = Vec<Option<(usize, bool)>>;
 
 /// The id of object `i` (classes take ids 0x10..; objects 0x1000 + 16 i).
 fn obj_id(i: usize) -> u64 {
     0x1000 + 16 * i as u64
 }
 
-/// Writes the dump; returns it with the expected slots `(object index,
-/// weak)` of every object in dump order (the four classes first) and the
-/// expected number of dropped references.
+/// Writes the dump; returns it with the expected slots of every object in
+/// dump order (the four classes first) and the expected number of dropped
+/// references. An instance of the Reference class has its referent first
+/// (null if null or missing), then its class and its other fields.
 fn random_dump(objs: &[Obj], roots: &[Target], idz: usize) -> (Vec<u8>, Vec<Slots>, u64) {
     let id = |v: u64| v.to_be_bytes()[8 - idz..].to_vec();
     let tid = |t: Target| match t {
@@ -630,19 +723,28 @@ fn random_dump(objs: &[Obj], roots: &[Target], idz: usize) -> (Vec<u8>, Vec<Slot
     class(&mut seg, ARRAY, 0, &[]);
     // Slots of the classes: Derived -> Base.
     let n_classes = 4;
-    let mut expected: Vec<Slots> = vec![vec![], vec![(0, false)], vec![], vec![]];
+    let mut expected: Vec<Slots> = vec![vec![], vec![Some((0, false))], vec![], vec![]];
     let mut dropped = 0;
-    let mut push = |slots: &mut Slots, t: Target, weak: bool| match t {
+    let mut push = |slots: &mut Slots, t: Target, referent: bool| match t {
+        Target::Object(i) => slots.push(Some((n_classes + i, referent))),
+        Target::Missing => {
+            dropped += 1;
+            if referent {
+                slots.push(None);
+            }
+        }
+        Target::Null if referent => slots.push(None),
         Target::Null => {}
-        Target::Object(i) => slots.push((n_classes + i, weak)),
-        Target::Missing => dropped += 1,
     };
     for (i, o) in objs.iter().enumerate() {
         let mut slots = Vec::new();
         match o {
             Obj::Instance(c, f) => {
                 let cid = [BASE, DERIVED, REFERENCE][*c];
-                slots.push((*c, false));
+                if *c == 2 {
+                    push(&mut slots, f[0], true);
+                }
+                slots.push(Some((*c, false)));
                 seg.push(0x21);
                 seg.extend(id(obj_id(i)));
                 seg.extend([0; 4]);
@@ -666,7 +768,6 @@ fn random_dump(objs: &[Obj], roots: &[Target], idz: usize) -> (Vec<u8>, Vec<Slot
                     _ => {
                         data.extend(id(tid(f[0])));
                         data.extend(id(tid(f[1])));
-                        push(&mut slots, f[0], true);
                         push(&mut slots, f[1], false);
                     }
                 }
@@ -679,7 +780,7 @@ fn random_dump(objs: &[Obj], roots: &[Target], idz: usize) -> (Vec<u8>, Vec<Slot
                 seg.extend([0; 4]);
                 seg.extend((elems.len() as u32).to_be_bytes());
                 seg.extend(id(ARRAY));
-                slots.push((3, false));
+                slots.push(Some((3, false)));
                 for &e in elems {
                     seg.extend(id(tid(e)));
                     push(&mut slots, e, false);
@@ -701,30 +802,35 @@ proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
 
     /// Every object gets exactly the slots of the mapping rules, in order,
-    /// to the right objects, with `referent` weak; nulls are not slots,
-    /// missing targets are dropped and counted; roots are distinct.
+    /// to the right objects, with `referent` weak and first; nulls are not
+    /// slots (but a null referent is), missing targets are dropped and
+    /// counted; roots are distinct. In both layouts.
     #[test]
     fn random_dumps_import_exactly(
         objs in objects(),
         roots in proptest::collection::vec(target(30), 0..6),
         wide: bool,
+        compressed: bool,
     ) {
+        let layout = if compressed { ArenaLayout::Compressed } else { ArenaLayout::Wide };
         let roots: Vec<Target> = roots
             .into_iter()
             .map(|t| match t { Target::Object(i) if i >= objs.len() => Target::Missing, t => t })
             .collect();
         let (dump, expected, dropped) = random_dump(&objs, &roots, if wide { 8 } else { 4 });
         let mut b = HeapBuilder::new();
-        let summary = import::hprof(dump.as_slice(), &mut b, &mut |_| {}).unwrap();
+        let options = ImportOptions::layout(Some(layout));
+        let summary = import::hprof_with(dump.as_slice(), &mut b, &mut |_| {}, &options).unwrap();
+        proptest::prop_assert_eq!(summary.layout, layout);
         let heap = b.finish().unwrap();
         let view = heap.view();
         let all: Vec<_> = view.objects().collect();
         proptest::prop_assert_eq!(all.len(), expected.len());
         for (k, want) in expected.iter().enumerate() {
-            let got: Vec<_> = view.slots(all[k]).map(|s| s.unwrap()).collect();
+            let got: Vec<_> = view.slots(all[k]).collect();
             let want: Vec<_> = want
                 .iter()
-                .map(|&(t, weak)| (all[t], if weak { SlotKind::Weak } else { SlotKind::Strong }))
+                .map(|s| s.map(|(t, weak)| (all[t], if weak { SlotKind::Weak } else { SlotKind::Strong })))
                 .collect();
             proptest::prop_assert_eq!(got, want, "object {}", k);
         }

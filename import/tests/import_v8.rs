@@ -9,8 +9,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use import_common::{corrupt, count, have, read, run, tempdir, Counts};
-use stealmark_heap::{HeapBuilder, HeapGraph, SlotKind};
-use stealmark_import::{self as import, ImportError, Malformed};
+use stealmark_heap::{ArenaLayout, HeapBuilder, HeapGraph, ObjectModel, SlotKind};
+use stealmark_import::{self as import, ImportError, ImportOptions, Malformed};
 
 /// Builds an object graph with lists, trees, cycles, arrays, maps, closures
 /// and weak references, then writes a heap snapshot to `argv[2]`.
@@ -144,7 +144,8 @@ fn field_layout_comes_from_meta() {
         "edges":[5,1, 5,0],
         "strings":["root","Thing"]}"#;
     let mut b = HeapBuilder::new();
-    let s = import::v8(json.as_bytes(), &mut b).unwrap();
+    let wide = ImportOptions::layout(Some(ArenaLayout::Wide));
+    let s = import::v8_with(json.as_bytes(), &mut b, &wide).unwrap();
     assert_eq!((s.objects, s.references, s.weak_references), (2, 2, 1));
     let heap = b.finish().unwrap();
     let view = heap.view();
@@ -153,6 +154,20 @@ fn field_layout_comes_from_meta() {
     assert_eq!(view.header(objs[0]).payload_words, 4);
     assert_eq!(heap.type_name(view.type_id(objs[1])), Some("Thing"));
     assert_eq!(heap.type_name(view.type_id(objs[0])), Some("root"));
+    // Compressed (the default): 12 header bytes, 8 of slots, the rest
+    // payload; the runtime sizes are self_size.
+    let mut b = HeapBuilder::new();
+    let s = import::v8(json.as_bytes(), &mut b).unwrap();
+    assert_eq!(s.layout, ArenaLayout::Compressed);
+    let heap = b.finish().unwrap();
+    let view = heap.view();
+    let objs: Vec<_> = view.objects().collect();
+    assert_eq!(view.header(objs[0]).payload_words, 5);
+    assert_eq!(
+        objs.iter().map(|&o| view.size_bytes(o)).collect::<Vec<_>>(),
+        [64, 24]
+    );
+    assert_eq!(view.runtime_bytes(), 88);
 }
 
 #[test]
@@ -348,10 +363,13 @@ proptest::proptest! {
         g in graph(),
         order in proptest::strategy::Strategy::prop_shuffle(proptest::sample::subsequence(vec![0usize, 1, 2, 3, 4], 5)),
         flip: bool,
+        compressed: bool,
     ) {
         let json = to_json(&g, &order, flip);
         let mut b = HeapBuilder::new();
-        let summary = import::v8(json.as_bytes(), &mut b).unwrap();
+        let layout = if compressed { ArenaLayout::Compressed } else { ArenaLayout::Wide };
+        let options = ImportOptions::layout(Some(layout));
+        let summary = import::v8_with(json.as_bytes(), &mut b, &options).unwrap();
         let heap = b.finish().unwrap();
         let view = heap.view();
         let objs: Vec<_> = view.objects().collect();
@@ -364,8 +382,10 @@ proptest::proptest! {
                 .map(|&(t, weak)| (objs[t], if weak { SlotKind::Weak } else { SlotKind::Strong }))
                 .collect();
             proptest::prop_assert_eq!(slots, want);
-            let words = 2 + edges.len() as u64 + u64::from(view.header(objs[i]).payload_words);
-            proptest::prop_assert_eq!(words, size.div_ceil(8).max(2 + edges.len() as u64));
+            let fixed = layout.fixed_words(edges.len() as u32);
+            let words = fixed + u64::from(view.header(objs[i]).payload_words);
+            proptest::prop_assert_eq!(words, size.div_ceil(8).max(fixed));
+            proptest::prop_assert_eq!(view.size_bytes(objs[i]) as u64, *size);
             let name = heap.type_name(view.type_id(objs[i])).unwrap();
             let want_name = match i % 3 { 0 => ["Zero", "One"][i % 2], 1 => ["Zero", "One"][i % 2], _ => "(string)" };
             proptest::prop_assert_eq!(name, want_name);

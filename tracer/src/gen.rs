@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
-use stealmark_heap::{generate, GenConfig, GenError, GenInfo, Shape, SnapshotWriter};
+use stealmark_heap::{generate, ArenaLayout, GenConfig, GenError, GenInfo, Shape, SnapshotWriter};
 
 use crate::args;
 use crate::error::{CliError, CliResult};
@@ -24,10 +24,16 @@ use crate::progress::Progress;
     stealmark gen --shape runtime --objects 2M -o heap.smk\n  \
     stealmark gen --shape random --objects 10000000 --seed 42 -o random.smk\n  \
     stealmark gen --shape binary-tree --objects 1M --garbage 0.3 -o tree.smk\n  \
-    stealmark gen --shape dag --objects 1M --branch 13 -o dag.smk\n\n\
+    stealmark gen --shape dag --objects 1M --branch 13 -o dag.smk\n  \
+    stealmark gen --shape weak --objects 8M --all-strong -o strong.smk\n\n\
     Shapes: random (uniform out-degree), power-law (preferential attachment), binary-tree, \
     list (long chains), wide (one root, many children), big-array (an array of at least 2^20 slots), \
-    dag (the Chase-Lev benchmark DAG), runtime (size classes, arrays, cycles, weak references, garbage).")]
+    dag (the Chase-Lev benchmark DAG), runtime (size classes, arrays, cycles, weak references, garbage), \
+    weak (soft, weak and phantom references, WeakMap-like ephemeron tables with chains holding 5% of \
+    the objects, finalizable objects), ephemeron-chain (one ephemeron chain as long as the heap; \
+    compare with list).\n\n\
+    Layout: compressed (4-byte references, as HotSpot's compressed oops) whenever the heap fits in \
+    32 GiB of arena, which is the default; --wide writes 8-byte references.")]
 pub struct GenArgs {
     /// Heap shape.
     #[arg(long, value_name = "SHAPE", value_parser = shape())]
@@ -39,7 +45,7 @@ pub struct GenArgs {
     #[arg(long, value_name = "S", default_value_t = GenConfig::DEFAULT_SEED)]
     pub seed: u64,
     /// Fraction of the objects that are unreachable garbage, in [0, 1)
-    /// [default: 0.2 for runtime, 0 otherwise].
+    /// [default: 0.2 for runtime and weak, 0 otherwise].
     #[arg(long, value_name = "FRAC", value_parser = fraction)]
     pub garbage: Option<f64>,
     /// Reference slots per object (random, power-law).
@@ -51,6 +57,19 @@ pub struct GenArgs {
     /// Maximum depth D (dag) [default: the smallest that reaches N objects].
     #[arg(long, value_name = "D", requires = "branch")]
     pub depth: Option<u32>,
+    /// Write 8-byte references (the wide layout) [default: compressed, 4-byte
+    /// references, whenever the heap fits in 32 GiB].
+    #[arg(long, conflicts_with = "compressed")]
+    pub wide: bool,
+    /// Write 4-byte references, and fail if the heap does not fit in 32 GiB
+    /// [default: compressed when it fits, else wide].
+    #[arg(long)]
+    pub compressed: bool,
+    /// weak, ephemeron-chain: make every soft, weak, phantom and ephemeron
+    /// slot strong and register no finalizable objects (the same graph
+    /// without reference processing).
+    #[arg(long)]
+    pub all_strong: bool,
     /// The snapshot file to write.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
@@ -58,7 +77,7 @@ pub struct GenArgs {
 
 /// The shape names, parsed into the heap's [`Shape`].
 fn shape() -> impl TypedValueParser<Value = Shape> {
-    PossibleValuesParser::new(Shape::ALL.iter().map(|s| s.name())).try_map(|s| s.parse::<Shape>())
+    PossibleValuesParser::new(Shape::EVERY.iter().map(|s| s.name())).try_map(|s| s.parse::<Shape>())
 }
 
 /// Parses a garbage fraction in [0, 1).
@@ -84,6 +103,13 @@ pub fn run(args: GenArgs) -> CliResult {
         config.branch = b;
         config.depth = args.depth;
     }
+    config = config.all_strong(args.all_strong).layout(if args.wide {
+        Some(ArenaLayout::Wide)
+    } else if args.compressed {
+        Some(ArenaLayout::Compressed)
+    } else {
+        None
+    });
     let start = Instant::now();
     let info = write_snapshot(&config, &args.output)?;
     let bytes = fs::metadata(&args.output).map_or(0, |m| m.len());
@@ -92,12 +118,13 @@ pub fn run(args: GenArgs) -> CliResult {
         .map(|r| format!(", {} reachable", output::count(r)))
         .unwrap_or_default();
     outln!(
-        "wrote {}: {} heap, {} ({} garbage{reachable}), {}, {} in {:.1} s",
+        "wrote {}: {} heap, {} ({} garbage{reachable}), {}, {} layout, {} in {:.1} s",
         args.output.display(),
         info.shape,
         output::counted(info.objects, "object"),
         output::count(info.garbage),
         output::counted(info.roots, "root"),
+        info.layout,
         output::bytes(bytes),
         start.elapsed().as_secs_f64()
     )

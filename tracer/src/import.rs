@@ -12,8 +12,8 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use clap::{Args, Subcommand};
-use stealmark_heap::{mark_sequential, HeapGraph, Snapshot, SnapshotWriter};
-use stealmark_import::{self as import, ImportSummary, InputFile};
+use stealmark_heap::{mark_sequential, ArenaLayout, HeapGraph, Snapshot, SnapshotWriter};
+use stealmark_import::{self as import, ImportOptions, ImportSummary, InputFile};
 
 use crate::error::{CliError, CliResult};
 use crate::heapfile::partial_path;
@@ -26,7 +26,8 @@ use crate::progress::Progress;
     stealmark import v8 app.heapsnapshot -o app.smk\n  \
     stealmark import hprof java_pid4242.hprof.gz -o java.smk --reachable\n\n\
     `stealmark import v8 --help` and `stealmark import hprof --help` say how each format maps \
-    to objects and slots.")]
+    to objects and slots. Snapshots record the runtime's object sizes, and use the compressed \
+    layout (4-byte references) whenever the heap fits in 32 GiB; --wide writes 8-byte references.")]
 pub struct ImportArgs {
     #[command(subcommand)]
     format: Format,
@@ -49,8 +50,10 @@ enum Format {
         stealmark import hprof java_pid4242.hprof.gz -o java.smk --reachable\n\n\
         Classes, instances and arrays are objects; fields (superclasses' included), \
         class, super, loader, signers, protection domain, constant-pool and static references \
-        are slots; Reference.referent is weak; ROOT_* records name the roots; references to \
-        objects missing from the dump are dropped and counted.")]
+        are slots; the referent of a SoftReference, WeakReference or PhantomReference is soft, \
+        weak or phantom, a FinalReference's referent is finalizable (and phantom); ROOT_* records \
+        name the roots; references to objects missing from the dump are dropped and counted; \
+        sizes estimate HotSpot's layout (compressed oops for the compressed layout).")]
     Hprof(Files),
 }
 
@@ -67,6 +70,14 @@ struct Files {
     /// the roots through strong slots (the sequential oracle).
     #[arg(long)]
     reachable: bool,
+    /// Write 8-byte references (the wide layout) [default: compressed, 4-byte
+    /// references, whenever the heap fits in 32 GiB].
+    #[arg(long, conflicts_with = "compressed")]
+    wide: bool,
+    /// Write 4-byte references, and fail if the heap does not fit in 32 GiB
+    /// [default: compressed when it fits, else wide].
+    #[arg(long)]
+    compressed: bool,
 }
 
 /// Runs `stealmark import`.
@@ -121,6 +132,13 @@ fn convert(files: &Files, v8: bool) -> Result<(ImportSummary, u64), Box<dyn std:
         input.on_progress(move |done| (set.borrow_mut())(base.get() + done))
     };
 
+    let options = ImportOptions::layout(if files.wide {
+        Some(ArenaLayout::Wide)
+    } else if files.compressed {
+        Some(ArenaLayout::Compressed)
+    } else {
+        None
+    });
     let result = (|| -> Result<ImportSummary, Box<dyn std::error::Error>> {
         let mut writer = SnapshotWriter::create(&partial)
             .map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
@@ -129,15 +147,15 @@ fn convert(files: &Files, v8: bool) -> Result<(ImportSummary, u64), Box<dyn std:
             let reader = input
                 .reader()
                 .map_err(|e| format!("cannot read {}: {e}", files.input.display()))?;
-            import::v8(reader, &mut writer).map_err(cannot)?
+            import::v8_with(reader, &mut writer, &options).map_err(cannot)?
         } else {
             let mut pass_no = 0u64;
-            import::hprof(&input, &mut writer, &mut |name| {
+            let mut pass = |name| {
                 pass_base.set(pass_no * len);
                 pass_no += 1;
                 progress.message(format!("pass {pass_no}/3: {name}"));
-            })
-            .map_err(cannot)?
+            };
+            import::hprof_with(&input, &mut writer, &mut pass, &options).map_err(cannot)?
         };
         writer
             .finish()
@@ -196,12 +214,18 @@ fn print_summary(
     )?;
     let line =
         |what: &str, n: u64, note: &str| outln!("  {what:<13} {:>14}{note}", output::count(n));
-    line("objects", s.objects, "")?;
+    line("objects", s.objects, &format!("  ({} layout)", s.layout))?;
     line(
         "references",
         s.references,
-        &format!("  ({} weak)", output::count(s.weak_references)),
+        &format!(
+            "  ({} weak, {} soft, {} phantom)",
+            output::count(s.weak_references),
+            output::count(s.soft_references),
+            output::count(s.phantom_references)
+        ),
     )?;
+    line("finalizable", s.finalizable, "")?;
     line("roots", s.roots, "")?;
     line("types", s.types, "")?;
     if v8 {

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use clap::Args;
 use serde::Serialize;
-use stealmark_heap::{mark_sequential, HeapGraph, ObjectModel, SlotKind};
+use stealmark_heap::{oracle, HeapGraph, ObjectModel, OracleInput, SlotKind, SoftRefs};
 
 use crate::error::CliResult;
 use crate::heapfile;
@@ -17,7 +17,9 @@ use crate::output::{self, outln, Align, Format, Table};
     stealmark info heap.smk\n  \
     stealmark info heap.smk --json | jq .reachable_objects\n\n\
     Opening validates the whole file (header, sections, every reference, checksum); \
-    a damaged file is reported with the section and byte offset that is wrong.")]
+    a damaged file is reported with the section and byte offset that is wrong. \
+    Reachable counts follow the runtime contract: from the roots and the finalizable objects, \
+    soft references cleared; reachable bytes are runtime sizes where the file records them.")]
 pub struct InfoArgs {
     /// Snapshot to inspect.
     pub file: PathBuf,
@@ -31,15 +33,27 @@ pub struct InfoArgs {
 struct InfoReport {
     file: String,
     file_bytes: u64,
+    format_version: u32,
+    /// `wide` or `compressed`.
+    layout: &'static str,
     objects: u64,
     roots: u64,
+    finalizable: u64,
     /// Reference slots of all objects, null ones included.
     reference_slots: u64,
     strong_slots: u64,
     weak_slots: u64,
+    soft_slots: u64,
+    phantom_slots: u64,
+    ephemeron_slots: u64,
     null_slots: u64,
     /// Arena bytes: the objects' headers, slots and payloads.
     bytes: u64,
+    /// Whether the file records the runtime's object sizes.
+    runtime_sizes: bool,
+    /// The objects' sizes as the runtime counts them (the arena bytes of
+    /// the objects when the file records none).
+    runtime_bytes: u64,
     type_names: u64,
     max_slots: u64,
     max_object_bytes: u64,
@@ -58,9 +72,14 @@ pub fn run(args: InfoArgs) -> CliResult {
     let mut report = InfoReport {
         file: args.file.display().to_string(),
         file_bytes: std::fs::metadata(&args.file).map_or(0, |m| m.len()),
+        format_version: snapshot.header().version,
+        layout: heap.layout().name(),
         objects: heap.object_count(),
         roots: roots.len() as u64,
+        finalizable: snapshot.finalizable().len() as u64,
         bytes: heap.arena_bytes(),
+        runtime_sizes: heap.format().runtime_sizes,
+        runtime_bytes: heap.runtime_bytes(),
         type_names: snapshot.type_count() as u64,
         validate_ms,
         ..InfoReport::default()
@@ -75,12 +94,20 @@ pub fn run(args: InfoArgs) -> CliResult {
             non_null += 1;
             match kind {
                 SlotKind::Strong => report.strong_slots += 1,
-                _ => report.weak_slots += 1,
+                SlotKind::Weak => report.weak_slots += 1,
+                SlotKind::Soft => report.soft_slots += 1,
+                SlotKind::Phantom => report.phantom_slots += 1,
+                SlotKind::Ephemeron { .. } => report.ephemeron_slots += 1,
             }
         });
         report.null_slots += slots - non_null;
     }
-    let reachable = mark_sequential(&heap, roots);
+    let input = OracleInput {
+        roots,
+        finalizable: snapshot.finalizable(),
+        soft_refs: SoftRefs::ClearAll,
+    };
+    let reachable = oracle(&heap, &input);
     report.reachable_objects = reachable.objects;
     report.reachable_bytes = reachable.bytes;
 
@@ -106,27 +133,45 @@ fn print_report(r: &InfoReport) -> CliResult {
             100.0 * part as f64 / whole as f64
         }
     };
+    let runtime = if r.runtime_sizes {
+        format!(
+            "{} ({} B) as the runtime counts them",
+            output::bytes(r.runtime_bytes),
+            output::count(r.runtime_bytes)
+        )
+    } else {
+        "not recorded (sizes are arena sizes)".to_string()
+    };
     let rows = [
+        (
+            "format",
+            format!("version {}, {} layout", r.format_version, r.layout),
+        ),
         ("objects", output::count(r.objects)),
         ("roots", output::count(r.roots)),
+        ("finalizable", output::count(r.finalizable)),
         (
             "reference slots",
             format!(
-                "{} (strong {}, weak {}, null {})",
+                "{} (strong {}, weak {}, soft {}, phantom {}, ephemeron {}, null {})",
                 output::count(r.reference_slots),
                 output::count(r.strong_slots),
                 output::count(r.weak_slots),
+                output::count(r.soft_slots),
+                output::count(r.phantom_slots),
+                output::count(r.ephemeron_slots),
                 output::count(r.null_slots)
             ),
         ),
         (
             "bytes",
             format!(
-                "{} ({} B of objects)",
+                "{} ({} B of arena)",
                 output::bytes(r.bytes),
                 output::count(r.bytes)
             ),
         ),
+        ("runtime bytes", runtime),
         ("type names", output::count(r.type_names)),
         (
             "largest object",
@@ -143,7 +188,7 @@ fn print_report(r: &InfoReport) -> CliResult {
                 output::count(r.reachable_objects),
                 percent(r.reachable_objects, r.objects),
                 output::bytes(r.reachable_bytes),
-                percent(r.reachable_bytes, r.bytes)
+                percent(r.reachable_bytes, r.runtime_bytes)
             ),
         ),
     ];

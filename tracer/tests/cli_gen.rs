@@ -132,3 +132,105 @@ fn help_shows_an_example() {
         .success()
         .stdout(predicate::str::contains("stealmark gen --shape"));
 }
+
+#[test]
+fn compressed_is_the_default_and_wide_is_a_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let path = dir.path().join(name);
+        let mut cmd = stealmark();
+        cmd.args(["gen", "--shape", "random", "--objects", "5000", "-o"])
+            .arg(&path)
+            .args(extra);
+        let out = cmd.assert().success().get_output().stdout.clone();
+        (path, String::from_utf8(out).unwrap())
+    };
+    let (compressed, stdout) = run("c.smk", &[]);
+    assert!(stdout.contains("compressed layout"), "{stdout}");
+    let (wide, stdout) = run("w.smk", &["--wide"]);
+    assert!(stdout.contains("wide layout"), "{stdout}");
+    let (forced, _) = run("f.smk", &["--compressed"]);
+    assert_eq!(
+        std::fs::read(&forced).unwrap(),
+        std::fs::read(&compressed).unwrap()
+    );
+    let size = |p: &std::path::Path| std::fs::metadata(p).unwrap().len();
+    assert!(size(&compressed) * 3 < size(&wide) * 2 + 3 * 1024);
+    let c = json_of(stealmark().arg("info").arg(&compressed).arg("--json"));
+    let w = json_of(stealmark().arg("info").arg(&wide).arg("--json"));
+    assert_eq!(
+        (c["layout"].as_str(), w["layout"].as_str()),
+        (Some("compressed"), Some("wide"))
+    );
+    assert_eq!(c["reachable_objects"], w["reachable_objects"]);
+    fails_with(
+        &[
+            "gen",
+            "--shape",
+            "list",
+            "--objects",
+            "10",
+            "--wide",
+            "--compressed",
+            "-o",
+            "x.smk",
+        ],
+        2,
+    );
+}
+
+#[test]
+fn weak_and_ephemeron_chain_shapes_and_their_strong_twins() {
+    let dir = tempfile::tempdir().unwrap();
+    for shape in ["weak", "ephemeron-chain"] {
+        let weak = gen(dir.path(), shape, 20_000);
+        let strong = dir.path().join(format!("{shape}-strong.smk"));
+        stealmark()
+            .args([
+                "gen",
+                "--shape",
+                shape,
+                "--objects",
+                "20000",
+                "--seed",
+                "7",
+                "--all-strong",
+                "-o",
+            ])
+            .arg(&strong)
+            .assert()
+            .success();
+        let w = json_of(stealmark().arg("info").arg(&weak).arg("--json"));
+        let s = json_of(stealmark().arg("info").arg(&strong).arg("--json"));
+        assert_eq!(w["objects"], s["objects"], "{shape}");
+        assert_eq!(
+            w["reference_slots"], s["reference_slots"],
+            "{shape}: the same graph"
+        );
+        assert!(w["ephemeron_slots"].as_u64().unwrap() > 0, "{shape}: {w}");
+        assert_eq!(s["ephemeron_slots"], 0, "{shape}: {s}");
+        assert_eq!(s["finalizable"], 0, "{shape}");
+    }
+    let w = json_of(
+        stealmark()
+            .arg("info")
+            .arg(dir.path().join("weak-20000.smk"))
+            .arg("--json"),
+    );
+    for key in ["weak_slots", "soft_slots", "phantom_slots", "finalizable"] {
+        assert!(w[key].as_u64().unwrap() > 0, "{key}: {w}");
+    }
+    fails_with(
+        &[
+            "gen",
+            "--shape",
+            "list",
+            "--objects",
+            "10",
+            "--all-strong",
+            "-o",
+            "x.smk",
+        ],
+        2,
+    );
+}

@@ -99,3 +99,40 @@ fn help_shows_an_example() {
         .success()
         .stdout(predicate::str::contains("stealmark info heap.smk"));
 }
+
+#[test]
+fn json_reports_kinds_layout_finalizable_and_both_byte_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "weak", 5000);
+    let info = json_of(stealmark().arg("info").arg(&path).arg("--json"));
+    assert_eq!(info["format_version"], 2);
+    assert_eq!(info["layout"], "compressed");
+    assert_eq!(info["runtime_sizes"], false);
+    let sum: u64 = [
+        "strong_slots",
+        "weak_slots",
+        "soft_slots",
+        "phantom_slots",
+        "ephemeron_slots",
+        "null_slots",
+    ]
+    .iter()
+    .map(|k| info[k].as_u64().unwrap())
+    .sum();
+    assert_eq!(info["reference_slots"].as_u64().unwrap(), sum);
+    assert!(info["finalizable"].as_u64().unwrap() > 0);
+    // Without runtime sizes, the runtime bytes are the objects' arena bytes.
+    assert_eq!(
+        info["runtime_bytes"].as_u64().unwrap(),
+        info["bytes"].as_u64().unwrap() - 8
+    );
+    stealmark()
+        .arg("info")
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("compressed layout"))
+        .stdout(predicate::str::contains("finalizable"))
+        .stdout(predicate::str::contains("ephemeron"))
+        .stdout(predicate::str::contains("runtime bytes"));
+}

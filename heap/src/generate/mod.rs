@@ -21,14 +21,25 @@
 //! | `big-array` | a root holding an array of at least 2²⁰ slots, whose elements point to element objects, each pointing to a leaf | yes |
 //! | `dag` | the Chase-Lev benchmark DAG: a node of depth `d` has Binomial(B, 1 - d/D) children (at most B, B(1 - d/D) expected), laid out breadth first; as in the paper's benchmark every node is spawned by one parent, so the graph is a tree | yes |
 //! | `runtime` | size classes, arrays, strings, hash entries, parent pointers (cycles), weak references, interleaved garbage | yes |
+//! | `weak` | a runtime-like heap with weak, soft and phantom references, WeakMap-like ephemeron tables (5% of the objects are their values) with key → value chains, and finalizable objects (reachable, reachable only from other finalizable objects, dead); interleaved garbage | yes, as the whole contract marks it |
+//! | `ephemeron-chain` | a root holding one ephemeron table and the first key of a chain through it: the value of each entry is the key of the next, entries in reverse order; objects the size of `list`'s | yes |
 //!
 //! With a garbage fraction `g`, `round(g * objects)` objects are garbage:
-//! `runtime` interleaves them with the live objects; every other shape
-//! appends them after its live part as a random graph of 2-slot objects that
-//! live objects never reference.
+//! `runtime` and `weak` interleave them with the live objects; every other
+//! shape but `ephemeron-chain` (which has none) appends them after its live
+//! part as a random graph of 2-slot objects that live objects never
+//! reference.
+//!
+//! Every shape emits the compressed layout when the heap fits in it (32 GiB
+//! of arena), else the wide one, unless [`GenConfig::layout`] says which.
+//! [`GenConfig::all_strong`] turns every soft, weak, phantom and ephemeron
+//! slot of `weak` and `ephemeron-chain` strong (their types plain) and
+//! registers no finalizable objects: the identical graph without reference
+//! processing, the baseline of the reference-processing benchmark.
 
 mod runtime;
 mod shapes;
+mod weak;
 
 use std::fmt;
 use std::str::FromStr;
@@ -37,6 +48,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use thiserror::Error;
 
+use crate::arena::{ArenaFormat, ArenaLayout};
 use crate::builder::{Heap, HeapBuilder};
 use crate::error::BuildError;
 use crate::sink::HeapSink;
@@ -60,10 +72,19 @@ pub enum Shape {
     Dag,
     /// `runtime`: a mix like a managed runtime's heap.
     Runtime,
+    /// `weak`: a runtime-like heap with every slot kind of the runtime
+    /// contract and finalizable objects.
+    Weak,
+    /// `ephemeron-chain`: one ephemeron table holding a chain as long as
+    /// the heap.
+    EphemeronChain,
 }
 
 impl Shape {
-    /// Every shape, in declaration order.
+    /// The shapes whose heaps have only strong and weak slots and no
+    /// finalizable objects: a marker that traces strong slots and reports
+    /// the others is checked on them against [`mark_sequential`](crate::mark_sequential).
+    /// [`Shape::EVERY`] adds the shapes that need the whole runtime contract.
     pub const ALL: &'static [Shape] = &[
         Shape::Random,
         Shape::PowerLaw,
@@ -73,6 +94,22 @@ impl Shape {
         Shape::BigArray,
         Shape::Dag,
         Shape::Runtime,
+    ];
+
+    /// Every shape, in declaration order: [`Shape::ALL`], then `weak` and
+    /// `ephemeron-chain`, which have ephemerons (and finalizable objects) and
+    /// are checked against [`oracle`](crate::oracle).
+    pub const EVERY: &'static [Shape] = &[
+        Shape::Random,
+        Shape::PowerLaw,
+        Shape::BinaryTree,
+        Shape::List,
+        Shape::Wide,
+        Shape::BigArray,
+        Shape::Dag,
+        Shape::Runtime,
+        Shape::Weak,
+        Shape::EphemeronChain,
     ];
 
     /// The command-line name.
@@ -86,6 +123,8 @@ impl Shape {
             Shape::BigArray => "big-array",
             Shape::Dag => "dag",
             Shape::Runtime => "runtime",
+            Shape::Weak => "weak",
+            Shape::EphemeronChain => "ephemeron-chain",
         }
     }
 }
@@ -104,7 +143,7 @@ impl fmt::Display for Shape {
 
 /// A shape name that is not one of [`Shape::ALL`].
 #[derive(Clone, PartialEq, Eq, Debug, Error)]
-#[error("unknown heap shape `{given}`; expected one of: random, power-law, binary-tree, list, wide, big-array, dag, runtime")]
+#[error("unknown heap shape `{given}`; expected one of: random, power-law, binary-tree, list, wide, big-array, dag, runtime, weak, ephemeron-chain")]
 pub struct UnknownShape {
     /// The name given.
     pub given: String,
@@ -114,7 +153,7 @@ impl FromStr for Shape {
     type Err = UnknownShape;
 
     fn from_str(s: &str) -> Result<Shape, UnknownShape> {
-        Shape::ALL
+        Shape::EVERY
             .iter()
             .copied()
             .find(|shape| shape.name() == s)
@@ -135,7 +174,8 @@ pub struct GenConfig {
     /// The random seed.
     pub seed: u64,
     /// The fraction of objects that are garbage, in `[0, 1)`; `None` means
-    /// the shape's default (0.2 for `runtime`, 0 otherwise).
+    /// the shape's default (0.2 for `runtime` and `weak`, 0 otherwise;
+    /// `ephemeron-chain` has none).
     pub garbage: Option<f64>,
     /// Reference slots per object for `random` and `power-law`.
     pub degree: u32,
@@ -144,6 +184,13 @@ pub struct GenConfig {
     /// `dag`: the maximum depth D; `None` picks the smallest depth whose
     /// expected size reaches the object count.
     pub depth: Option<u32>,
+    /// The arena layout; `None` (the default) means compressed when the
+    /// heap fits in it (2³² words, 32 GiB), else wide.
+    pub layout: Option<ArenaLayout>,
+    /// `weak` and `ephemeron-chain`: every soft, weak, phantom and ephemeron
+    /// slot strong (plain types) and no finalizable objects, for the same
+    /// graph without reference processing.
+    pub all_strong: bool,
 }
 
 impl GenConfig {
@@ -162,7 +209,22 @@ impl GenConfig {
             degree: 4,
             branch: 13,
             depth: None,
+            layout: None,
+            all_strong: false,
         }
+    }
+
+    /// Sets the arena layout (`None`: compressed when the heap fits).
+    pub fn layout(mut self, layout: Option<ArenaLayout>) -> GenConfig {
+        self.layout = layout;
+        self
+    }
+
+    /// Makes every non-strong slot strong and registers no finalizable
+    /// objects (`weak`, `ephemeron-chain`).
+    pub fn all_strong(mut self, all_strong: bool) -> GenConfig {
+        self.all_strong = all_strong;
+        self
     }
 
     /// Sets the seed.
@@ -192,11 +254,12 @@ impl GenConfig {
 
     /// The garbage fraction in effect.
     pub fn garbage_fraction(&self) -> f64 {
-        self.garbage.unwrap_or(if self.shape == Shape::Runtime {
-            0.2
-        } else {
-            0.0
-        })
+        self.garbage
+            .unwrap_or(if matches!(self.shape, Shape::Runtime | Shape::Weak) {
+                0.2
+            } else {
+                0.0
+            })
     }
 
     fn check(&self) -> Result<(), String> {
@@ -215,6 +278,26 @@ impl GenConfig {
         }
         if self.shape == Shape::BigArray && self.objects < 2 {
             return Err("big-array needs at least 2 objects".into());
+        }
+        if self.shape == Shape::Weak && self.objects < weak::MIN_OBJECTS {
+            return Err(format!("weak needs at least {} objects", weak::MIN_OBJECTS));
+        }
+        if self.shape == Shape::EphemeronChain {
+            if !(3..=weak::CHAIN_MAX_OBJECTS).contains(&self.objects) {
+                return Err(format!(
+                    "ephemeron-chain needs 3 to {} objects",
+                    weak::CHAIN_MAX_OBJECTS
+                ));
+            }
+            if g > 0.0 {
+                return Err("ephemeron-chain has no garbage (give --garbage 0 or none)".into());
+            }
+        }
+        if self.all_strong && !matches!(self.shape, Shape::Weak | Shape::EphemeronChain) {
+            return Err(format!(
+                "all-strong only applies to weak and ephemeron-chain, not {}",
+                self.shape
+            ));
         }
         if matches!(self.shape, Shape::Random | Shape::PowerLaw)
             && !(1..=1024).contains(&self.degree)
@@ -248,9 +331,15 @@ pub struct GenInfo {
     pub roots: u64,
     /// Arena size in words.
     pub arena_words: u64,
-    /// The number of objects reachable from the roots, where the shape knows
-    /// it by construction.
+    /// The number of objects reachable from the roots (and, for `weak`,
+    /// from the finalizable objects, soft references cleared: what
+    /// [`oracle`](crate::oracle) marks), where the shape knows it by
+    /// construction.
     pub reachable: Option<u64>,
+    /// The arena layout emitted.
+    pub layout: ArenaLayout,
+    /// Finalizable entries registered.
+    pub finalizable: u64,
 }
 
 /// A generator failure: a bad configuration, or the sink failed.
@@ -273,6 +362,31 @@ pub struct Generated {
     pub info: GenInfo,
 }
 
+/// Picks the layout for a heap whose arena takes `words(layout)` words: the
+/// configured one, or compressed when the heap fits in it, else wide; tells
+/// the sink.
+fn setup<S: HeapSink>(
+    sink: &mut S,
+    pref: Option<ArenaLayout>,
+    words: impl Fn(ArenaLayout) -> u64,
+) -> Result<ArenaLayout, GenError<S::Error>> {
+    let layout = pref.unwrap_or(
+        if ArenaFormat::COMPRESSED.fits(words(ArenaLayout::Compressed)) {
+            ArenaLayout::Compressed
+        } else {
+            ArenaLayout::Wide
+        },
+    );
+    let needed = words(layout);
+    if !ArenaFormat::new(layout).fits(needed) {
+        return Err(GenError::Config(format!(
+            "the heap needs {needed} arena words, more than the {layout} layout holds"
+        )));
+    }
+    sink.set_format(ArenaFormat::new(layout))?;
+    Ok(layout)
+}
+
 /// Generates a heap into `sink`.
 pub fn generate<S: HeapSink>(
     config: &GenConfig,
@@ -282,34 +396,38 @@ pub fn generate<S: HeapSink>(
     let mut rng = Pcg64::seed_from_u64(config.seed);
     let fraction = config.garbage_fraction();
     let garbage = ((config.objects as f64) * fraction).round() as u64;
-    if config.shape == Shape::Runtime {
-        return Ok(runtime::generate(config.objects, fraction, &mut rng, sink)?);
+    let pref = config.layout;
+    match config.shape {
+        Shape::Runtime => return runtime::generate(config.objects, fraction, pref, &mut rng, sink),
+        Shape::Weak => return weak::generate(config, fraction, &mut rng, sink),
+        Shape::EphemeronChain => return weak::chain(config, sink),
+        _ => {}
     }
     let live = (config.objects - garbage.min(config.objects - 1)).max(1);
     let garbage = config.objects - live;
-    let extra_words = garbage * shapes::GARBAGE_WORDS;
     let mut info = match config.shape {
-        Shape::Random => shapes::random(live, config.degree, extra_words, &mut rng, sink)?,
-        Shape::PowerLaw => shapes::power_law(live, config.degree, extra_words, &mut rng, sink)?,
-        Shape::BinaryTree => shapes::binary_tree(live, extra_words, sink)?,
-        Shape::List => shapes::list(live, extra_words, sink)?,
-        Shape::Wide => shapes::wide(live, extra_words, sink)?,
-        Shape::BigArray => shapes::big_array(live, extra_words, sink)?,
+        Shape::Random => shapes::random(live, config.degree, garbage, pref, &mut rng, sink)?,
+        Shape::PowerLaw => shapes::power_law(live, config.degree, garbage, pref, &mut rng, sink)?,
+        Shape::BinaryTree => shapes::binary_tree(live, garbage, pref, sink)?,
+        Shape::List => shapes::list(live, garbage, pref, sink)?,
+        Shape::Wide => shapes::wide(live, garbage, pref, sink)?,
+        Shape::BigArray => shapes::big_array(live, garbage, pref, sink)?,
         Shape::Dag => shapes::dag(
             live,
             config.branch,
             config.depth,
-            extra_words,
+            garbage,
+            pref,
             &mut rng,
             sink,
         )?,
-        Shape::Runtime => unreachable!("handled above"),
+        Shape::Runtime | Shape::Weak | Shape::EphemeronChain => unreachable!("handled above"),
     };
     shapes::garbage(garbage, &mut rng, sink)?;
     info.shape = config.shape;
     info.objects += garbage;
     info.garbage = garbage;
-    info.arena_words += garbage * shapes::GARBAGE_WORDS;
+    info.arena_words += shapes::garbage_words(garbage, info.layout);
     Ok(info)
 }
 

@@ -11,14 +11,15 @@
 //! every forest root is a heap root, and live objects only ever strongly
 //! reference live objects. Other slots of live objects are cross edges to
 //! live objects (half of them near in allocation order, as in a real heap,
-//! half anywhere), parent pointers (cycles), or null. Weak slots point
-//! to live or garbage objects alike. Garbage points anywhere.
+//! half anywhere), parent pointers (cycles), or null. The referents of
+//! `WeakReference` objects (a type of kind weak-ref: slot 0 is weak) are
+//! live or garbage objects alike. Garbage points anywhere.
 
 use rand::Rng;
 use rand_pcg::Pcg64;
 
-use super::{GenInfo, Shape};
-use crate::arena::{Pos, Slot};
+use super::{setup, GenError, GenInfo, Shape};
+use crate::arena::{ArenaLayout, ObjectHeader, Pos, Slot, TypeKind};
 
 use crate::sink::{HeapSink, Layout};
 
@@ -42,7 +43,7 @@ enum Kind {
     Bytes,
     /// Slot count from the array size classes.
     Array,
-    /// Slot 0 is weak.
+    /// Slot 0 is weak: the type's kind is weak-ref.
     WeakRef,
 }
 
@@ -223,23 +224,23 @@ fn pick_weighted<T: Copy>(table: &[(T, u32)], rng: &mut Pcg64) -> T {
 pub(super) fn generate<S: HeapSink>(
     n: u64,
     garbage_fraction: f64,
+    pref: Option<ArenaLayout>,
     rng: &mut Pcg64,
     sink: &mut S,
-) -> Result<GenInfo, S::Error> {
+) -> Result<GenInfo, GenError<S::Error>> {
     let class_weights: Vec<(usize, u32)> = CLASSES
         .iter()
         .enumerate()
         .map(|(i, c)| (i, c.weight))
         .collect();
-    // Plan: class, slot count, payload and liveness of every object, and the
-    // positions of the live and of the garbage objects.
+    // Plan: class, slot count, payload and liveness of every object; then,
+    // once the layout is chosen, the positions of the live and of the
+    // garbage objects.
     let n_us = n as usize;
     let mut class_of: Vec<u8> = Vec::with_capacity(n_us);
     let mut slots_of: Vec<u32> = Vec::with_capacity(n_us);
     let mut payload_of: Vec<u32> = Vec::with_capacity(n_us);
-    let mut live: Vec<Pos> = Vec::with_capacity(n_us);
-    let mut garbage: Vec<Pos> = Vec::new();
-    let mut layout = Layout::new();
+    let mut words = [1u64; 2];
     for i in 0..n {
         let c = pick_weighted(&class_weights, rng);
         let class = &CLASSES[c];
@@ -256,21 +257,33 @@ pub(super) fn generate<S: HeapSink>(
             _ => (class.slots, class.payload),
         };
         let is_live = i == 0 || !rng.random_bool(garbage_fraction);
-        let pos = layout.push(slots, payload);
-        if is_live {
-            live.push(pos);
-        } else {
-            garbage.push(pos);
+        for (w, layout) in words.iter_mut().zip(ArenaLayout::ALL) {
+            *w += ObjectHeader::new(0, slots, payload).size_words(layout);
         }
         class_of.push(c as u8 | if is_live { LIVE } else { 0 });
         slots_of.push(slots);
         payload_of.push(payload);
     }
-    let arena_words = layout.arena_words();
-
     let mut type_ids = Vec::with_capacity(CLASSES.len());
     for class in CLASSES {
-        type_ids.push(sink.type_name(class.name)?);
+        let id = sink.type_name(class.name)?;
+        if class.kind == Kind::WeakRef {
+            sink.type_kind(id, TypeKind::WeakRef)?;
+        }
+        type_ids.push(id);
+    }
+    let arena_layout = setup(sink, pref, |l| words[l as usize])?;
+    let arena_words = words[arena_layout as usize];
+    let mut live: Vec<Pos> = Vec::with_capacity(n_us);
+    let mut garbage: Vec<Pos> = Vec::new();
+    let mut layout = Layout::with_layout(arena_layout);
+    for i in 0..n_us {
+        let pos = layout.push(slots_of[i], payload_of[i]);
+        if class_of[i] & LIVE != 0 {
+            live.push(pos);
+        } else {
+            garbage.push(pos);
+        }
     }
     sink.reserve(n, arena_words);
     let n_live = live.len() as u64;
@@ -303,7 +316,7 @@ pub(super) fn generate<S: HeapSink>(
                     } else {
                         any_live.next(&live, rng)
                     };
-                    Slot::weak(target)
+                    Slot::strong(target)
                 } else if class.kind == Kind::TreeNode && k == slots - 1 && parent[j] != NO_PARENT {
                     Slot::strong(live[parent[j] as usize])
                 } else {
@@ -326,7 +339,7 @@ pub(super) fn generate<S: HeapSink>(
                 buf.push(slot);
             }
         } else {
-            for k in 0..slots {
+            for _ in 0..slots {
                 let r: f64 = rng.random();
                 let target = if r < 0.4 && n_garbage > 0 {
                     any_garbage.next(&garbage, rng)
@@ -336,7 +349,7 @@ pub(super) fn generate<S: HeapSink>(
                     buf.push(Slot::NULL);
                     continue;
                 };
-                buf.push(Slot::new(target, class.kind == Kind::WeakRef && k == 0));
+                buf.push(Slot::strong(target));
             }
         }
         sink.object(type_ids[(c & !LIVE) as usize], &buf, payload_of[i])?;
@@ -352,5 +365,7 @@ pub(super) fn generate<S: HeapSink>(
         roots,
         arena_words,
         reachable: Some(n_live),
+        layout: arena_layout,
+        finalizable: 0,
     })
 }

@@ -1,10 +1,11 @@
-//! The regular shapes, and the appended garbage of every shape but `runtime`.
+//! The regular shapes, and the appended garbage of every shape but `runtime`
+//! and `weak`.
 
 use rand::Rng;
 use rand_pcg::Pcg64;
 
-use super::{GenInfo, Shape};
-use crate::arena::{ObjectHeader, Pos, Slot};
+use super::{setup, GenError, GenInfo, Shape};
+use crate::arena::{ArenaLayout, ObjectHeader, Pos, Slot};
 use crate::sink::HeapSink;
 
 /// Slots are emitted in batches of this many, so that a huge object never
@@ -14,8 +15,13 @@ const BATCH: usize = 4096;
 /// How many random picks are drawn ahead of their use, to prefetch them.
 const PICK_AHEAD: usize = 32;
 
-/// Words of one appended garbage object (2 slots, no payload).
-pub(super) const GARBAGE_WORDS: u64 = 4;
+/// The header of an appended garbage object: 2 slots, no payload.
+pub(super) const GARBAGE: ObjectHeader = ObjectHeader::new(0, 2, 0);
+
+/// Words of `garbage` appended garbage objects in `layout`.
+pub(super) fn garbage_words(garbage: u64, layout: ArenaLayout) -> u64 {
+    garbage * GARBAGE.size_words(layout)
+}
 
 /// The position of object `index` of a run of equal-sized objects starting
 /// at `start`.
@@ -26,7 +32,13 @@ fn nth(start: Pos, size_words: u64, index: u64) -> Pos {
         .expect("generator arenas stay far below u64::MAX bytes")
 }
 
-fn info(objects: u64, roots: u64, arena_words: u64, reachable: Option<u64>) -> GenInfo {
+fn info(
+    objects: u64,
+    roots: u64,
+    arena_words: u64,
+    reachable: Option<u64>,
+    layout: ArenaLayout,
+) -> GenInfo {
     GenInfo {
         shape: Shape::Random,
         objects,
@@ -34,54 +46,13 @@ fn info(objects: u64, roots: u64, arena_words: u64, reachable: Option<u64>) -> G
         roots,
         arena_words,
         reachable,
+        layout,
+        finalizable: 0,
     }
 }
 
-/// `n` objects of one header, laid out one after another.
-struct Uniform {
-    start: Pos,
-    size_words: u64,
-    n: u64,
-    arena_words: u64,
-}
-
-impl Uniform {
-    /// Reserves room in `sink` for `n` objects of `header`, plus
-    /// `extra_words` for what follows them, starting at its next position.
-    fn reserve<S: HeapSink>(sink: &mut S, header: ObjectHeader, n: u64, extra_words: u64) -> Self {
-        let size_words = header.size_words();
-        let arena_words = 1 + n * size_words;
-        sink.reserve(n, arena_words + extra_words);
-        Uniform {
-            start: sink.next_pos(),
-            size_words,
-            n,
-            arena_words,
-        }
-    }
-
-    /// The position of object `index`.
-    #[inline]
-    fn nth(&self, index: u64) -> Pos {
-        nth(self.start, self.size_words, index)
-    }
-
-    /// A strong slot to object `index`, or null past the last object.
-    #[inline]
-    fn slot_to(&self, index: u64) -> Slot {
-        if index < self.n {
-            Slot::strong(self.nth(index))
-        } else {
-            Slot::NULL
-        }
-    }
-
-    /// Roots the first object, from which every object is reachable.
-    fn root_first<S: HeapSink>(&self, sink: &mut S) -> Result<GenInfo, S::Error> {
-        sink.root(self.start)?;
-        Ok(info(self.n, 1, self.arena_words, Some(self.n)))
-    }
-}
+/// The result of a shape: its info, or a configuration or sink error.
+type ShapeResult<S> = Result<GenInfo, GenError<<S as HeapSink>::Error>>;
 
 /// Emits an object whose slots come from `slot(i)`, in batches.
 fn emit<S: HeapSink>(
@@ -106,40 +77,59 @@ fn emit<S: HeapSink>(
 pub(super) fn random<S: HeapSink>(
     n: u64,
     degree: u32,
-    extra_words: u64,
+    garbage: u64,
+    pref: Option<ArenaLayout>,
     rng: &mut Pcg64,
     sink: &mut S,
-) -> Result<GenInfo, S::Error> {
+) -> ShapeResult<S> {
     let ty = sink.type_name("Node")?;
     let header = ObjectHeader::new(ty, degree, 0);
-    let objects = Uniform::reserve(sink, header, n, extra_words);
+    let total = |l| 1 + n * header.size_words(l) + garbage_words(garbage, l);
+    let layout = setup(sink, pref, total)?;
+    let size = header.size_words(layout);
+    let words = 1 + n * size;
+    sink.reserve(n, total(layout));
+    let start = sink.next_pos();
     let mut buf = Vec::with_capacity(degree as usize);
     for _ in 0..n {
         emit(sink, header, &mut buf, |_| {
-            Slot::strong(objects.nth(rng.random_range(0..n)))
+            Slot::strong(nth(start, size, rng.random_range(0..n)))
         })?;
     }
     let roots = n.min(8);
     for _ in 0..roots {
-        sink.root(objects.nth(rng.random_range(0..n)))?;
+        sink.root(nth(start, size, rng.random_range(0..n)))?;
     }
-    Ok(info(n, roots, objects.arena_words, None))
+    Ok(info(n, roots, words, None, layout))
 }
 
 pub(super) fn power_law<S: HeapSink>(
     n: u64,
     degree: u32,
-    extra_words: u64,
+    garbage: u64,
+    pref: Option<ArenaLayout>,
     rng: &mut Pcg64,
     sink: &mut S,
-) -> Result<GenInfo, S::Error> {
+) -> ShapeResult<S> {
     let ty = sink.type_name("Node")?;
     let header = ObjectHeader::new(ty, degree, 0);
-    let objects = Uniform::reserve(sink, header, n, extra_words);
+    let total = |l| 1 + n * header.size_words(l) + garbage_words(garbage, l);
+    let layout = setup(sink, pref, total)?;
+    let size = header.size_words(layout);
+    let words = 1 + n * size;
+    sink.reserve(n, total(layout));
+    let start = sink.next_pos();
     // The backbone (slots 0 and 1) is a breadth-first binary tree, so that
     // every object is reachable from object 0; with degree 1 it is a chain.
     let tree_slots = u64::from(degree.min(2));
-    let backbone = |i: u64, k: u64| objects.slot_to(tree_slots * i + 1 + k);
+    let backbone = |i: u64, k: u64| {
+        let child = tree_slots * i + 1 + k;
+        if child < n {
+            Slot::strong(nth(start, size, child))
+        } else {
+            Slot::NULL
+        }
+    };
     // Every preferential target so far: a uniform pick from it is a pick in
     // proportion to in-degree.
     let mut targets: Vec<u32> =
@@ -174,61 +164,92 @@ pub(super) fn power_law<S: HeapSink>(
                 u64::from(targets[pick])
             };
             targets.push(t as u32);
-            Slot::strong(objects.nth(t))
+            Slot::strong(nth(start, size, t))
         })?;
     }
-    objects.root_first(sink)
+    sink.root(start)?;
+    Ok(info(n, 1, words, Some(n), layout))
 }
 
 pub(super) fn binary_tree<S: HeapSink>(
     n: u64,
-    extra_words: u64,
+    garbage: u64,
+    pref: Option<ArenaLayout>,
     sink: &mut S,
-) -> Result<GenInfo, S::Error> {
+) -> ShapeResult<S> {
     let ty = sink.type_name("TreeNode")?;
-    let objects = Uniform::reserve(sink, ObjectHeader::new(ty, 2, 1), n, extra_words);
+    let header = ObjectHeader::new(ty, 2, 1);
+    let total = |l| 1 + n * header.size_words(l) + garbage_words(garbage, l);
+    let layout = setup(sink, pref, total)?;
+    let size = header.size_words(layout);
+    let words = 1 + n * size;
+    sink.reserve(n, total(layout));
+    let start = sink.next_pos();
+    let child = |c: u64| {
+        if c < n {
+            Slot::strong(nth(start, size, c))
+        } else {
+            Slot::NULL
+        }
+    };
     for i in 0..n {
-        let children = [objects.slot_to(2 * i + 1), objects.slot_to(2 * i + 2)];
-        sink.object(ty, &children, 1)?;
+        sink.object(ty, &[child(2 * i + 1), child(2 * i + 2)], 1)?;
     }
-    objects.root_first(sink)
+    sink.root(start)?;
+    Ok(info(n, 1, words, Some(n), layout))
 }
 
 pub(super) fn list<S: HeapSink>(
     n: u64,
-    extra_words: u64,
+    garbage: u64,
+    pref: Option<ArenaLayout>,
     sink: &mut S,
-) -> Result<GenInfo, S::Error> {
+) -> ShapeResult<S> {
     let ty = sink.type_name("ListNode")?;
-    let objects = Uniform::reserve(sink, ObjectHeader::new(ty, 1, 1), n, extra_words);
+    let header = ObjectHeader::new(ty, 1, 1);
+    let total = |l| 1 + n * header.size_words(l) + garbage_words(garbage, l);
+    let layout = setup(sink, pref, total)?;
+    let size = header.size_words(layout);
+    let words = 1 + n * size;
+    sink.reserve(n, total(layout));
+    let start = sink.next_pos();
     for i in 0..n {
-        sink.object(ty, &[objects.slot_to(i + 1)], 1)?;
+        let next = if i + 1 < n {
+            Slot::strong(nth(start, size, i + 1))
+        } else {
+            Slot::NULL
+        };
+        sink.object(ty, &[next], 1)?;
     }
-    objects.root_first(sink)
+    sink.root(start)?;
+    Ok(info(n, 1, words, Some(n), layout))
 }
 
 pub(super) fn wide<S: HeapSink>(
     n: u64,
-    extra_words: u64,
+    garbage: u64,
+    pref: Option<ArenaLayout>,
     sink: &mut S,
-) -> Result<GenInfo, S::Error> {
+) -> ShapeResult<S> {
     let root_ty = sink.type_name("Object[]")?;
     let leaf_ty = sink.type_name("Leaf")?;
     let root = ObjectHeader::new(root_ty, (n - 1) as u32, 0);
     let leaf = ObjectHeader::new(leaf_ty, 0, 1);
-    let words = 1 + root.size_words() + (n - 1) * leaf.size_words();
-    sink.reserve(n, words + extra_words);
+    let live = |l| 1 + root.size_words(l) + (n - 1) * leaf.size_words(l);
+    let layout = setup(sink, pref, |l| live(l) + garbage_words(garbage, l))?;
+    let words = live(layout);
+    sink.reserve(n, words + garbage_words(garbage, layout));
     let start = sink.next_pos();
-    let first_leaf = nth(start, root.size_words(), 1);
+    let first_leaf = nth(start, root.size_words(layout), 1);
     let mut buf = Vec::with_capacity(BATCH);
     emit(sink, root, &mut buf, |i| {
-        Slot::strong(nth(first_leaf, leaf.size_words(), i))
+        Slot::strong(nth(first_leaf, leaf.size_words(layout), i))
     })?;
     for _ in 1..n {
         sink.begin_object(leaf)?;
     }
     sink.root(start)?;
-    Ok(info(n, 1, words, Some(n)))
+    Ok(info(n, 1, words, Some(n), layout))
 }
 
 /// The minimum length of the `big-array` array.
@@ -236,9 +257,10 @@ pub(super) const BIG_ARRAY_SLOTS: u64 = 1 << 20;
 
 pub(super) fn big_array<S: HeapSink>(
     n: u64,
-    extra_words: u64,
+    garbage: u64,
+    pref: Option<ArenaLayout>,
     sink: &mut S,
-) -> Result<GenInfo, S::Error> {
+) -> ShapeResult<S> {
     let holder_ty = sink.type_name("Holder")?;
     let array_ty = sink.type_name("Object[]")?;
     let element_ty = sink.type_name("Element")?;
@@ -253,16 +275,20 @@ pub(super) fn big_array<S: HeapSink>(
     let array = ObjectHeader::new(array_ty, len as u32, 0);
     let element = ObjectHeader::new(element_ty, 1, 1);
     let leaf = ObjectHeader::new(leaf_ty, 0, 1);
-    let pair_words = element.size_words() + leaf.size_words();
-    let words = 1
-        + holder.size_words()
-        + array.size_words()
-        + pairs * pair_words
-        + lone * element.size_words();
-    sink.reserve(n, words + extra_words);
+    let pair = |l| element.size_words(l) + leaf.size_words(l);
+    let live = |l| {
+        1 + holder.size_words(l)
+            + array.size_words(l)
+            + pairs * pair(l)
+            + lone * element.size_words(l)
+    };
+    let layout = setup(sink, pref, |l| live(l) + garbage_words(garbage, l))?;
+    let words = live(layout);
+    let pair_words = pair(layout);
+    sink.reserve(n, words + garbage_words(garbage, layout));
     let start = sink.next_pos();
-    let array_pos = nth(start, holder.size_words(), 1);
-    let first_element = nth(array_pos, array.size_words(), 1);
+    let array_pos = nth(start, holder.size_words(layout), 1);
+    let first_element = nth(array_pos, array.size_words(layout), 1);
     sink.object(holder_ty, &[Slot::strong(array_pos)], 0)?;
     let mut buf = Vec::with_capacity(BATCH);
     emit(sink, array, &mut buf, |i| {
@@ -276,7 +302,7 @@ pub(super) fn big_array<S: HeapSink>(
         let e = sink.next_pos();
         sink.object(
             element_ty,
-            &[Slot::strong(nth(e, element.size_words(), 1))],
+            &[Slot::strong(nth(e, element.size_words(layout), 1))],
             1,
         )?;
         sink.begin_object(leaf)?;
@@ -285,7 +311,7 @@ pub(super) fn big_array<S: HeapSink>(
         sink.object(element_ty, &[Slot::NULL], 1)?;
     }
     sink.root(start)?;
-    Ok(info(n, 1, words, Some(n)))
+    Ok(info(n, 1, words, Some(n), layout))
 }
 
 /// The smallest depth whose expected DAG size reaches `n`, or the deepest
@@ -309,10 +335,11 @@ pub(super) fn dag<S: HeapSink>(
     n: u64,
     branch: u32,
     depth: Option<u32>,
-    extra_words: u64,
+    garbage: u64,
+    pref: Option<ArenaLayout>,
     rng: &mut Pcg64,
     sink: &mut S,
-) -> Result<GenInfo, S::Error> {
+) -> ShapeResult<S> {
     let depth = depth.unwrap_or_else(|| auto_depth(n, branch));
     // Plan breadth first: the child count of every node, level by level,
     // until the DAG dies out or reaches `n` nodes.
@@ -341,9 +368,12 @@ pub(super) fn dag<S: HeapSink>(
         d += 1;
     }
     let ty = sink.type_name("DagNode")?;
-    let size = |k: u8| ObjectHeader::new(ty, u32::from(k), 1).size_words();
-    let words = 1 + children.iter().map(|&k| size(k)).sum::<u64>();
-    sink.reserve(count, words + extra_words);
+    let size_in = |k: u8, l| ObjectHeader::new(ty, u32::from(k), 1).size_words(l);
+    let live = |l| 1 + children.iter().map(|&k| size_in(k, l)).sum::<u64>();
+    let layout = setup(sink, pref, |l| live(l) + garbage_words(garbage, l))?;
+    let size = |k: u8| size_in(k, layout);
+    let words = live(layout);
+    sink.reserve(count, words + garbage_words(garbage, layout));
     let start = sink.next_pos();
     // Children of node i are the next nodes after those of node i - 1; a
     // second cursor walks the nodes as they are handed out as children.
@@ -360,7 +390,7 @@ pub(super) fn dag<S: HeapSink>(
         sink.object(ty, &buf, 1)?;
     }
     sink.root(start)?;
-    Ok(info(count, 1, words, Some(count)))
+    Ok(info(count, 1, words, Some(count), layout))
 }
 
 /// Appends `n` garbage objects: 2 slots each, pointing at random garbage
@@ -371,9 +401,10 @@ pub(super) fn garbage<S: HeapSink>(n: u64, rng: &mut Pcg64, sink: &mut S) -> Res
     }
     let ty = sink.type_name("Garbage")?;
     let start = sink.next_pos();
+    let size = GARBAGE.size_words(sink.format().layout);
     let mut pick = || {
         if rng.random_bool(0.8) {
-            Slot::strong(nth(start, GARBAGE_WORDS, rng.random_range(0..n)))
+            Slot::strong(nth(start, size, rng.random_range(0..n)))
         } else {
             Slot::NULL
         }

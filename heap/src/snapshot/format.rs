@@ -1,4 +1,5 @@
-//! Snapshot format v1: constants and header encoding.
+//! Snapshot format v2 (and v1, which it reads): constants and header
+//! encoding.
 //!
 //! `docs/snapshot-format.md` is the specification; this module mirrors it.
 
@@ -6,8 +7,23 @@
 /// The high byte and the line endings catch text-mode and 7-bit mangling.
 pub const MAGIC: [u8; 8] = *b"\x89SMH\r\n\x1a\n";
 
-/// The format version this crate reads and writes.
-pub const VERSION: u32 = 1;
+/// The format version this crate writes.
+pub const VERSION: u32 = 2;
+
+/// The previous version, which this crate still reads: the wide layout,
+/// three sections, the per-slot weak bit on every slot.
+pub const VERSION_1: u32 = 1;
+
+/// Header flag (v2): the arena uses the compressed layout (4-byte
+/// references).
+pub const FLAG_COMPRESSED: u32 = 1;
+
+/// Header flag (v2): layout words hold runtime sizes in bytes instead of
+/// payload lengths.
+pub const FLAG_RUNTIME_SIZES: u32 = 2;
+
+/// Every flag version 2 defines.
+pub const FLAGS_V2: u32 = FLAG_COMPRESSED | FLAG_RUNTIME_SIZES;
 
 /// The size of the file header in bytes.
 pub const HEADER_LEN: u64 = 64;
@@ -21,6 +37,21 @@ pub const KIND_ROOTS: u32 = 1;
 pub const KIND_ARENA: u32 = 2;
 /// Section kind of the type-name table.
 pub const KIND_TYPE_NAMES: u32 = 3;
+/// Section kind of the type-kind table (v2).
+pub const KIND_TYPE_KINDS: u32 = 4;
+/// Section kind of the finalizable objects (v2).
+pub const KIND_FINALIZABLE: u32 = 5;
+/// Section kind of the weak-slot list of a compressed arena (v2).
+pub const KIND_WEAK_SLOTS: u32 = 6;
+
+/// The largest section kind of each version.
+pub(crate) const fn last_kind(version: u32) -> u32 {
+    if version == VERSION_1 {
+        KIND_TYPE_NAMES
+    } else {
+        KIND_WEAK_SLOTS
+    }
+}
 
 /// Byte offsets of the header fields.
 pub(crate) mod field {
@@ -39,7 +70,9 @@ pub(crate) mod field {
 /// The decoded file header.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct Header {
-    /// Flags; none are defined in version 1, so always 0.
+    /// The format version (1 or 2).
+    pub version: u32,
+    /// Flags: [`FLAG_COMPRESSED`], [`FLAG_RUNTIME_SIZES`] (none in version 1).
     pub flags: u32,
     /// The file length in bytes.
     pub file_len: u64,
@@ -58,11 +91,11 @@ pub struct Header {
 }
 
 impl Header {
-    /// Encodes the header (magic and version included).
+    /// Encodes the header (magic included).
     pub fn encode(&self) -> [u8; HEADER_LEN as usize] {
         let mut b = [0u8; HEADER_LEN as usize];
         put(&mut b, field::MAGIC, &MAGIC);
-        put(&mut b, field::VERSION, &VERSION.to_le_bytes());
+        put(&mut b, field::VERSION, &self.version.to_le_bytes());
         put(&mut b, field::FLAGS, &self.flags.to_le_bytes());
         put(&mut b, field::FILE_LEN, &self.file_len.to_le_bytes());
         put(

@@ -5,18 +5,25 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
+use std::collections::BTreeSet;
+
 use super::format::{
-    Header, SectionEntry, ENTRY_LEN, HEADER_LEN, KIND_ARENA, KIND_ROOTS, KIND_TYPE_NAMES,
+    Header, SectionEntry, ENTRY_LEN, FLAG_COMPRESSED, FLAG_RUNTIME_SIZES, HEADER_LEN, KIND_ARENA,
+    KIND_FINALIZABLE, KIND_ROOTS, KIND_TYPE_KINDS, KIND_TYPE_NAMES, KIND_WEAK_SLOTS, VERSION,
 };
-use crate::arena::{ObjectHeader, Pos, Slot};
+use crate::arena::{
+    ArenaFormat, ArenaLayout, ObjectHeader, Pos, Slot, TypeKind, COMPRESSED_MAX_WORDS,
+};
+use crate::builder::check_header;
 use crate::error::WriteError;
 use crate::graph::HeapGraph;
-use crate::sink::HeapSink;
+use crate::sink::{resolve_kinds, HeapSink, KindConflict};
 use stealmark_model::MarkIndex;
 
-/// Sections the writer always emits: arena, roots, type names.
-const SECTIONS: u64 = 3;
-/// Where the arena starts: after the header and a three-entry table.
+/// Sections the writer always emits: arena, roots, type names, type kinds,
+/// finalizable objects, weak slots (empty ones included).
+const SECTIONS: u64 = 6;
+/// Where the arena starts: after the header and a six-entry table.
 const ARENA_OFFSET: u64 = HEADER_LEN + SECTIONS * ENTRY_LEN;
 /// Bytes buffered before a write (and a progress report).
 const BUFFER: usize = 1 << 20;
@@ -41,23 +48,29 @@ pub struct WriteSummary {
     pub roots: u64,
     /// Type names.
     pub type_names: u64,
+    /// Finalizable entries.
+    pub finalizable: u64,
+    /// The arena's encoding.
+    pub format: ArenaFormat,
     /// The file length in bytes.
     pub file_len: u64,
     /// The file's CRC-32 checksum.
     pub checksum: u32,
 }
 
-/// Writes a snapshot in one pass, object by object, holding only a 1 MiB
-/// buffer, the roots and the type names in memory: a heap of any size is
-/// written without a second copy of it.
+/// Writes a snapshot (format v2) in one pass, object by object, holding
+/// only a 1 MiB buffer, the roots, the finalizable objects, the type names
+/// and kinds and the compressed layout's weak-slot list in memory: a heap of
+/// any size is written without a second copy of it.
 ///
 /// The arena comes first in the file (after the header and section table),
-/// so objects stream straight out; roots and type names follow at
+/// so objects stream straight out; the other sections follow at
 /// [`SnapshotWriter::finish`], which then patches the header and the
 /// checksum (CRC-32 combined from the streamed part and the header, so the
 /// file is not read back).
 ///
-/// Objects are emitted through [`HeapSink`] in position order; slots refer
+/// Objects are emitted through [`HeapSink`] in position order, in the
+/// [`ArenaFormat`] chosen before the first one (wide by default); slots refer
 /// to positions computed in advance (see [`crate::Layout`]). The writer
 /// checks the order of calls; it cannot check that forward references land
 /// on object starts, so the file is fully validated when opened with
@@ -88,20 +101,32 @@ pub struct SnapshotWriter<W: Write + Seek = File> {
     crc: crc32fast::Hasher,
     /// Bytes written after the header and table.
     written: u64,
+    format: ArenaFormat,
     arena_words: u64,
     objects: u64,
-    /// Slots still expected for the object begun last, then its payload.
+    /// Slots still expected for the object begun last, then the bytes of
+    /// its padding and payload.
     pending_slots: u64,
-    pending_payload: u64,
+    pending_fill: u64,
+    /// The type of the object begun last, and the half word of its next
+    /// slot.
+    current_type: u32,
+    slot_half: u64,
     roots: Vec<u64>,
+    finalizable: Vec<u64>,
     names: Vec<u8>,
     name_ends: Vec<u64>,
+    kinds: Vec<u8>,
+    weak_types: BTreeSet<u32>,
+    /// Half-word indices of weak slots (compressed layout), increasing.
+    weak_slots: Vec<u64>,
     progress: Option<Box<dyn FnMut(Progress) + Send>>,
 }
 
 impl<W: Write + Seek> fmt::Debug for SnapshotWriter<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SnapshotWriter")
+            .field("format", &self.format)
             .field("objects", &self.objects)
             .field("arena_words", &self.arena_words)
             .field("roots", &self.roots.len())
@@ -127,13 +152,20 @@ impl<W: Write + Seek> SnapshotWriter<W> {
             buf: Vec::with_capacity(BUFFER + 4096),
             crc: crc32fast::Hasher::new(),
             written: 0,
+            format: ArenaFormat::WIDE,
             arena_words: 1,
             objects: 0,
             pending_slots: 0,
-            pending_payload: 0,
+            pending_fill: 0,
+            current_type: 0,
+            slot_half: 0,
             roots: Vec::new(),
+            finalizable: Vec::new(),
             names: Vec::new(),
             name_ends: Vec::new(),
+            kinds: Vec::new(),
+            weak_types: BTreeSet::new(),
+            weak_slots: Vec::new(),
             progress: None,
         };
         // Arena word 0, reserved.
@@ -173,21 +205,22 @@ impl<W: Write + Seek> SnapshotWriter<W> {
     }
 
     #[inline]
-    fn push_word(&mut self, word: u64) -> Result<(), WriteError> {
-        self.buf.extend_from_slice(&word.to_le_bytes());
+    fn push(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
+        self.buf.extend_from_slice(bytes);
         if self.buf.len() >= BUFFER {
             self.flush_buf()?;
         }
         Ok(())
     }
 
-    /// Writes the zero payload of the current object once its slots are in.
-    fn write_payload(&mut self) -> Result<(), WriteError> {
-        while self.pending_payload > 0 {
-            let room = (BUFFER.saturating_sub(self.buf.len()) / 8).max(1) as u64;
-            let n = self.pending_payload.min(room);
-            self.buf.resize(self.buf.len() + n as usize * 8, 0);
-            self.pending_payload -= n;
+    /// Writes the zero padding and payload of the current object once its
+    /// slots are in.
+    fn write_fill(&mut self) -> Result<(), WriteError> {
+        while self.pending_fill > 0 {
+            let room = BUFFER.saturating_sub(self.buf.len()).max(8) as u64;
+            let n = self.pending_fill.min(room);
+            self.buf.resize(self.buf.len() + n as usize, 0);
+            self.pending_fill -= n;
             if self.buf.len() >= BUFFER {
                 self.flush_buf()?;
             }
@@ -203,61 +236,90 @@ impl<W: Write + Seek> SnapshotWriter<W> {
         ))
     }
 
-    /// Writes the roots and type names, patches the header and checksum,
-    /// and flushes. Returns what was written.
+    /// Writes the other sections, patches the header and checksum, and
+    /// flushes. Returns what was written.
     pub fn finish(mut self) -> Result<WriteSummary, WriteError> {
         if self.pending_slots != 0 {
             return Err(self.misuse("finish"));
         }
-        let arena_len = self.arena_words * 8;
-        let roots_offset = ARENA_OFFSET + arena_len;
-        for i in 0..self.roots.len() {
-            let root = self.roots[i];
-            self.push_word(root)?;
+        let kinds = resolve_kinds(&self.kinds, &self.weak_types, self.name_ends.len()).map_err(
+            |c| match c {
+                KindConflict::WeakSlot { type_id, kind } => {
+                    WriteError::WeakSlotNotAllowed { type_id, kind }
+                }
+                KindConflict::PastTypeCount {
+                    type_id,
+                    type_count,
+                } => WriteError::Misuse(format!(
+                    "type id {type_id} has a kind but there are only {type_count} type names"
+                )),
+            },
+        )?;
+        let mut offset = ARENA_OFFSET;
+        let mut entries = Vec::with_capacity(SECTIONS as usize);
+        let mut section = |kind: u32, length: u64| {
+            entries.push(SectionEntry {
+                kind,
+                offset,
+                length,
+            });
+            offset += length;
+        };
+        section(KIND_ARENA, self.arena_words * 8);
+        let roots = std::mem::take(&mut self.roots);
+        for root in &roots {
+            self.push(&root.to_le_bytes())?;
         }
-        let roots_len = self.roots.len() as u64 * 8;
-        let types_offset = roots_offset + roots_len;
-        self.push_word(0)?;
-        for i in 0..self.name_ends.len() {
-            let end = self.name_ends[i];
-            self.push_word(end)?;
+        section(KIND_ROOTS, roots.len() as u64 * 8);
+        self.push(&0u64.to_le_bytes())?;
+        let name_ends = std::mem::take(&mut self.name_ends);
+        for end in &name_ends {
+            self.push(&end.to_le_bytes())?;
         }
         let names = std::mem::take(&mut self.names);
-        self.buf.extend_from_slice(&names);
+        self.push(&names)?;
         let padded = names.len().div_ceil(8) * 8;
-        self.buf.resize(self.buf.len() + (padded - names.len()), 0);
-        let types_len = (self.name_ends.len() as u64 + 1) * 8 + padded as u64;
+        self.push(&vec![0; padded - names.len()])?;
+        section(
+            KIND_TYPE_NAMES,
+            (name_ends.len() as u64 + 1) * 8 + padded as u64,
+        );
+        let kinds_len = kinds.len().div_ceil(8) * 8;
+        self.push(&kinds)?;
+        self.push(&vec![0; kinds_len - kinds.len()])?;
+        section(KIND_TYPE_KINDS, kinds_len as u64);
+        let finalizable = std::mem::take(&mut self.finalizable);
+        for f in &finalizable {
+            self.push(&f.to_le_bytes())?;
+        }
+        section(KIND_FINALIZABLE, finalizable.len() as u64 * 8);
+        let weak_slots = std::mem::take(&mut self.weak_slots);
+        for j in &weak_slots {
+            self.push(&j.to_le_bytes())?;
+        }
+        section(KIND_WEAK_SLOTS, weak_slots.len() as u64 * 8);
         self.flush_buf()?;
-        let file_len = types_offset + types_len;
+        let file_len = offset;
         debug_assert_eq!(file_len, ARENA_OFFSET + self.written);
 
+        let mut flags = 0;
+        if self.format.layout == ArenaLayout::Compressed {
+            flags |= FLAG_COMPRESSED;
+        }
+        if self.format.runtime_sizes {
+            flags |= FLAG_RUNTIME_SIZES;
+        }
         let mut header = Header {
-            flags: 0,
+            version: VERSION,
+            flags,
             file_len,
             object_count: self.objects,
-            root_count: self.roots.len() as u64,
-            type_count: self.name_ends.len() as u64,
+            root_count: roots.len() as u64,
+            type_count: name_ends.len() as u64,
             arena_words: self.arena_words,
             section_count: SECTIONS as u32,
             checksum: 0,
         };
-        let entries = [
-            SectionEntry {
-                kind: KIND_ARENA,
-                offset: ARENA_OFFSET,
-                length: arena_len,
-            },
-            SectionEntry {
-                kind: KIND_ROOTS,
-                offset: roots_offset,
-                length: roots_len,
-            },
-            SectionEntry {
-                kind: KIND_TYPE_NAMES,
-                offset: types_offset,
-                length: types_len,
-            },
-        ];
         let mut prefix = Vec::with_capacity(ARENA_OFFSET as usize);
         prefix.extend_from_slice(&header.encode());
         for e in &entries {
@@ -283,6 +345,8 @@ impl<W: Write + Seek> SnapshotWriter<W> {
             arena_words: self.arena_words,
             roots: header.root_count,
             type_names: header.type_count,
+            finalizable: finalizable.len() as u64,
+            format: self.format,
             file_len,
             checksum: header.checksum,
         })
@@ -292,20 +356,49 @@ impl<W: Write + Seek> SnapshotWriter<W> {
 impl<W: Write + Seek> HeapSink for SnapshotWriter<W> {
     type Error = WriteError;
 
+    fn set_format(&mut self, format: ArenaFormat) -> Result<(), WriteError> {
+        if self.objects > 0 && format != self.format {
+            return Err(WriteError::Misuse(format!(
+                "set_format: {} objects were already written in the {} layout",
+                self.objects, self.format.layout
+            )));
+        }
+        self.format = format;
+        Ok(())
+    }
+
+    fn format(&self) -> ArenaFormat {
+        self.format
+    }
+
     fn begin_object(&mut self, header: ObjectHeader) -> Result<Pos, WriteError> {
         if self.pending_slots != 0 {
             return Err(self.misuse("begin_object"));
         }
+        check_header(self.format, header).map_err(WriteError::Misuse)?;
         let pos = self.next_pos();
-        let end = self.arena_words.checked_add(header.size_words());
-        self.arena_words = end.ok_or_else(|| WriteError::Misuse("arena size overflows".into()))?;
+        let layout = self.format.layout;
+        let size = header.size_words(layout);
+        let end = self
+            .arena_words
+            .checked_add(size)
+            .filter(|&end| self.format.fits(end))
+            .ok_or(WriteError::TooFar { pos })?;
+        let start = self.arena_words;
+        self.arena_words = end;
         self.objects += 1;
-        self.push_word(header.layout_word())?;
-        self.push_word(header.type_word())?;
+        self.push(&header.layout_word().to_le_bytes())?;
+        match layout {
+            ArenaLayout::Wide => self.push(&u64::from(header.type_id).to_le_bytes())?,
+            ArenaLayout::Compressed => self.push(&header.type_id.to_le_bytes())?,
+        }
+        self.current_type = header.type_id;
+        self.slot_half = 2 * start + layout.header_halves();
         self.pending_slots = u64::from(header.slots);
-        self.pending_payload = u64::from(header.payload_words);
+        self.pending_fill = size * 8
+            - 4 * (layout.header_halves() + u64::from(header.slots) * layout.slot_halves());
         if self.pending_slots == 0 {
-            self.write_payload()?;
+            self.write_fill()?;
         }
         Ok(pos)
     }
@@ -318,15 +411,29 @@ impl<W: Write + Seek> HeapSink for SnapshotWriter<W> {
                 self.pending_slots
             )));
         }
-        for s in slots {
-            self.buf.extend_from_slice(&s.raw().to_le_bytes());
-            if self.buf.len() >= BUFFER {
-                self.flush_buf()?;
+        for &s in slots {
+            if s.is_weak() {
+                self.weak_types.insert(self.current_type);
             }
+            match self.format.layout {
+                ArenaLayout::Wide => self.push(&s.raw().to_le_bytes())?,
+                ArenaLayout::Compressed => {
+                    let index = match s.target() {
+                        None => 0,
+                        Some(p) if p.word_index() < COMPRESSED_MAX_WORDS => p.word_index() as u32,
+                        Some(p) => return Err(WriteError::TooFar { pos: p }),
+                    };
+                    if s.is_weak() {
+                        self.weak_slots.push(self.slot_half);
+                    }
+                    self.push(&index.to_le_bytes())?;
+                }
+            }
+            self.slot_half += self.format.layout.slot_halves();
         }
         self.pending_slots -= slots.len() as u64;
         if self.pending_slots == 0 {
-            self.write_payload()?;
+            self.write_fill()?;
         }
         Ok(())
     }
@@ -343,6 +450,11 @@ impl<W: Write + Seek> HeapSink for SnapshotWriter<W> {
         Ok(())
     }
 
+    fn finalizable(&mut self, target: Pos) -> Result<(), WriteError> {
+        self.finalizable.push(target.offset());
+        Ok(())
+    }
+
     fn type_name(&mut self, name: &str) -> Result<u32, WriteError> {
         let id = u32::try_from(self.name_ends.len())
             .map_err(|_| WriteError::Misuse("too many type names".into()))?;
@@ -351,12 +463,22 @@ impl<W: Write + Seek> HeapSink for SnapshotWriter<W> {
         Ok(id)
     }
 
+    fn type_kind(&mut self, type_id: u32, kind: TypeKind) -> Result<(), WriteError> {
+        let t = type_id as usize;
+        if self.kinds.len() <= t {
+            self.kinds.resize(t + 1, TypeKind::Plain.code());
+        }
+        self.kinds[t] = kind.code();
+        Ok(())
+    }
+
     fn next_pos(&self) -> Pos {
         Pos::from_word_index(self.arena_words).expect("arena position fits")
     }
 }
 
-/// Writes an in-memory heap (or any [`HeapGraph`]) to a snapshot file.
+/// Writes an in-memory heap (or any [`HeapGraph`]) to a snapshot file, in
+/// the heap's own format (a version 1 snapshot becomes version 2, wide).
 pub fn write_heap<G: HeapGraph>(
     graph: &G,
     path: impl AsRef<Path>,
@@ -366,21 +488,35 @@ pub fn write_heap<G: HeapGraph>(
     w.finish()
 }
 
-/// Emits `graph` into `sink`: type names, objects in address order, roots.
+/// Emits `graph` into `sink`: format, type names and kinds, objects in
+/// address order, roots, finalizable objects.
 fn copy_graph<G: HeapGraph, S: HeapSink>(graph: &G, sink: &mut S) -> Result<(), S::Error> {
+    let view = graph.view();
+    sink.set_format(view.format())?;
     for t in 0..graph.type_count() {
         sink.type_name(graph.type_name(t as u32).unwrap_or(""))?;
     }
-    let view = graph.view();
+    // Explicit kinds; weak-slots types follow from their weak slots.
+    let kinded = graph.type_count().max(view.kinded_types());
+    for t in 0..kinded as u32 {
+        match view.type_kind(t) {
+            TypeKind::Plain | TypeKind::WeakSlots => {}
+            kind => sink.type_kind(t, kind)?,
+        }
+    }
     sink.reserve(view.object_count(), view.mark_index_bound() as u64);
     let mut buf = Vec::with_capacity(4096);
     for obj in view.objects() {
-        sink.begin_object(view.header(obj))?;
+        let header = view.header(obj);
+        let per_slot = view.type_kind(header.type_id) == TypeKind::WeakSlots;
+        sink.begin_object(header)?;
         buf.clear();
         for slot in view.slots(obj) {
             buf.push(match slot {
                 None => Slot::NULL,
-                Some((target, kind)) => Slot::new(view.pos(target), kind == crate::SlotKind::Weak),
+                Some((target, kind)) => {
+                    Slot::new(view.pos(target), per_slot && kind == crate::SlotKind::Weak)
+                }
             });
             if buf.len() == 4096 {
                 sink.slots(&buf)?;
@@ -391,6 +527,9 @@ fn copy_graph<G: HeapGraph, S: HeapSink>(graph: &G, sink: &mut S) -> Result<(), 
     }
     for &root in graph.roots() {
         sink.root(view.pos(root))?;
+    }
+    for &f in graph.finalizable() {
+        sink.finalizable(view.pos(f))?;
     }
     Ok(())
 }

@@ -1,11 +1,44 @@
 //! Class layouts: where the reference fields of an instance lie in its
-//! INSTANCE_DUMP field data, and which of them is the weak `referent`.
+//! INSTANCE_DUMP field data, which of them is `Reference.referent`, and
+//! which classes are soft, weak, phantom or final references.
 
 use std::cell::Cell;
 
 use super::reader::malformed;
 use super::reader::{basic_type_size, TYPE_OBJECT};
 use crate::error::{ImportError, Malformed};
+use stealmark_heap::TypeKind;
+
+/// What kind of `java.lang.ref.Reference` a class is, by its nearest
+/// ancestor among the reference classes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum RefKind {
+    /// `SoftReference`.
+    Soft,
+    /// `WeakReference`, and `Reference` itself (or a subclass of none of the
+    /// four, which Java does not allow).
+    Weak,
+    /// `PhantomReference`.
+    Phantom,
+    /// `FinalReference` (`java.lang.ref.Finalizer`): the referent is
+    /// registered finalizable.
+    Final,
+}
+
+impl RefKind {
+    /// The type kind of the class's instances. A `FinalReference`'s referent
+    /// is phantom: never traced through the reference, never cleared (the
+    /// referent is finalizable, so it is marked by the time phantom
+    /// references are judged), as HotSpot keeps a finalizer's referent
+    /// until the finalizer has run.
+    pub(crate) fn type_kind(self) -> TypeKind {
+        match self {
+            RefKind::Soft => TypeKind::SoftRef,
+            RefKind::Weak => TypeKind::WeakRef,
+            RefKind::Phantom | RefKind::Final => TypeKind::PhantomRef,
+        }
+    }
+}
 
 /// Entries in the class look-up cache.
 const CACHE_LEN: usize = 1024;
@@ -28,7 +61,7 @@ struct RefField {
     /// Byte offset from the start of the class's own fields.
     offset: u32,
     /// Whether this is `java.lang.ref.Reference.referent`.
-    weak: bool,
+    referent: bool,
 }
 
 /// A class's own instance fields (its superclasses' are not included).
@@ -61,6 +94,10 @@ pub(crate) struct Classes {
     /// Bytes of field data of an instance (superclasses included), or
     /// `None` when a superclass is missing from the dump.
     data_len: Vec<Option<u64>>,
+    /// Reference fields of an instance (superclasses included, when known).
+    ref_fields: Vec<u64>,
+    /// The reference kind, from the nearest reference class up the chain.
+    ref_kind: Vec<Option<RefKind>>,
     /// The first class with fields in the chain from the class up,
     /// itself included.
     first: Vec<u32>,
@@ -71,12 +108,15 @@ pub(crate) struct Classes {
 impl Classes {
     /// Resolves every class's chain. `reference_classes` are the ids of
     /// `java.lang.ref.Reference` (normally one), `referent_names` the string
-    /// ids of `referent`; both sorted.
+    /// ids of `referent`, `ref_roots` the ids of the classes that start a
+    /// reference kind (`Reference` itself, `SoftReference`,
+    /// `WeakReference`, `PhantomReference`, `FinalReference`); all sorted.
     pub(crate) fn new(
         classes: &[ClassInfo],
         id_size: u32,
         reference_classes: &[u64],
         referent_names: &[u64],
+        ref_roots: &[(u64, RefKind)],
     ) -> Result<Classes, ImportError> {
         let mut index: Vec<(u64, u32)> = classes
             .iter()
@@ -98,17 +138,23 @@ impl Classes {
             cache: vec![Cell::new((0, EMPTY)); CACHE_LEN].into_boxed_slice(),
             own,
             data_len: vec![None; n],
+            ref_fields: vec![0; n],
+            ref_kind: vec![None; n],
             first: vec![NONE; n],
             next: vec![NONE; n],
         };
-        this.resolve(classes)?;
+        this.resolve(classes, ref_roots)?;
         Ok(this)
     }
 
-    /// Fills `data_len`, `first` and `next` in one walk up each chain,
-    /// stopping at classes already resolved: linear in the number of
-    /// classes, without recursion, and detecting cycles.
-    fn resolve(&mut self, classes: &[ClassInfo]) -> Result<(), ImportError> {
+    /// Fills `data_len`, `ref_fields`, `ref_kind`, `first` and `next` in
+    /// one walk up each chain, stopping at classes already resolved: linear
+    /// in the number of classes, without recursion, and detecting cycles.
+    fn resolve(
+        &mut self,
+        classes: &[ClassInfo],
+        ref_roots: &[(u64, RefKind)],
+    ) -> Result<(), ImportError> {
         const NEW: u8 = 0;
         const ON_PATH: u8 = 1;
         const DONE: u8 = 2;
@@ -142,12 +188,23 @@ impl Classes {
             // `path` ends with the class just below `above`; resolve it
             // downwards.
             while let Some(k) = path.pop() {
-                let (len, first) = match above {
-                    Ok(Some(s)) => (self.data_len[s], self.first[s]),
-                    Ok(None) => (Some(0), NONE),
-                    Err(()) => (None, NONE),
+                let (len, first, refs, kind) = match above {
+                    Ok(Some(s)) => (
+                        self.data_len[s],
+                        self.first[s],
+                        self.ref_fields[s],
+                        self.ref_kind[s],
+                    ),
+                    Ok(None) => (Some(0), NONE, 0, None),
+                    Err(()) => (None, NONE, 0, None),
                 };
+                let own_kind = ref_roots
+                    .binary_search_by_key(&classes[k].id, |r| r.0)
+                    .ok()
+                    .map(|i| ref_roots[i].1);
+                self.ref_kind[k] = own_kind.or(kind);
                 let own = &self.own[k];
+                self.ref_fields[k] = refs + own.refs.len() as u64;
                 self.data_len[k] = match len {
                     Some(l) => Some(l.checked_add(own.size).ok_or_else(|| {
                         malformed(classes[k].offset, Malformed::TooMany("instance fields"))
@@ -184,8 +241,22 @@ impl Classes {
         *self.data_len.get(i as usize)?
     }
 
-    /// Calls `f(offset, weak)` for each reference field of an instance of
-    /// class `i`, in field-data order.
+    /// The reference fields of an instance of class `i` (superclasses'
+    /// included, as far as they are in the dump).
+    #[inline]
+    pub(crate) fn ref_fields(&self, i: u32) -> u64 {
+        self.ref_fields.get(i as usize).copied().unwrap_or(0)
+    }
+
+    /// The reference kind of class `i`, if it is a `java.lang.ref.Reference`.
+    #[inline]
+    pub(crate) fn ref_kind(&self, i: u32) -> Option<RefKind> {
+        self.ref_kind.get(i as usize).copied().flatten()
+    }
+
+    /// Calls `f(offset, referent)` for each reference field of an instance
+    /// of class `i`, in field-data order; `referent` marks
+    /// `Reference.referent`.
     #[inline]
     pub(crate) fn for_each_ref_field(&self, i: u32, mut f: impl FnMut(u64, bool)) {
         let mut k = self.first.get(i as usize).copied().unwrap_or(NONE);
@@ -193,7 +264,7 @@ impl Classes {
         while k != NONE {
             let own = &self.own[k as usize];
             for r in &own.refs {
-                f(base + u64::from(r.offset), r.weak);
+                f(base + u64::from(r.offset), r.referent);
             }
             base += own.size;
             k = self.next[k as usize];
@@ -216,7 +287,7 @@ fn own_fields(
             // At most 65,535 fields of at most 8 bytes: fits in u32.
             refs.push(RefField {
                 offset: size as u32,
-                weak: is_reference && referent_names.binary_search(&name).is_ok(),
+                referent: is_reference && referent_names.binary_search(&name).is_ok(),
             });
         }
         // Types were checked when the class dump was read.
@@ -256,9 +327,14 @@ mod tests {
             class(0x20, 0x10, &[]),
             class(0x40, 0x99, &[(8, 2)]),
         ];
-        let c = Classes::new(&classes, 8, &[0x10], &[1]).unwrap();
+        let roots = [(0x10, RefKind::Weak), (0x20, RefKind::Soft)];
+        let c = Classes::new(&classes, 8, &[0x10], &[1], &roots).unwrap();
         let i = c.find(0x30).unwrap();
         assert_eq!(c.data_len(i), Some(4 + 8 + 16));
+        assert_eq!(c.ref_fields(i), 3);
+        assert_eq!(c.ref_kind(i), Some(RefKind::Soft));
+        assert_eq!(c.ref_kind(c.find(0x10).unwrap()), Some(RefKind::Weak));
+        assert_eq!(c.ref_kind(c.find(0x40).unwrap()), None);
         let mut refs = Vec::new();
         c.for_each_ref_field(i, |o, w| refs.push((o, w)));
         assert_eq!(refs, [(4, false), (12, true), (20, false)]);
@@ -276,11 +352,11 @@ mod tests {
         let classes: Vec<ClassInfo> = (1..=n)
             .map(|i| class(i * 8, if i == 1 { 0 } else { (i - 1) * 8 }, &[(1, 2)]))
             .collect();
-        let c = Classes::new(&classes, 4, &[], &[]).unwrap();
+        let c = Classes::new(&classes, 4, &[], &[], &[]).unwrap();
         assert_eq!(c.data_len(c.find(n * 8).unwrap()), Some(4 * n));
         let cyc = [class(8, 16, &[]), class(16, 24, &[]), class(24, 16, &[])];
         assert!(matches!(
-            Classes::new(&cyc, 4, &[], &[]),
+            Classes::new(&cyc, 4, &[], &[], &[]),
             Err(ImportError::Malformed {
                 kind: Malformed::SuperclassCycle(_),
                 ..

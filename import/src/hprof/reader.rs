@@ -59,6 +59,8 @@ pub(crate) struct ClassDump {
     pub(crate) value_refs: Vec<u64>,
     /// Bytes of static field values (for the size estimate).
     pub(crate) static_bytes: u64,
+    /// Object-typed static fields among them (for the size estimate).
+    pub(crate) static_refs: u64,
     /// Declared instance fields: (name string id, basic type).
     pub(crate) fields: Vec<(u64, u8)>,
 }
@@ -423,6 +425,7 @@ fn sub_record<R: Read, V: Visitor>(
             class.value_refs.clear();
             class.fields.clear();
             class.static_bytes = 0;
+            class.static_refs = 0;
             let cp = b.s2("a constant pool size")?;
             for _ in 0..cp {
                 b.s2("a constant pool index")?;
@@ -525,6 +528,7 @@ fn value<R: Read>(
         .ok_or_else(|| malformed(ty_at, Malformed::BadBasicType(ty)))?;
     if is_static {
         class.static_bytes += u64::from(size);
+        class.static_refs += u64::from(ty == TYPE_OBJECT);
     }
     if ty == TYPE_OBJECT {
         let r = b.sid(w.id_size, "a reference value")?;
