@@ -33,7 +33,7 @@ mod harness;
 use std::process::ExitCode;
 
 use harness::{median, range, Error, Graph, Imported, Jdk, Jvm, JvmSpec, Oops, TempDir};
-use stealmark::heap::HeapGraph;
+use stealmark::heap::{ArenaLayout, HeapGraph};
 use stealmark::import::ImportSummary;
 use stealmark::marker::{Marker, MarkerConfig};
 
@@ -141,13 +141,16 @@ struct Round {
 /// A cell of the table: graph, HotSpot's oops, thread count.
 type Cell = (Graph, Oops, usize);
 
+/// One layout's import: its name, the importer's summary, arena bytes.
+type LayoutImport = (&'static str, ImportSummary, u64);
+
 /// Everything measured, for the report.
 struct Results {
     /// Rounds per cell, cells in run order.
     cells: Vec<(Cell, Vec<Round>)>,
     sanity: Vec<Sanity>,
     /// Each graph's import, per layout.
-    imports: Vec<(Graph, Vec<(&'static str, ImportSummary)>)>,
+    imports: Vec<(Graph, Vec<LayoutImport>)>,
     layouts: Vec<&'static str>,
     /// 1-minute load averages sampled during the run.
     loads: Vec<f64>,
@@ -201,7 +204,7 @@ fn run(args: &Args, jdk: &Jdk) -> Result<(), Error> {
 
     let mut cells: Vec<(Cell, Vec<Round>)> = Vec::new();
     let mut sanity: Vec<Sanity> = Vec::new();
-    let mut imports: Vec<(Graph, Vec<(&'static str, ImportSummary)>)> = Vec::new();
+    let mut imports: Vec<(Graph, Vec<LayoutImport>)> = Vec::new();
     let mut layout_names: Vec<&'static str> = Vec::new();
 
     for &graph in &args.graphs {
@@ -236,7 +239,13 @@ fn run(args: &Args, jdk: &Jdk) -> Result<(), Error> {
                             graph,
                             layouts
                                 .iter()
-                                .map(|l| (l.name, l.imported.summary.clone()))
+                                .map(|l| {
+                                    (
+                                        l.name,
+                                        l.imported.summary.clone(),
+                                        l.imported.heap.view().arena_bytes(),
+                                    )
+                                })
                                 .collect(),
                         ));
                         layout_names = layouts.iter().map(|l| l.name).collect();
@@ -303,7 +312,8 @@ fn run(args: &Args, jdk: &Jdk) -> Result<(), Error> {
     Ok(())
 }
 
-/// Dumps the JVM's live heap, imports it in every layout, deletes the dump.
+/// Dumps the JVM's live heap, imports it in every layout (compressed
+/// first), deletes the dump.
 fn dump_and_import(
     jvm: &mut Jvm,
     dir: &std::path::Path,
@@ -312,20 +322,25 @@ fn dump_and_import(
     let path = dir.join(format!("{graph}.hprof"));
     jvm.dump(&path)?;
     let bytes = std::fs::metadata(&path)?.len();
-    let t = std::time::Instant::now();
-    let imported = harness::import_hprof(&path)?;
-    eprintln!(
-        "         dump {:.1} MB, imported in {:.1} s: {} objects, {} roots",
-        bytes as f64 / 1e6,
-        t.elapsed().as_secs_f64(),
-        imported.summary.objects,
-        imported.summary.roots
-    );
+    let mut layouts = Vec::new();
+    for layout in [ArenaLayout::Compressed, ArenaLayout::Wide] {
+        let t = std::time::Instant::now();
+        let imported = harness::import_hprof(&path, layout)?;
+        eprintln!(
+            "         dump {:.1} MB, imported ({layout}) in {:.1} s: {} objects, {} roots, arena {:.1} MB",
+            bytes as f64 / 1e6,
+            t.elapsed().as_secs_f64(),
+            imported.summary.objects,
+            imported.summary.roots,
+            imported.heap.view().arena_bytes() as f64 / 1e6,
+        );
+        layouts.push(Layout {
+            name: layout.name(),
+            imported,
+        });
+    }
     std::fs::remove_file(&path)?;
-    Ok(vec![Layout {
-        name: "wide",
-        imported,
-    }])
+    Ok(layouts)
 }
 
 /// `gcs` rounds of one full GC and one mark per layout (the layouts in
@@ -429,25 +444,29 @@ fn report(args: &Args, jdk: &Jdk, results: &Results) {
     println!();
     println!("Dumps (live objects, dumpHeap(path, true)) as imported:");
     println!();
-    println!("| graph | layout | objects | references (weak) | roots | dropped references | dropped roots |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| graph | layout | objects | references (weak, soft, phantom) | roots | dropped references | dropped roots | arena MB |");
+    println!("|---|---|---|---|---|---|---|---|");
     for (graph, summaries) in imports {
-        for (name, s) in summaries {
+        for (name, s, arena) in summaries {
             println!(
-                "| {graph} | {name} | {} | {} ({}) | {} | {} | {} |",
+                "| {graph} | {name} | {} | {} ({}, {}, {}) | {} | {} | {} | {:.1} |",
                 s.objects,
                 s.references,
                 s.weak_references,
+                s.soft_references,
+                s.phantom_references,
                 s.roots,
                 s.dropped_references,
-                s.dropped_roots
+                s.dropped_roots,
+                *arena as f64 / 1e6
             );
         }
     }
     println!();
     println!("Objects: the Java side's own count of the graph's class, HotSpot's class histogram (live), stealmark's marked set from the dump's GC roots:");
     println!();
-    println!("| graph | oops | threads | class | Java side | HotSpot histogram | stealmark marked (per layout) | HotSpot live, all classes | stealmark marked, all (per layout) |");
+    let per_layout = layouts.join(" / ");
+    println!("| graph | oops | threads | class | Java side | HotSpot histogram | stealmark marked ({per_layout}) | HotSpot live, all classes | stealmark marked, all ({per_layout}) |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for s in sanity {
         let per = |f: fn(&(u64, u64)) -> u64| {

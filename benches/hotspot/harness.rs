@@ -14,8 +14,8 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-use stealmark::heap::{Heap, HeapBuilder, HeapGraph, MarkIndex};
-use stealmark::import::{self, ImportSummary, InputFile};
+use stealmark::heap::{ArenaLayout, Heap, HeapBuilder, HeapGraph, MarkIndex};
+use stealmark::import::{self, ImportOptions, ImportSummary, InputFile};
 use stealmark::marker::Marking;
 
 /// The Java source of the graph builder, compiled at run time.
@@ -514,11 +514,12 @@ pub struct Imported {
     pub summary: ImportSummary,
 }
 
-/// Imports the HPROF dump at `path` into an in-memory heap.
-pub fn import_hprof(path: &Path) -> Result<Imported, Error> {
+/// Imports the HPROF dump at `path` into an in-memory heap in `layout`.
+pub fn import_hprof(path: &Path, layout: ArenaLayout) -> Result<Imported, Error> {
     let input = InputFile::open(path)?;
     let mut builder = HeapBuilder::new();
-    let summary = import::hprof(&input, &mut builder, &mut |_| {})?;
+    let options = ImportOptions::layout(Some(layout));
+    let summary = import::hprof_with(&input, &mut builder, &mut |_| {}, &options)?;
     Ok(Imported {
         heap: builder.finish()?,
         summary,
