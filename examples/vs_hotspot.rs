@@ -166,6 +166,8 @@ struct Sanity {
     expected: u64,
     histogram_class: u64,
     histogram_total: u64,
+    /// HotSpot's heap in use after its measured GCs (median), bytes.
+    heap_after: u64,
     /// Per layout: marked objects of the class, and in all.
     marked: Vec<(u64, u64)>,
 }
@@ -256,6 +258,12 @@ fn run(args: &Args, jdk: &Jdk) -> Result<(), Error> {
                     let expected = jvm.expected;
                     let text = jvm.finish()?;
                     let gcs = harness::system_gcs(&text, args.gcs)?;
+                    let heap_after: Vec<f64> = gcs
+                        .iter()
+                        .filter_map(|g| g.heap_after)
+                        .map(|b| b as f64)
+                        .collect();
+                    let heap_after = median(&heap_after) as u64;
                     let rounds: Vec<Round> = rounds
                         .into_iter()
                         .zip(gcs)
@@ -276,6 +284,7 @@ fn run(args: &Args, jdk: &Jdk) -> Result<(), Error> {
                         threads,
                         histogram_class: histogram.classes.get(&class).copied().unwrap_or(0),
                         histogram_total: histogram.instances,
+                        heap_after,
                         class,
                         expected,
                         marked: s,
@@ -327,12 +336,12 @@ fn dump_and_import(
         let t = std::time::Instant::now();
         let imported = harness::import_hprof(&path, layout)?;
         eprintln!(
-            "         dump {:.1} MB, imported ({layout}) in {:.1} s: {} objects, {} roots, arena {:.1} MB",
+            "         dump {:.1} MB, imported ({layout}) in {:.1} s: {} objects, {} roots, arena {:.1} MiB",
             bytes as f64 / 1e6,
             t.elapsed().as_secs_f64(),
             imported.summary.objects,
             imported.summary.roots,
-            imported.heap.view().arena_bytes() as f64 / 1e6,
+            imported.heap.view().arena_bytes() as f64 / (1u64 << 20) as f64,
         );
         layouts.push(Layout {
             name: layout.name(),
@@ -444,7 +453,7 @@ fn report(args: &Args, jdk: &Jdk, results: &Results) {
     println!();
     println!("Dumps (live objects, dumpHeap(path, true)) as imported:");
     println!();
-    println!("| graph | layout | objects | references (weak, soft, phantom) | roots | dropped references | dropped roots | arena MB |");
+    println!("| graph | layout | objects | references (weak, soft, phantom) | roots | dropped references | dropped roots | arena MiB |");
     println!("|---|---|---|---|---|---|---|---|");
     for (graph, summaries) in imports {
         for (name, s, arena) in summaries {
@@ -458,7 +467,7 @@ fn report(args: &Args, jdk: &Jdk, results: &Results) {
                 s.roots,
                 s.dropped_references,
                 s.dropped_roots,
-                *arena as f64 / 1e6
+                *arena as f64 / (1u64 << 20) as f64
             );
         }
     }
@@ -466,8 +475,8 @@ fn report(args: &Args, jdk: &Jdk, results: &Results) {
     println!("Objects: the Java side's own count of the graph's class, HotSpot's class histogram (live), stealmark's marked set from the dump's GC roots:");
     println!();
     let per_layout = layouts.join(" / ");
-    println!("| graph | oops | threads | class | Java side | HotSpot histogram | stealmark marked ({per_layout}) | HotSpot live, all classes | stealmark marked, all ({per_layout}) |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| graph | oops | threads | class | Java side | HotSpot histogram | stealmark marked ({per_layout}) | HotSpot live, all classes | stealmark marked, all ({per_layout}) | HotSpot heap after GC, MiB |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for s in sanity {
         let per = |f: fn(&(u64, u64)) -> u64| {
             s.marked
@@ -477,7 +486,7 @@ fn report(args: &Args, jdk: &Jdk, results: &Results) {
                 .join(" / ")
         };
         println!(
-            "| {} | {} | {} | `{}` | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | `{}` | {} | {} | {} | {} | {} | {:.0} |",
             s.graph,
             s.oops.name(),
             s.threads,
@@ -487,6 +496,7 @@ fn report(args: &Args, jdk: &Jdk, results: &Results) {
             per(|m| m.0),
             s.histogram_total,
             per(|m| m.1),
+            s.heap_after as f64 / (1u64 << 20) as f64,
         );
     }
 }

@@ -32,6 +32,7 @@ fn parses_the_captured_gc_log() {
     assert_eq!(system[0].marking_ms, Some(35.844));
     assert_eq!(system[0].par_mark_ms, Some(32.100));
     assert_eq!(system[0].pause_ms, Some(63.500));
+    assert_eq!(system[0].heap_after, Some(10 << 20));
     assert_eq!(system[1].marking_ms, Some(48.726));
     assert_eq!(system[1].par_mark_ms, Some(47.945));
     assert!(
@@ -62,6 +63,7 @@ GC(x) Marking Phase 1.0ms
         "the indented line is not the phase"
     );
     assert_eq!(gcs[0].pause_ms, Some(2000.0));
+    assert_eq!(gcs[0].heap_after, Some(1 << 30));
     assert_eq!((gcs[1].marking_ms, gcs[1].par_mark_ms), (Some(12.0), None));
     assert!(
         harness::system_gcs(log, 2).is_err(),

@@ -364,6 +364,22 @@ pub struct FullGc {
     pub par_mark_ms: Option<f64>,
     /// The whole pause, ms.
     pub pause_ms: Option<f64>,
+    /// The heap in use after the GC (`before->after(capacity)`), bytes, at
+    /// the log's resolution (whole `K`, `M` or `G`).
+    pub heap_after: Option<u64>,
+}
+
+/// A size as unified logging prints it (`120M`, `512K`, `2G`, `100B`), in
+/// bytes.
+fn parse_size(s: &str) -> Option<u64> {
+    let unit = match s.chars().last()? {
+        'B' => 1,
+        'K' => 1 << 10,
+        'M' => 1 << 20,
+        'G' => 1 << 30,
+        _ => return None,
+    };
+    s[..s.len() - 1].parse::<u64>().ok()?.checked_mul(unit)
 }
 
 /// A duration as unified logging prints it (`12.345ms`; also `s`, `us`,
@@ -412,12 +428,20 @@ pub fn parse_gc_log(text: &str) -> Vec<FullGc> {
             let Some(end) = after.find(") ") else {
                 continue;
             };
+            // `131M->120M(1963M)`, the word before the duration.
+            let heap_after = after[end + 2..]
+                .split(' ')
+                .next()
+                .and_then(|w| w.split_once("->"))
+                .and_then(|(_, a)| a.split_once('('))
+                .and_then(|(a, _)| parse_size(a));
             let gc = FullGc {
                 id,
                 cause: after[..end].to_owned(),
                 marking_ms: None,
                 par_mark_ms: None,
                 pause_ms: parse_duration_ms(last),
+                heap_after,
             };
             index.insert(id, gcs.len());
             gcs.push(gc);
