@@ -159,6 +159,8 @@ struct Results {
 
 /// One JVM's counts.
 struct Sanity {
+    /// The JVM's repetition (1-based).
+    run: usize,
     graph: Graph,
     oops: Oops,
     threads: usize,
@@ -279,6 +281,7 @@ fn run(args: &Args, jdk: &Jdk) -> Result<(), Error> {
                         None => cells.push(((graph, oops, threads), rounds)),
                     }
                     sanity.push(Sanity {
+                        run: rep + 1,
                         graph,
                         oops,
                         threads,
@@ -414,19 +417,25 @@ fn report(args: &Args, jdk: &Jdk, results: &Results) {
         oops: Oops::Compressed,
         heap_mb: args.heap_mb,
     };
+    let threads: Vec<String> = args.threads.iter().map(|t| t.to_string()).collect();
     println!(
-        "JVM flags: {} (N = 1, 2; ±)",
-        probe.flags(std::path::Path::new("GC.log")).join(" ")
+        "JVM flags: {} (N = {})",
+        probe
+            .flags(std::path::Path::new("GC.log"))
+            .join(" ")
+            .replace("ParallelGCThreads=0", "ParallelGCThreads=N")
+            .replace("-XX:+UseCompressedOops", "-XX:±UseCompressedOops"),
+        threads.join(", ")
     );
     println!(
         "rounds per cell: {} GCs per JVM, first {} dropped, {} JVM(s) per cell",
         args.gcs, args.warmup, args.repeat
     );
     println!();
-    println!("HotSpot Marking Phase (and its Par Mark) against stealmark's pause, medians in ms; ratio = HotSpot / stealmark per round, median (min–max):");
+    println!("HotSpot Marking Phase (and its Par Mark) against stealmark's pause, medians in ms; ratio = HotSpot / stealmark per round, median (min–max); fastest = the fastest Marking Phase over the fastest stealmark pause (ms / ms):");
     println!();
-    println!("| graph | oops | threads | stealmark layout | rounds | HotSpot Marking Phase | HotSpot Par Mark | stealmark | ratio Marking Phase | ratio Par Mark |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| graph | oops | threads | stealmark layout | rounds | HotSpot Marking Phase | HotSpot Par Mark | stealmark | ratio Marking Phase | ratio Par Mark | fastest |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for ((graph, oops, threads), rounds) in cells {
         for (i, name) in layouts.iter().enumerate() {
             let marking: Vec<f64> = rounds.iter().map(|r| r.marking_ms).collect();
@@ -437,8 +446,9 @@ fn report(args: &Args, jdk: &Jdk, results: &Results) {
             let (rm, rp) = (ratio(&marking), ratio(&par));
             let (rm_lo, rm_hi) = range(&rm);
             let (rp_lo, rp_hi) = range(&rp);
+            let (best_hs, best_sm) = (range(&marking).0, range(&sm).0);
             println!(
-                "| {graph} | {} | {threads} | {name}{} | {} | {:.1} | {:.1} | {:.1} | **{:.2}×** ({rm_lo:.2}–{rm_hi:.2}) | {:.2}× ({rp_lo:.2}–{rp_hi:.2}) |",
+                "| {graph} | {} | {threads} | {name}{} | {} | {:.1} | {:.1} | {:.1} | **{:.2}×** ({rm_lo:.2}–{rm_hi:.2}) | {:.2}× ({rp_lo:.2}–{rp_hi:.2}) | {:.2}× ({best_hs:.1} / {best_sm:.1}) |",
                 oops.name(),
                 if paired(name, *oops) { "" } else { " (cross)" },
                 rounds.len(),
@@ -447,6 +457,7 @@ fn report(args: &Args, jdk: &Jdk, results: &Results) {
                 median(&sm),
                 median(&rm),
                 median(&rp),
+                best_hs / best_sm,
             );
         }
     }
@@ -475,8 +486,8 @@ fn report(args: &Args, jdk: &Jdk, results: &Results) {
     println!("Objects: the Java side's own count of the graph's class, HotSpot's class histogram (live), stealmark's marked set from the dump's GC roots:");
     println!();
     let per_layout = layouts.join(" / ");
-    println!("| graph | oops | threads | class | Java side | HotSpot histogram | stealmark marked ({per_layout}) | HotSpot live, all classes | stealmark marked, all ({per_layout}) | HotSpot heap after GC, MiB |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| graph | oops | threads | run | class | Java side | HotSpot histogram | stealmark marked ({per_layout}) | HotSpot live, all classes | stealmark marked, all ({per_layout}) | HotSpot heap after GC, MiB |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for s in sanity {
         let per = |f: fn(&(u64, u64)) -> u64| {
             s.marked
@@ -486,10 +497,11 @@ fn report(args: &Args, jdk: &Jdk, results: &Results) {
                 .join(" / ")
         };
         println!(
-            "| {} | {} | {} | `{}` | {} | {} | {} | {} | {} | {:.0} |",
+            "| {} | {} | {} | {} | `{}` | {} | {} | {} | {} | {} | {:.0} |",
             s.graph,
             s.oops.name(),
             s.threads,
+            s.run,
             s.class,
             s.expected,
             s.histogram_class,
