@@ -32,87 +32,56 @@ mod harness;
 
 use std::process::ExitCode;
 
+use clap::{CommandFactory, Parser};
+
 use harness::{median, range, Error, Graph, Imported, Jdk, Jvm, JvmSpec, Oops, TempDir};
 use stealmark::heap::{ArenaLayout, HeapGraph};
 use stealmark::import::ImportSummary;
 use stealmark::marker::{Marker, MarkerConfig};
 
 /// Command-line options.
+#[derive(Parser)]
+#[command(
+    name = "vs_hotspot",
+    about = "stealmark against HotSpot's Parallel GC on the same object graphs"
+)]
 struct Args {
+    /// Graphs the Java side builds.
+    #[arg(long, value_delimiter = ',', default_value = "random,tree,list")]
     graphs: Vec<Graph>,
+    /// HotSpot reference encodings.
+    #[arg(long, value_delimiter = ',', default_value = "compressed,uncompressed")]
     oops: Vec<Oops>,
-    threads: Vec<usize>,
+    /// GC threads (HotSpot's `-XX:ParallelGCThreads`, stealmark's workers).
+    #[arg(long, value_delimiter = ',', default_value = "1,2",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Vec<u16>,
+    /// Factor on each graph's default object count.
+    #[arg(long, default_value_t = 1.0, value_parser = positive_factor)]
     scale: f64,
+    /// Full GCs per JVM (the first `--warmup` are dropped).
+    #[arg(long, default_value_t = 12)]
     gcs: usize,
+    /// Rounds of each JVM dropped as warm-up.
+    #[arg(long, default_value_t = 2)]
     warmup: usize,
+    /// Times each (graph, oops, threads) JVM is run.
+    #[arg(long, default_value_t = 1)]
     repeat: usize,
+    /// The JVM's heap (`-Xms` = `-Xmx`), MiB.
+    #[arg(long, default_value_t = 1024)]
     heap_mb: u64,
+    /// The graphs' seed.
+    #[arg(long, default_value_t = 1)]
     seed: u64,
 }
 
-const USAGE: &str =
-    "usage: vs_hotspot [--graphs random,tree,list] [--oops compressed,uncompressed] \
-    [--threads 1,2] [--scale F] [--gcs N] [--warmup W] [--repeat R] [--heap-mb M] [--seed S]";
-
-fn parse_args() -> Result<Args, String> {
-    let mut args = Args {
-        graphs: Graph::ALL.to_vec(),
-        oops: Oops::ALL.to_vec(),
-        threads: vec![1, 2],
-        scale: 1.0,
-        gcs: 12,
-        warmup: 2,
-        repeat: 1,
-        heap_mb: 1024,
-        seed: 1,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        if flag == "--help" || flag == "-h" {
-            return Err(USAGE.to_owned());
-        }
-        let value = it.next().ok_or(format!("{flag} needs a value\n{USAGE}"))?;
-        let num = |what: &str| format!("{flag}: not {what}: {value}");
-        match flag.as_str() {
-            "--graphs" => {
-                args.graphs = value.split(',').map(str::parse).collect::<Result<_, _>>()?
-            }
-            "--oops" => {
-                args.oops = value
-                    .split(',')
-                    .map(|s| match s {
-                        "compressed" => Ok(Oops::Compressed),
-                        "uncompressed" => Ok(Oops::Uncompressed),
-                        _ => Err(format!("--oops: unknown `{s}`")),
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-            "--threads" => {
-                args.threads = value
-                    .split(',')
-                    .map(|s| s.parse().ok().filter(|&n| n > 0))
-                    .collect::<Option<_>>()
-                    .ok_or(num("a list of positive counts"))?
-            }
-            "--scale" => {
-                args.scale = value
-                    .parse()
-                    .ok()
-                    .filter(|&f: &f64| f > 0.0)
-                    .ok_or(num("a positive factor"))?
-            }
-            "--gcs" => args.gcs = value.parse().map_err(|_| num("a count"))?,
-            "--warmup" => args.warmup = value.parse().map_err(|_| num("a count"))?,
-            "--repeat" => args.repeat = value.parse().map_err(|_| num("a count"))?,
-            "--heap-mb" => args.heap_mb = value.parse().map_err(|_| num("a size"))?,
-            "--seed" => args.seed = value.parse().map_err(|_| num("a number"))?,
-            _ => return Err(format!("unknown option {flag}\n{USAGE}")),
-        }
+/// A `--scale` value: a positive, finite factor.
+fn positive_factor(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f > 0.0 && f.is_finite() => Ok(f),
+        _ => Err(format!("not a positive factor: {s}")),
     }
-    if args.gcs <= args.warmup {
-        return Err("--gcs must exceed --warmup".to_owned());
-    }
-    Ok(args)
 }
 
 /// One stealmark snapshot layout of the imported dump.
@@ -175,13 +144,15 @@ struct Sanity {
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
-    };
+    let args = Args::parse();
+    if args.gcs <= args.warmup {
+        Args::command()
+            .error(
+                clap::error::ErrorKind::ValueValidation,
+                "--gcs must exceed --warmup",
+            )
+            .exit();
+    }
     let jdk = match Jdk::find() {
         Ok(j) => j,
         Err(why) => {
@@ -218,7 +189,7 @@ fn run(args: &Args, jdk: &Jdk) -> Result<(), Error> {
         let mut layouts: Vec<Layout> = Vec::new();
         for rep in 0..args.repeat {
             for &oops in &args.oops {
-                for &threads in &args.threads {
+                for threads in args.threads.iter().map(|&t| usize::from(t)) {
                     let spec = JvmSpec {
                         graph,
                         objects,

@@ -100,7 +100,7 @@ impl Jdk {
 }
 
 /// The graphs the Java side builds.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, clap::ValueEnum)]
 pub enum Graph {
     /// Nodes of four uniformly random references, eight roots.
     Random,
@@ -135,16 +135,6 @@ impl Graph {
     }
 }
 
-impl std::str::FromStr for Graph {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Graph, String> {
-        Graph::ALL
-            .into_iter()
-            .find(|g| g.name() == s)
-            .ok_or_else(|| format!("unknown graph `{s}`; expected random, tree or list"))
-    }
-}
-
 impl fmt::Display for Graph {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -152,7 +142,7 @@ impl fmt::Display for Graph {
 }
 
 /// HotSpot's reference encoding.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, clap::ValueEnum)]
 pub enum Oops {
     /// `-XX:+UseCompressedOops`: 32-bit references.
     Compressed,
