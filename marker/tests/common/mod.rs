@@ -197,6 +197,9 @@ impl<M: ObjectModel + MarkIndex> ObjectModel for Counting<'_, M> {
     fn size_bytes(&self, obj: ObjRef) -> usize {
         self.inner.size_bytes(obj)
     }
+    fn footprint_bytes(&self, obj: ObjRef) -> usize {
+        self.inner.footprint_bytes(obj)
+    }
     fn slot_count(&self, obj: ObjRef) -> usize {
         self.inner.slot_count(obj)
     }
@@ -293,9 +296,13 @@ pub fn check<M: ObjectModel + MarkIndex>(
     assert_eq!(t.objects_scanned, o.objects, "{what}: objects_scanned");
     assert_eq!(t.slots_scanned, o.references, "{what}: slots scanned");
     assert_eq!(
-        (report.live_objects(), report.live_bytes()),
-        (o.objects, o.bytes),
-        "{what}: live objects and bytes"
+        (
+            report.live_objects(),
+            report.live_bytes(),
+            report.live_footprint_bytes()
+        ),
+        (o.objects, o.bytes, o.footprint_bytes),
+        "{what}: live objects, bytes and footprint bytes"
     );
     let by_type: Vec<(u64, u64)> = report
         .live_by_type()
