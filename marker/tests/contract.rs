@@ -110,6 +110,75 @@ fn the_hand_made_graph_matches_the_oracle_everywhere() {
     );
 }
 
+/// Java's reference order (`docs/design.md`, "Why this order") as a
+/// property of the engine's output on the hand-made graph, soft references
+/// cleared: a weak reference to an object that finalization resurrects is
+/// cleared (J1 comes first), a phantom reference to it is not (J2 comes
+/// after resurrection), an ephemeron whose key only a resurrected object
+/// reaches keeps its value, and a weak slot found only while resurrecting
+/// is judged against the resurrected set.
+#[test]
+fn java_order_weak_before_finalization_phantom_and_ephemerons_after() {
+    let g = hand_made();
+    let roots = [r(0)];
+    let finalizable = [r(4), r(2), r(1), r(2)];
+    let c = Collection::new(&roots[..]).finalizable(&finalizable[..]);
+    for workers in [1, 2, 8] {
+        let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
+        let m = marker.collect(&g, &c);
+        let report = m.report();
+        let mut cleared: Vec<(usize, usize)> = report
+            .cleared()
+            .map(|w| (w.holder.index(), w.slot))
+            .collect();
+        cleared.sort_unstable();
+        let mut to_finalize: Vec<usize> = report.to_finalize().map(|o| o.index()).collect();
+        to_finalize.sort_unstable();
+        assert_eq!(to_finalize, [1, 2], "w={workers}");
+        assert!(
+            m.is_marked(&g, r(1)) && m.is_marked(&g, r(2)),
+            "resurrected"
+        );
+        assert!(
+            cleared.contains(&(0, 0)),
+            "weak to the resurrected 1: cleared at J1"
+        );
+        assert!(
+            !cleared.contains(&(0, 1)),
+            "phantom to the resurrected 1: kept"
+        );
+        assert!(
+            !cleared.contains(&(5, 1)),
+            "key 6 reached from the resurrected 1"
+        );
+        assert!(m.is_marked(&g, r(7)), "so its value 7 is live");
+        assert!(
+            !cleared.contains(&(1, 2)),
+            "weak 1 -> 2 found resurrecting, 2 live"
+        );
+        assert!(
+            cleared.contains(&(2, 0)),
+            "phantom to the dead 3: cleared at J2"
+        );
+        assert_eq!(
+            cleared,
+            [
+                (0, 0),
+                (0, 4),
+                (1, 1),
+                (2, 0),
+                (5, 0),
+                (5, 2),
+                (5, 3),
+                (5, 4),
+                (5, 5),
+                (7, 0)
+            ],
+            "w={workers}"
+        );
+    }
+}
+
 #[test]
 fn a_long_ephemeron_chain_resolves_in_one_round() {
     // Table 0: entry k has key k + 1 and value k + 2; the chain runs
