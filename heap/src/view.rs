@@ -588,6 +588,11 @@ impl ObjectModel for HeapView<'_> {
     }
 
     #[inline(always)]
+    fn footprint_bytes(&self, obj: ObjRef) -> usize {
+        self.format.object_words(self.load64(self.index(obj))) as usize * 8
+    }
+
+    #[inline(always)]
     fn slot_count(&self, obj: ObjRef) -> usize {
         self.load64(self.index(obj)) as u32 as usize
     }
@@ -782,6 +787,9 @@ mod tests {
             let r: Vec<ObjRef> = pos.iter().map(|&p| v.obj_ref(p).unwrap()).collect();
             assert_eq!(heap.finalizable(), &[r[1]]);
             assert_eq!(v.size_bytes(r[0]), 100);
+            for (h, &o) in headers.iter().zip(&r) {
+                assert_eq!(v.footprint_bytes(o) as u64, h.size_words(layout) * 8);
+            }
             assert_eq!(v.runtime_bytes(), 500);
             assert_eq!(v.object_bytes(), 5 * 104);
             for (i, k) in [SlotKind::Weak, SlotKind::Soft, SlotKind::Phantom]

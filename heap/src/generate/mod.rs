@@ -81,25 +81,11 @@ pub enum Shape {
 }
 
 impl Shape {
-    /// The shapes whose heaps have only strong and weak slots and no
-    /// finalizable objects: a marker that traces strong slots and reports
-    /// the others is checked on them against [`mark_sequential`](crate::mark_sequential).
-    /// [`Shape::EVERY`] adds the shapes that need the whole runtime contract.
+    /// Every shape, in declaration order. `weak` and `ephemeron-chain` have
+    /// every slot kind of the runtime contract and finalizable objects; check
+    /// a marker on them against [`oracle`](crate::oracle) with the heap's
+    /// [`finalizable`](crate::HeapGraph::finalizable) objects.
     pub const ALL: &'static [Shape] = &[
-        Shape::Random,
-        Shape::PowerLaw,
-        Shape::BinaryTree,
-        Shape::List,
-        Shape::Wide,
-        Shape::BigArray,
-        Shape::Dag,
-        Shape::Runtime,
-    ];
-
-    /// Every shape, in declaration order: [`Shape::ALL`], then `weak` and
-    /// `ephemeron-chain`, which have ephemerons (and finalizable objects) and
-    /// are checked against [`oracle`](crate::oracle).
-    pub const EVERY: &'static [Shape] = &[
         Shape::Random,
         Shape::PowerLaw,
         Shape::BinaryTree,
@@ -153,7 +139,7 @@ impl FromStr for Shape {
     type Err = UnknownShape;
 
     fn from_str(s: &str) -> Result<Shape, UnknownShape> {
-        Shape::EVERY
+        Shape::ALL
             .iter()
             .copied()
             .find(|shape| shape.name() == s)
