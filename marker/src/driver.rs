@@ -157,6 +157,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         st.live_objects = t.objects_marked;
         st.duplicate_scans = t.objects_scanned.saturating_sub(t.objects_marked);
         st.live_bytes = t.live_bytes;
+        st.live_footprint_bytes = t.live_footprint_bytes;
         st.live_by_type.clear();
         st.live_by_type.resize(types, TypeCount::default());
         for rec in &st.workers {

@@ -71,6 +71,9 @@ pub struct WorkerStats {
     /// share of the live bytes. With a deque that may deliver an item
     /// twice, of the objects it marked instead (each is marked once).
     pub live_bytes: u64,
+    /// The [`footprint_bytes`](stealmark_model::ObjectModel::footprint_bytes)
+    /// of the objects this worker scanned.
+    pub live_footprint_bytes: u64,
     /// References this worker read from root chunks.
     pub roots: u64,
     /// Root chunks this worker claimed.
@@ -225,6 +228,11 @@ pub struct MarkStats {
     pub duplicate_scans: u64,
     /// Bytes of the objects marked (their `size_bytes`): the live bytes.
     pub live_bytes: u64,
+    /// The live objects'
+    /// [`footprint_bytes`](stealmark_model::ObjectModel::footprint_bytes)
+    /// (their storage in a heap snapshot; the live bytes for a runtime's
+    /// heap).
+    pub live_footprint_bytes: u64,
     /// Per type id, the live objects and bytes (empty when the heap has no
     /// types): the workers' counts, summed.
     pub live_by_type: Vec<TypeCount>,
@@ -329,6 +337,7 @@ impl MarkStats {
             t.termination_ns += s.termination_ns;
             t.last_work_ns = t.last_work_ns.max(s.last_work_ns);
             t.live_bytes += s.live_bytes;
+            t.live_footprint_bytes += s.live_footprint_bytes;
             t.roots += s.roots;
             t.root_chunks += s.root_chunks;
             t.root_ns += s.root_ns;
