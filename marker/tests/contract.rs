@@ -8,9 +8,7 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{
-    check, check_with_headers, exactly_once_deques, expect, policies, r, random_graph, Graph, Kind,
-};
+use common::{check, check_with_headers, expect, policies, r, random_graph, Graph, Kind};
 use proptest::prelude::*;
 use stealmark_heap::{oracle, OracleInput};
 use stealmark_marker::model::SoftRefs;
@@ -18,6 +16,7 @@ use stealmark_marker::{
     Collection, DequeKind, MarkIndex, Marker, MarkerConfig, ObjRef, ObjectModel, RootSource,
     SlotKind, StepKind,
 };
+use strum::VariantArray;
 
 fn config(workers: usize, deque: DequeKind, n: usize) -> MarkerConfig {
     let mut c = MarkerConfig::with_workers(workers);
@@ -77,7 +76,7 @@ fn the_hand_made_graph_matches_the_oracle_everywhere() {
     let roots = [r(0)];
     let finalizable = [r(4), r(2), r(1), r(2)];
     let mut n = 0;
-    for deque in exactly_once_deques() {
+    for &deque in DequeKind::VARIANTS {
         for workers in [1, 2, 3, 8, 16] {
             n += 1;
             let mut marker = Marker::new(config(workers, deque, n)).unwrap();
@@ -262,7 +261,7 @@ fn nested_weak_maps_take_rounds_then_share_the_index() {
             g.0.len(),
             "everything is reachable"
         );
-        for deque in exactly_once_deques() {
+        for &deque in DequeKind::VARIANTS {
             for workers in [1, 2, 3, 8, 16] {
                 let mut c = MarkerConfig::with_workers(workers);
                 c.deque = deque;
@@ -336,7 +335,7 @@ proptest! {
         seed in any::<u64>(),
         n in 1usize..400,
         policy in 0usize..3,
-        deque in prop::sample::select(exactly_once_deques()),
+        deque in prop::sample::select(DequeKind::VARIANTS.to_vec()),
         workers in prop::sample::select(vec![1usize, 2, 3, 8, 16]),
         headers in any::<bool>(),
     ) {
@@ -358,7 +357,7 @@ fn random_graphs_match_the_oracle_for_every_deque_worker_count_and_policy() {
         .map(|s| random_graph(s, 300 + 200 * s as usize))
         .collect();
     let mut n = 0;
-    for deque in exactly_once_deques() {
+    for &deque in DequeKind::VARIANTS {
         for workers in [1, 2, 3, 8, 16] {
             n += 1;
             let mut marker = Marker::new(config(workers, deque, n)).unwrap();
@@ -435,7 +434,7 @@ fn a_collection_that_panicked_leaves_nothing_behind() {
         inner: Graph(objects),
         at: 50,
     };
-    for deque in exactly_once_deques() {
+    for &deque in DequeKind::VARIANTS {
         for workers in [1, 2] {
             let mut c = MarkerConfig::with_workers(workers);
             c.deque = deque;

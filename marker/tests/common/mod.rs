@@ -13,9 +13,8 @@ use rand_pcg::Pcg64;
 use stealmark_heap::{oracle, OracleInput, OracleResult};
 use stealmark_marker::model::{SoftRefPolicy, SoftRefs};
 use stealmark_marker::{
-    Collection, DequeKind, MarkIndex, MarkStore, Marker, ObjRef, ObjectModel, SlotKind, WeakRef,
+    Collection, MarkIndex, MarkStore, Marker, ObjRef, ObjectModel, SlotKind, WeakRef,
 };
-use strum::VariantArray;
 
 /// A slot kind by object number (the key of an ephemeron is an object).
 #[derive(Clone, Copy, Debug)]
@@ -111,16 +110,6 @@ impl SoftRefPolicy for KeepThirds {
     fn keep(&self, referent: ObjRef) -> bool {
         referent.index() % 3 == 0
     }
-}
-
-/// The deque kinds the marker accepts: the exactly-once ones
-/// (`MarkerConfig::validate` rejects the idempotent deque).
-pub fn exactly_once_deques() -> Vec<DequeKind> {
-    DequeKind::VARIANTS
-        .iter()
-        .copied()
-        .filter(|d| d.exactly_once())
-        .collect()
 }
 
 /// Every soft-reference policy: clear all, keep all, ask ([`KeepThirds`]).
