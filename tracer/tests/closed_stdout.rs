@@ -118,7 +118,13 @@ fn a_closed_stdout_ends_every_command_quietly() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert!(!stderr.contains("internal error"), "{args:?}: {stderr}");
         assert_eq!(code, Some(0), "{args:?}: {stderr}");
-        assert_eq!(stderr, "", "{args:?}");
+        // On a busy machine `mark` and `bench` warn that the GC workers were
+        // descheduled: a note on the load, not on the closed pipe.
+        let rest: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !(l.starts_with("warning: in ") && l.contains("were descheduled")))
+            .collect();
+        assert!(rest.is_empty(), "{args:?}: {stderr}");
     }
 }
 
