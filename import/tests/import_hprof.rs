@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use import_common::{corrupt, count, have, read, run, tempdir, Counts};
+use import_common::{
+    assert_same_heap, corrupt, count, have, read, run, tempdir, ChunkedSource, Counts,
+};
 use stealmark_heap::{ArenaLayout, HeapBuilder, HeapGraph, ObjectModel, SlotKind, TypeKind};
 use stealmark_import::{self as import, ImportError, ImportOptions, InputFile, Malformed};
 
@@ -457,6 +459,29 @@ fn java_dump_matches_naive_reader() {
     );
 }
 
+/// Read through tiny buffers (a few sizes) from readers that return short,
+/// uneven chunks, the Java dump imports to exactly the heap the default
+/// buffer gives: every record crosses a refill somewhere, and instance
+/// data and arrays longer than the buffer are copied out of it.
+#[test]
+fn java_dump_through_tiny_buffers_imports_the_same() {
+    let Some(path) = dump() else {
+        return;
+    };
+    let bytes = read(path);
+    let mut b = HeapBuilder::new();
+    let summary = import::hprof(bytes.as_slice(), &mut b, &mut |_| {}).unwrap();
+    let heap = b.finish().unwrap();
+    for len in [1, 16, 61, 64, 4093] {
+        let options = ImportOptions::default().with_buffer_len(len);
+        let mut b = HeapBuilder::new();
+        let src = ChunkedSource(&bytes);
+        let got = import::hprof_with(&src, &mut b, &mut |_| {}, &options).unwrap();
+        assert_eq!(got, summary, "buffer of {len} bytes");
+        assert_same_heap(&heap, &b.finish().unwrap());
+    }
+}
+
 #[test]
 fn java_dump_truncated_or_corrupted_never_panics() {
     let Some(path) = dump() else {
@@ -811,6 +836,7 @@ proptest::proptest! {
         roots in proptest::collection::vec(target(30), 0..6),
         wide: bool,
         compressed: bool,
+        buffer in proptest::option::of(16usize..100),
     ) {
         let layout = if compressed { ArenaLayout::Compressed } else { ArenaLayout::Wide };
         let roots: Vec<Target> = roots
@@ -819,8 +845,9 @@ proptest::proptest! {
             .collect();
         let (dump, expected, dropped) = random_dump(&objs, &roots, if wide { 8 } else { 4 });
         let mut b = HeapBuilder::new();
-        let options = ImportOptions::layout(Some(layout));
-        let summary = import::hprof_with(dump.as_slice(), &mut b, &mut |_| {}, &options).unwrap();
+        let mut options = ImportOptions::layout(Some(layout));
+        options.buffer_len = buffer;
+        let summary = import::hprof_with(&ChunkedSource(&dump), &mut b, &mut |_| {}, &options).unwrap();
         proptest::prop_assert_eq!(summary.layout, layout);
         let heap = b.finish().unwrap();
         let view = heap.view();
