@@ -636,6 +636,49 @@ fn hand_made_dumps() {
     assert_eq!(malformed(&Hprof::new().0).0, Malformed::Empty);
 }
 
+/// An object array whose class is a `java.lang.ref.Reference` class (found
+/// by the `roundtrip_hprof` fuzz target): its type would be the class's,
+/// whose kind makes slot 0 a weak referent, so the array's class reference
+/// would be weak in the heap while the summary counted no weak reference.
+/// Real dumps give arrays array classes; this one is malformed.
+#[test]
+fn object_array_of_a_reference_class_is_malformed() {
+    let name = |id: u32, s: &[u8]| [be(&[id]), s.to_vec()].concat();
+    let load = |class: u32, name: u32| be(&[1, class, 0, name]);
+    let mut heap = class(0x10, 0, &[]);
+    heap.extend([0x22]);
+    heap.extend(be(&[0x30, 0, 1, 0x10, 0x40]));
+    heap.extend([0x23]);
+    heap.extend(be(&[0x40, 0, 1]));
+    heap.extend([10, 0, 0, 0, 7]);
+    let names = Hprof::new()
+        .record(0x01, &name(1, b"java/lang/ref/WeakReference"))
+        .record(0x02, &load(0x10, 1));
+    let array_at = names.0.len() + 9 + class(0x10, 0, &[]).len();
+    let dump = names.record(0x1C, &heap).record(0x2C, &[]);
+    assert_eq!(dump.0[array_at], 0x22, "the test's offset arithmetic");
+    let (kind, off) = malformed(&dump.0);
+    assert_eq!(
+        kind,
+        Malformed::ReferenceClassArray {
+            id: 0x30,
+            class_id: 0x10
+        }
+    );
+    assert_eq!(off as usize, array_at);
+    // The same array of a plain class imports, its class reference strong.
+    let plain = Hprof::new()
+        .record(0x01, &name(1, b"Foo[]"))
+        .record(0x02, &load(0x10, 1))
+        .record(0x1C, &heap)
+        .record(0x2C, &[]);
+    let mut b = HeapBuilder::new();
+    let s = import::hprof(plain.0.as_slice(), &mut b, &mut |_| {}).unwrap();
+    assert_eq!((s.objects, s.references, s.weak_references), (3, 2, 0));
+    let heap = b.finish().unwrap();
+    assert_eq!(count(&heap).weak, 0);
+}
+
 /// A reference in a random dump: null, the object with this index, or an id
 /// that is not in the dump.
 #[derive(Clone, Copy, Debug)]

@@ -484,8 +484,19 @@ fn slot_ids(
             return Ok((kind, true));
         }
         Record::ObjArray {
-            class_id, elems, ..
+            id,
+            class_id,
+            elems,
         } => {
+            // Typed by its class, an array of a reference class would get
+            // the class's kind, which makes slot 0 a referent.
+            let class = ty.checked_sub(FIRST_CLASS_TYPE);
+            if class.and_then(|i| classes.ref_kind(i)).is_some() {
+                return Err(malformed(
+                    offset,
+                    Malformed::ReferenceClassArray { id, class_id },
+                ));
+            }
             strong(class_id, out);
             for e in elems.chunks_exact(w.id_size as usize) {
                 strong(w.id_at(e), out);
