@@ -36,7 +36,7 @@
 //! in it (32 GiB of arena), else the wide one, unless
 //! [`ImportOptions::layout`] says which.
 //!
-//! Malformed input yields an [`ImportError`](crate::ImportError) naming the problem and its byte
+//! Malformed input yields an [`ImportError`] naming the problem and its byte
 //! offset; the importers never panic on any input.
 
 mod error;

@@ -283,6 +283,25 @@ fn malformed_inputs_name_the_problem_and_offset() {
 }
 
 #[test]
+fn a_file_cut_inside_a_number_is_reported_as_truncated() {
+    // Cut inside the last edge's to_node (10 becomes 1) and inside the last
+    // node's edge_count: the end of input is the problem, not the value.
+    let full = format!(
+        r#"{META}"node_count":3,"edge_count":2}},"nodes":[0,0,1,0,2, 1,1,3,16,0, 1,1,5,16,0],"edges":[0,1,5, 1,1,10],"strings":["a","b"]}}"#
+    );
+    import_str(&full).unwrap();
+    for cut in ["1,1,10]", "16,0]"] {
+        let at = full.find(cut).unwrap() + cut.len() - 2;
+        let (kind, off) = malformed(&full[..at]);
+        assert!(
+            matches!(kind, Malformed::UnexpectedEof { .. }),
+            "cut before {cut:?}: {kind:?}"
+        );
+        assert_eq!(off as usize, at);
+    }
+}
+
+#[test]
 fn missing_strings_give_placeholder_names() {
     let json = format!(r#"{META}"node_count":1,"edge_count":0}},"nodes":[1,3,1,0,0],"edges":[]}}"#);
     let mut b = HeapBuilder::new();

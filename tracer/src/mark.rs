@@ -13,13 +13,15 @@ use stealmark_marker::{
     WorkerRecord, WorkerStats,
 };
 
-use crate::args;
+use crate::args::{self, BalanceArgs};
+use crate::cputime;
 use crate::error::{CliError, CliResult};
 use crate::heapfile;
-use crate::output::{self, out, outln, Align, Format, Table};
+use crate::outpath;
+use crate::output::{self, out, outln, Align, Deferred, Format, Table};
 use crate::pause::{median, PauseStats};
 use crate::plot::{self, MarkPlot};
-use crate::run::{self, RunSample, WorkerReport};
+use crate::run::{self, CpuMedians, RunSample, WorkerReport};
 use crate::trace_event::{self, RunTrace};
 
 /// Arguments of `stealmark mark`.
@@ -48,27 +50,34 @@ pub struct MarkArgs {
     /// Victim selection of thieves.
     #[arg(long, value_name = "V", default_value = "random", value_parser = args::named::<VictimSelection>())]
     pub victim: VictimSelection,
+    #[command(flatten)]
+    pub balance: BalanceArgs,
     /// Turn off prefetching of grey objects.
     #[arg(long)]
     pub no_prefetch: bool,
     /// Run the sequential oracle (a plain depth-first marker) instead of the
     /// parallel engine.
-    #[arg(long, conflicts_with_all = ["threads", "deque", "policy", "steal", "victim", "no_prefetch", "trace_out"])]
+    #[arg(long, conflicts_with_all = [
+        "threads", "deque", "policy", "steal", "victim", "mu", "threshold_factor",
+        "balance_interval", "no_prefetch", "trace_out",
+    ])]
     pub sequential: bool,
     /// Measured runs.
     #[arg(long, value_name = "R", default_value_t = 10, value_parser = args::runs)]
     pub runs: usize,
     /// Unmeasured runs before the measured ones (warm caches and threads).
-    #[arg(long, value_name = "W", default_value_t = 2)]
+    #[arg(long, value_name = "W", default_value_t = 2, value_parser = args::whole::<usize>)]
     pub warmup: usize,
     /// Print one JSON object instead of the report.
     #[arg(long)]
     pub json: bool,
     /// Write the measured runs' worker spans (marking, stealing, idle,
-    /// termination) and deque lengths as Chrome trace-event JSON.
+    /// termination) and the grey objects each holds (private stack, deque,
+    /// prefetch FIFO) as Chrome trace-event JSON.
     #[arg(long, value_name = "FILE.json")]
     pub trace_out: Option<PathBuf>,
-    /// Write an SVG plot: each worker's deque length during the median run,
+    /// Write an SVG plot: the grey objects each worker holds (private stack,
+    /// deque, prefetch FIFO) during the median run,
     /// and the distribution of pause times.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
@@ -94,15 +103,63 @@ struct MarkReport {
     steal: String,
     victim: String,
     prefetch: bool,
+    /// Every parameter of the engine (`null` for the sequential oracle).
+    engine: Option<MarkerConfig>,
     pause_ms: PauseStats,
+    /// The GC CPU time of a pause, all workers summed: user and system
+    /// mode, and (user + sys) / real (`null` where not measured).
+    cpu: Option<CpuStats>,
     balance: Balance,
-    termination_latency_us: PauseStats,
+    termination_latency_ms: PauseStats,
     /// Per worker, the counters of the run with the median pause.
     workers: Vec<WorkerReport>,
     per_run: Vec<RunSample>,
     /// With `--verify`: whether the marked set equals the oracle's.
     #[serde(skip_serializing_if = "Option::is_none")]
     verified: Option<bool>,
+}
+
+/// The CPU time of the pauses.
+#[derive(Serialize)]
+struct CpuStats {
+    /// User-mode CPU time per pause, ms.
+    user_ms: PauseStats,
+    /// Kernel CPU time per pause, ms.
+    sys_ms: PauseStats,
+    /// Median over runs of (user + sys) / real.
+    cpu_over_real: f64,
+    /// Runs whose workers got well under a CPU for the time they were
+    /// marking or stealing (see the warning on standard error).
+    descheduled_runs: usize,
+}
+
+impl CpuStats {
+    /// The statistics of `samples`; `None` where CPU time was not measured.
+    fn of(samples: &[RunSample]) -> Option<CpuStats> {
+        let medians = run::cpu_medians(samples)?;
+        let ms = |f: fn(&RunSample) -> Option<u64>| -> Option<PauseStats> {
+            let v: Vec<f64> = samples
+                .iter()
+                .map(|s| f(s).map(|ns| ns as f64 / 1e6))
+                .collect::<Option<_>>()?;
+            PauseStats::from_ms(&v)
+        };
+        Some(CpuStats {
+            user_ms: ms(|s| s.user_ns)?,
+            sys_ms: ms(|s| s.sys_ns)?,
+            cpu_over_real: medians.cpu_over_real,
+            descheduled_runs: samples.iter().filter(|s| s.descheduled()).count(),
+        })
+    }
+
+    /// The medians, for the text report.
+    fn medians(&self) -> CpuMedians {
+        CpuMedians {
+            user_ms: self.user_ms.p50,
+            sys_ms: self.sys_ms.p50,
+            cpu_over_real: self.cpu_over_real,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -113,24 +170,39 @@ struct Balance {
     worst: f64,
 }
 
+/// Checks the output files before any work.
+fn check_outputs(args: &MarkArgs) -> CliResult {
+    if let Some(path) = &args.trace_out {
+        outpath::check_writable("--trace-out", path)?;
+    }
+    if let Some(path) = &args.plot {
+        outpath::check_writable("--plot", path)?;
+    }
+    Ok(())
+}
+
 /// Runs `stealmark mark`.
 pub fn run(args: MarkArgs) -> CliResult {
+    check_outputs(&args)?;
     let snapshot = heapfile::open(&args.file)?;
     let heap = snapshot.view();
     let roots = snapshot.roots();
     if args.sequential {
         return run_sequential(&args, &heap, roots);
     }
+    args.balance.check(&[args.policy], "--policy")?;
     let mut config = MarkerConfig::with_workers(args.threads.unwrap_or_else(args::ncpu));
     config.deque = args.deque;
     config.policy = args.policy;
     config.steal = args.steal;
     config.victim = args.victim;
+    args.balance.apply(&mut config);
     if args.no_prefetch {
         config.prefetch = 0;
     }
     config.spans = args.trace_out.is_some();
     let mut marker = run::new_marker(config.clone())?;
+    run::warn_if_oversubscribed(config.workers, args::ncpu());
 
     let mut expected = None;
     for _ in 0..args.warmup {
@@ -154,12 +226,16 @@ pub fn run(args: MarkArgs) -> CliResult {
             }
         }
     }
+    run::warn_if_descheduled([(
+        format!("{} x{}", config.deque, config.workers),
+        &samples[..],
+    )]);
     let mid = run::median_index(&samples);
     let pauses: Vec<f64> = samples.iter().map(RunSample::pause_ms).collect();
     let balances: Vec<f64> = samples.iter().map(|s| s.balance).collect();
-    let term_us: Vec<f64> = samples
+    let term_ms: Vec<f64> = samples
         .iter()
-        .map(|s| s.termination_latency_ns as f64 / 1e3)
+        .map(|s| s.termination_latency_ns as f64 / 1e6)
         .collect();
     let report = MarkReport {
         file: args.file.display().to_string(),
@@ -175,57 +251,23 @@ pub fn run(args: MarkArgs) -> CliResult {
         steal: config.steal.to_string(),
         victim: config.victim.to_string(),
         prefetch: config.prefetch > 0,
+        engine: Some(config.clone()),
         pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
+        cpu: CpuStats::of(&samples),
         balance: Balance {
             max_over_mean: median(&balances),
             worst: balances.iter().copied().fold(0.0, f64::max),
         },
-        termination_latency_us: PauseStats::from_ms(&term_us).expect("at least one run"),
+        termination_latency_ms: PauseStats::from_ms(&term_ms).expect("at least one run"),
         workers: run::worker_reports(&all_stats[mid]),
         per_run: samples.clone(),
         verified,
     };
 
+    // A file that cannot be written after all still lets the results print.
+    let mut failures = Deferred::default();
     if let Some(path) = &args.trace_out {
-        let traces: Vec<RunTrace<'_>> = all_stats
-            .iter()
-            .enumerate()
-            .map(|(i, stats)| RunTrace {
-                label: format!(
-                    "run {}: {}, {} worker{}",
-                    i + 1,
-                    config.deque,
-                    config.workers,
-                    if config.workers == 1 { "" } else { "s" }
-                ),
-                stats,
-            })
-            .collect();
-        let other = serde_json::json!({
-            "tool": "stealmark mark",
-            "file": report.file,
-            "deque": report.deque,
-            "policy": report.policy,
-            "steal": report.steal,
-            "victim": report.victim,
-            "prefetch": report.prefetch,
-            "threads": report.threads,
-        });
-        let file = File::create(path).map_err(|e| CliError::io("create", path, e))?;
-        trace_event::write(file, &traces, other).map_err(|e| CliError::io("write", path, e))?;
-        let dropped: u64 = all_stats
-            .iter()
-            .flat_map(|s| &s.workers)
-            .map(|w| w.spans_dropped)
-            .sum();
-        if dropped > 0 {
-            eprintln!(
-                "note: {} spans did not fit the marker's span buffers ({} per worker and run) and are missing from {}",
-                output::count(dropped),
-                output::count(WorkerRecord::MAX_SPANS as u64),
-                path.display()
-            );
-        }
+        failures.keep(write_trace(path, &config, &report, &all_stats));
     }
     if let Some(path) = &args.plot {
         let timeline: Vec<Vec<(u64, u64)>> = all_stats[mid]
@@ -238,31 +280,98 @@ pub fn run(args: MarkArgs) -> CliResult {
                     .collect()
             })
             .collect();
-        let title = format!(
-            "{}: {}, {}, steal {}, {} victims, {} workers",
-            file_name(&args.file),
-            config.deque,
-            config.policy,
-            config.steal,
-            report.victim,
-            config.workers
-        );
-        plot::write_mark_plot(
+        let title = format!("{}: {}", file_name(&args.file), plot_title(&config));
+        failures.keep(plot::write_mark_plot(
             path,
             &MarkPlot {
                 title: &title,
-                deque_length: &timeline,
+                grey_held: &timeline,
                 timeline_pause_ns: all_stats[mid].pause_ns,
                 pauses_ms: &pauses,
             },
-        )?;
+        ));
     }
     print(&args, &report)?;
     if report.verified == Some(false) {
-        return Err(CliError::failed(
+        failures.first(CliError::failed(
             "verifying",
             "the marked set differs from the sequential oracle's; this is a bug in the marker, please report it with the snapshot and the command line",
         ));
+    }
+    failures.finish("mark")
+}
+
+/// What a plot's title says of the configuration: the deque, the policy
+/// with its parameters, the steal amount and the victims, naming each once
+/// ("steal-half deque, on-empty policy, thieves take half from random
+/// victims, 2 workers").
+pub fn plot_title(config: &MarkerConfig) -> String {
+    format!(
+        "{} deque, {}, thieves take {} from {} victims, {}",
+        config.deque,
+        policy_title(config),
+        config.steal,
+        config.victim,
+        output::counted(config.workers as u64, "worker")
+    )
+}
+
+/// The policy and the parameters it uses ("probabilistic policy (µ = 1,
+/// every 16 objects)").
+pub fn policy_title(config: &MarkerConfig) -> String {
+    let every = format!("every {} objects", config.balance_interval);
+    match config.policy {
+        BalancePolicy::OnEmpty => format!("{} policy", config.policy),
+        BalancePolicy::Probabilistic => {
+            format!("{} policy (µ = {}, {every})", config.policy, config.mu)
+        }
+        BalancePolicy::Threshold => format!(
+            "{} policy (factor {}, {every})",
+            config.policy, config.threshold_factor
+        ),
+    }
+}
+
+/// Writes the measured runs' spans and timelines to `path` as trace-event
+/// JSON.
+fn write_trace(
+    path: &Path,
+    config: &MarkerConfig,
+    report: &MarkReport,
+    all_stats: &[MarkStats],
+) -> CliResult {
+    let traces: Vec<RunTrace<'_>> = all_stats
+        .iter()
+        .enumerate()
+        .map(|(i, stats)| RunTrace {
+            label: format!(
+                "run {}: {}, {}",
+                i + 1,
+                config.deque,
+                output::counted(config.workers as u64, "worker")
+            ),
+            stats,
+        })
+        .collect();
+    let other = serde_json::json!({
+        "tool": "stealmark mark",
+        "file": report.file,
+        "engine": config,
+    });
+    let file = File::create(path).map_err(|e| CliError::io("create", path, e))?;
+    trace_event::write(file, &traces, other).map_err(|e| CliError::io("write", path, e))?;
+    let dropped: u64 = all_stats
+        .iter()
+        .flat_map(|s| &s.workers)
+        .map(|w| w.spans_dropped)
+        .sum();
+    if dropped > 0 {
+        eprintln!(
+            "note: {} spans did not fit the marker's span buffers ({} per worker and run) and are missing from {}",
+            output::count(dropped),
+            output::count(WorkerRecord::MAX_SPANS as u64),
+            path.display()
+        );
     }
     Ok(())
 }
@@ -282,7 +391,7 @@ fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> Cli
     let mut worker = WorkerStats::default();
     for i in 0..args.warmup + args.runs {
         let start = Instant::now();
-        let result = mark_sequential(heap, roots);
+        let (result, cpu) = cputime::measure(|| mark_sequential(heap, roots));
         let pause_ns = start.elapsed().as_nanos() as u64;
         marked = (result.objects, result.bytes);
         worker = WorkerStats {
@@ -296,12 +405,16 @@ fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> Cli
         if i >= args.warmup {
             samples.push(RunSample {
                 pause_ns,
+                user_ns: cpu.map(|c| c.user_ns),
+                sys_ns: cpu.map(|c| c.sys_ns),
+                active_ns: pause_ns,
                 balance: 1.0,
                 termination_latency_ns: 0,
                 marked_objects: result.objects,
             });
         }
     }
+    run::warn_if_descheduled([("sequential".to_string(), &samples[..])]);
     let pauses: Vec<f64> = samples.iter().map(RunSample::pause_ms).collect();
     let report = MarkReport {
         file: args.file.display().to_string(),
@@ -317,12 +430,14 @@ fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> Cli
         steal: "none".into(),
         victim: "none".into(),
         prefetch: false,
+        engine: None,
         pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
+        cpu: CpuStats::of(&samples),
         balance: Balance {
             max_over_mean: 1.0,
             worst: 1.0,
         },
-        termination_latency_us: PauseStats::from_ms(&[0.0]).expect("one sample"),
+        termination_latency_ms: PauseStats::from_ms(&[0.0]).expect("one sample"),
         workers: vec![WorkerReport {
             worker: 0,
             stats: worker,
@@ -331,17 +446,19 @@ fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> Cli
         per_run: samples,
         verified: None,
     };
+    let mut failures = Deferred::default();
     if let Some(path) = &args.plot {
         let title = format!("{}: sequential oracle", file_name(&args.file));
         let plot = MarkPlot {
             title: &title,
-            deque_length: &[],
+            grey_held: &[],
             timeline_pause_ns: 0,
             pauses_ms: &pauses,
         };
-        plot::write_mark_plot(path, &plot)?;
+        failures.keep(plot::write_mark_plot(path, &plot));
     }
-    print(args, &report)
+    print(args, &report)?;
+    failures.finish("mark")
 }
 
 fn file_name(path: &Path) -> String {
@@ -373,18 +490,17 @@ fn print_report(r: &MarkReport) -> CliResult {
             output::count(r.marked_objects),
             output::bytes(r.marked_bytes)
         )?;
-    } else {
+    } else if let Some(engine) = &r.engine {
         outln!(
-            "marked {} objects ({}) with {} deques, {} policy, steal {}, {} victims, prefetch {}, {} worker{}",
+            "marked {} objects ({}) with {} deques, {}, thieves take {} from {} victims, prefetch {}, {}",
             output::count(r.marked_objects),
             output::bytes(r.marked_bytes),
             r.deque,
-            r.policy,
+            policy_title(engine),
             r.steal,
             r.victim,
             if r.prefetch { "on" } else { "off" },
-            r.threads,
-            if r.threads == 1 { "" } else { "s" }
+            output::counted(r.threads as u64, "worker")
         )?;
     }
     match r.verified {
@@ -404,6 +520,14 @@ fn print_report(r: &MarkReport) -> CliResult {
         output::ms(p.max),
         output::ms(p.mean)
     )?;
+    if let Some(cpu) = &r.cpu {
+        outln!(
+            "GC CPU time per pause, median over runs (all workers summed): {}; (user+sys)/real {:.2} with {}",
+            cpu.medians().times(p.p50),
+            cpu.cpu_over_real,
+            output::counted(r.threads as u64, "worker")
+        )?;
+    }
     if r.deque == "sequential" {
         return Ok(());
     }
@@ -414,8 +538,8 @@ fn print_report(r: &MarkReport) -> CliResult {
     )?;
     outln!(
         "termination latency (last object scanned to end of pause): p50 {:.1} µs, max {:.1} µs",
-        r.termination_latency_us.p50,
-        r.termination_latency_us.max
+        r.termination_latency_ms.p50 * 1e3,
+        r.termination_latency_ms.max * 1e3
     )?;
     outln!("\nper worker, in the run with the median pause:")?;
     let mut table = Table::new([
@@ -423,6 +547,7 @@ fn print_report(r: &MarkReport) -> CliResult {
         ("marked", Align::Right),
         ("scanned", Align::Right),
         ("slots", Align::Right),
+        ("deque pushes", Align::Right),
         ("steals ok/tried", Align::Right),
         ("stolen", Align::Right),
         ("overflow", Align::Right),
@@ -438,6 +563,7 @@ fn print_report(r: &MarkReport) -> CliResult {
             output::count(s.objects_marked),
             output::count(s.objects_scanned),
             output::count(s.slots_scanned),
+            output::count(s.pushes),
             format!(
                 "{}/{}",
                 output::count(s.steal_successes),
@@ -451,5 +577,13 @@ fn print_report(r: &MarkReport) -> CliResult {
             output::count(s.parks),
         ]);
     }
-    out!("{}", table.render(Format::Table))
+    out!("{}", table.render(Format::Table))?;
+    outln!("{WORKER_NOTES}")
 }
+
+/// What the per-worker columns count, where the names alone mislead.
+const WORKER_NOTES: &str = "\
+deque pushes: grey objects a worker put on its shared deque; most stay on its private stack and \
+are never pushed, so the grey objects it holds (the --plot timeline and the --trace-out counters: \
+private stack + deque + prefetch FIFO) can be far more than its pushes
+stolen: grey objects taken from other workers' deques; overflow: objects moved to the shared overflow storage";

@@ -54,6 +54,63 @@ fn info(
 /// The result of a shape: its info, or a configuration or sink error.
 type ShapeResult<S> = Result<GenInfo, GenError<<S as HeapSink>::Error>>;
 
+/// `n` objects of one header, laid out one after another in the layout the
+/// sink was set up for.
+struct Uniform {
+    start: Pos,
+    size_words: u64,
+    n: u64,
+    arena_words: u64,
+    layout: ArenaLayout,
+}
+
+impl Uniform {
+    /// Chooses the layout (`pref`, else compressed when the heap fits) and
+    /// reserves room in `sink` for `n` objects of `header` followed by
+    /// `garbage` garbage objects, starting at its next position.
+    fn reserve<S: HeapSink>(
+        sink: &mut S,
+        header: ObjectHeader,
+        n: u64,
+        garbage: u64,
+        pref: Option<ArenaLayout>,
+    ) -> Result<Uniform, GenError<S::Error>> {
+        let total = |l| 1 + n * header.size_words(l) + garbage_words(garbage, l);
+        let layout = setup(sink, pref, total)?;
+        let size_words = header.size_words(layout);
+        sink.reserve(n, total(layout));
+        Ok(Uniform {
+            start: sink.next_pos(),
+            size_words,
+            n,
+            arena_words: 1 + n * size_words,
+            layout,
+        })
+    }
+
+    /// The position of object `index`.
+    #[inline]
+    fn nth(&self, index: u64) -> Pos {
+        nth(self.start, self.size_words, index)
+    }
+
+    /// A strong slot to object `index`, or null past the last object.
+    #[inline]
+    fn slot_to(&self, index: u64) -> Slot {
+        if index < self.n {
+            Slot::strong(self.nth(index))
+        } else {
+            Slot::NULL
+        }
+    }
+
+    /// Roots the first object, from which every object is reachable.
+    fn root_first<S: HeapSink>(&self, sink: &mut S) -> ShapeResult<S> {
+        sink.root(self.start)?;
+        Ok(info(self.n, 1, self.arena_words, Some(self.n), self.layout))
+    }
+}
+
 /// Emits an object whose slots come from `slot(i)`, in batches.
 fn emit<S: HeapSink>(
     sink: &mut S,
@@ -84,23 +141,18 @@ pub(super) fn random<S: HeapSink>(
 ) -> ShapeResult<S> {
     let ty = sink.type_name("Node")?;
     let header = ObjectHeader::new(ty, degree, 0);
-    let total = |l| 1 + n * header.size_words(l) + garbage_words(garbage, l);
-    let layout = setup(sink, pref, total)?;
-    let size = header.size_words(layout);
-    let words = 1 + n * size;
-    sink.reserve(n, total(layout));
-    let start = sink.next_pos();
+    let objects = Uniform::reserve(sink, header, n, garbage, pref)?;
     let mut buf = Vec::with_capacity(degree as usize);
     for _ in 0..n {
         emit(sink, header, &mut buf, |_| {
-            Slot::strong(nth(start, size, rng.random_range(0..n)))
+            objects.slot_to(rng.random_range(0..n))
         })?;
     }
     let roots = n.min(8);
     for _ in 0..roots {
-        sink.root(nth(start, size, rng.random_range(0..n)))?;
+        sink.root(objects.nth(rng.random_range(0..n)))?;
     }
-    Ok(info(n, roots, words, None, layout))
+    Ok(info(n, roots, objects.arena_words, None, objects.layout))
 }
 
 pub(super) fn power_law<S: HeapSink>(
@@ -113,23 +165,11 @@ pub(super) fn power_law<S: HeapSink>(
 ) -> ShapeResult<S> {
     let ty = sink.type_name("Node")?;
     let header = ObjectHeader::new(ty, degree, 0);
-    let total = |l| 1 + n * header.size_words(l) + garbage_words(garbage, l);
-    let layout = setup(sink, pref, total)?;
-    let size = header.size_words(layout);
-    let words = 1 + n * size;
-    sink.reserve(n, total(layout));
-    let start = sink.next_pos();
+    let objects = Uniform::reserve(sink, header, n, garbage, pref)?;
     // The backbone (slots 0 and 1) is a breadth-first binary tree, so that
     // every object is reachable from object 0; with degree 1 it is a chain.
     let tree_slots = u64::from(degree.min(2));
-    let backbone = |i: u64, k: u64| {
-        let child = tree_slots * i + 1 + k;
-        if child < n {
-            Slot::strong(nth(start, size, child))
-        } else {
-            Slot::NULL
-        }
-    };
+    let backbone = |i: u64, k: u64| objects.slot_to(tree_slots * i + 1 + k);
     // Every preferential target so far: a uniform pick from it is a pick in
     // proportion to in-degree.
     let mut targets: Vec<u32> =
@@ -164,11 +204,10 @@ pub(super) fn power_law<S: HeapSink>(
                 u64::from(targets[pick])
             };
             targets.push(t as u32);
-            Slot::strong(nth(start, size, t))
+            objects.slot_to(t)
         })?;
     }
-    sink.root(start)?;
-    Ok(info(n, 1, words, Some(n), layout))
+    objects.root_first(sink)
 }
 
 pub(super) fn binary_tree<S: HeapSink>(
@@ -179,24 +218,12 @@ pub(super) fn binary_tree<S: HeapSink>(
 ) -> ShapeResult<S> {
     let ty = sink.type_name("TreeNode")?;
     let header = ObjectHeader::new(ty, 2, 1);
-    let total = |l| 1 + n * header.size_words(l) + garbage_words(garbage, l);
-    let layout = setup(sink, pref, total)?;
-    let size = header.size_words(layout);
-    let words = 1 + n * size;
-    sink.reserve(n, total(layout));
-    let start = sink.next_pos();
-    let child = |c: u64| {
-        if c < n {
-            Slot::strong(nth(start, size, c))
-        } else {
-            Slot::NULL
-        }
-    };
+    let objects = Uniform::reserve(sink, header, n, garbage, pref)?;
     for i in 0..n {
-        sink.object(ty, &[child(2 * i + 1), child(2 * i + 2)], 1)?;
+        let children = [objects.slot_to(2 * i + 1), objects.slot_to(2 * i + 2)];
+        sink.object(ty, &children, 1)?;
     }
-    sink.root(start)?;
-    Ok(info(n, 1, words, Some(n), layout))
+    objects.root_first(sink)
 }
 
 pub(super) fn list<S: HeapSink>(
@@ -207,22 +234,11 @@ pub(super) fn list<S: HeapSink>(
 ) -> ShapeResult<S> {
     let ty = sink.type_name("ListNode")?;
     let header = ObjectHeader::new(ty, 1, 1);
-    let total = |l| 1 + n * header.size_words(l) + garbage_words(garbage, l);
-    let layout = setup(sink, pref, total)?;
-    let size = header.size_words(layout);
-    let words = 1 + n * size;
-    sink.reserve(n, total(layout));
-    let start = sink.next_pos();
+    let objects = Uniform::reserve(sink, header, n, garbage, pref)?;
     for i in 0..n {
-        let next = if i + 1 < n {
-            Slot::strong(nth(start, size, i + 1))
-        } else {
-            Slot::NULL
-        };
-        sink.object(ty, &[next], 1)?;
+        sink.object(ty, &[objects.slot_to(i + 1)], 1)?;
     }
-    sink.root(start)?;
-    Ok(info(n, 1, words, Some(n), layout))
+    objects.root_first(sink)
 }
 
 pub(super) fn wide<S: HeapSink>(
