@@ -391,22 +391,21 @@ pub fn generate<S: HeapSink>(
     }
     let live = (config.objects - garbage.min(config.objects - 1)).max(1);
     let garbage = config.objects - live;
+    let g = shapes::Gen {
+        live,
+        garbage,
+        pref,
+        rng: &mut rng,
+        sink: &mut *sink,
+    };
     let mut info = match config.shape {
-        Shape::Random => shapes::random(live, config.degree, garbage, pref, &mut rng, sink)?,
-        Shape::PowerLaw => shapes::power_law(live, config.degree, garbage, pref, &mut rng, sink)?,
-        Shape::BinaryTree => shapes::binary_tree(live, garbage, pref, sink)?,
-        Shape::List => shapes::list(live, garbage, pref, sink)?,
-        Shape::Wide => shapes::wide(live, garbage, pref, sink)?,
-        Shape::BigArray => shapes::big_array(live, garbage, pref, sink)?,
-        Shape::Dag => shapes::dag(
-            live,
-            config.branch,
-            config.depth,
-            garbage,
-            pref,
-            &mut rng,
-            sink,
-        )?,
+        Shape::Random => shapes::random(g, config.degree)?,
+        Shape::PowerLaw => shapes::power_law(g, config.degree)?,
+        Shape::BinaryTree => shapes::binary_tree(g)?,
+        Shape::List => shapes::list(g)?,
+        Shape::Wide => shapes::wide(g)?,
+        Shape::BigArray => shapes::big_array(g)?,
+        Shape::Dag => shapes::dag(g, config.branch, config.depth)?,
         Shape::Runtime | Shape::Weak | Shape::EphemeronChain => unreachable!("handled above"),
     };
     shapes::garbage(garbage, &mut rng, sink)?;
