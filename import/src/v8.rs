@@ -170,7 +170,7 @@ pub(crate) fn import<R: Read, S: HeapSink + ?Sized>(
     sink: &mut S,
     options: &ImportOptions,
 ) -> Result<ImportSummary, ImportError> {
-    let mut r = JsonReader::new(input);
+    let mut r = JsonReader::with_buffer(input, options.buffer());
     // The header's layout and the type names, once `snapshot` is read.
     let mut header: Option<(Layout, Types)> = None;
     let mut nodes: Option<Nodes> = None;

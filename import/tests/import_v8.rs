@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use import_common::{corrupt, count, have, read, run, tempdir, Counts};
+use import_common::{assert_same_heap, corrupt, count, have, read, run, tempdir, Chunked, Counts};
 use stealmark_heap::{ArenaLayout, HeapBuilder, HeapGraph, ObjectModel, SlotKind};
 use stealmark_import::{self as import, ImportError, ImportOptions, Malformed};
 
@@ -96,6 +96,27 @@ fn node_snapshot_matches_independent_counts() {
         .collect();
     for want in ["Node", "Map", "WeakRef", "(string)", "(closure)"] {
         assert!(names.contains(&want), "no type {want} in {names:?}");
+    }
+}
+
+/// Read through tiny buffers (a few sizes) from a reader that returns
+/// short, uneven chunks, the node snapshot imports to exactly the heap
+/// the default buffer gives: every token crosses a refill somewhere.
+#[test]
+fn node_snapshot_through_tiny_buffers_imports_the_same() {
+    let Some(snap) = snapshot() else {
+        return;
+    };
+    let bytes = read(snap);
+    let mut b = HeapBuilder::new();
+    let summary = import::v8(bytes.as_slice(), &mut b).unwrap();
+    let heap = b.finish().unwrap();
+    for len in [1, 16, 61, 64, 4093] {
+        let options = ImportOptions::default().with_buffer_len(len);
+        let mut b = HeapBuilder::new();
+        let got = import::v8_with(Chunked::new(&bytes), &mut b, &options).unwrap();
+        assert_eq!(got, summary, "buffer of {len} bytes");
+        assert_same_heap(&heap, &b.finish().unwrap());
     }
 }
 
@@ -383,12 +404,14 @@ proptest::proptest! {
         order in proptest::strategy::Strategy::prop_shuffle(proptest::sample::subsequence(vec![0usize, 1, 2, 3, 4], 5)),
         flip: bool,
         compressed: bool,
+        buffer in proptest::option::of(16usize..100),
     ) {
         let json = to_json(&g, &order, flip);
         let mut b = HeapBuilder::new();
         let layout = if compressed { ArenaLayout::Compressed } else { ArenaLayout::Wide };
-        let options = ImportOptions::layout(Some(layout));
-        let summary = import::v8_with(json.as_bytes(), &mut b, &options).unwrap();
+        let mut options = ImportOptions::layout(Some(layout));
+        options.buffer_len = buffer;
+        let summary = import::v8_with(Chunked::new(json.as_bytes()), &mut b, &options).unwrap();
         let heap = b.finish().unwrap();
         let view = heap.view();
         let objs: Vec<_> = view.objects().collect();
