@@ -166,6 +166,7 @@ mod barrier;
 pub mod bench;
 mod collection;
 mod config;
+mod cycle;
 mod driver;
 mod engines;
 mod ephemeron;
@@ -176,6 +177,7 @@ mod pool;
 mod private;
 mod report;
 mod roots;
+mod satb;
 #[cfg(feature = "bench")]
 pub mod sequential;
 mod stats;
@@ -186,6 +188,7 @@ pub use collection::Collection;
 pub use config::{
     BalancePolicy, ConfigError, DequeKind, MarkerConfig, StealAmount, VictimSelection,
 };
+pub use cycle::{CycleError, CycleStats, MarkCycle, MutatorBuffer};
 pub use marker::Marker;
 pub use report::{Marking, Report};
 pub use stats::{

@@ -68,6 +68,9 @@ pub struct WorkerStats {
     /// Time spent marking roots (claiming chunks and marking their
     /// references, not tracing from them).
     pub root_ns: u64,
+    /// Entries of the write barrier's buffers (and root snapshot) shaded
+    /// in a mark cycle's `satb` and `increment` steps.
+    pub satb_entries: u64,
     /// Ephemeron slots this worker found in marked objects.
     pub ephemerons: u64,
     /// Ephemeron entries this worker put in the key index (their key was
@@ -250,6 +253,13 @@ pub enum StepKind {
     /// Judge the remaining slots (J2): phantom and ephemeron slots, and soft
     /// and weak slots found since J1.
     Judge,
+    /// A mark cycle's step of every worker (in the background, or at the
+    /// remark): shade the entries of the write barrier's buffers (and, first,
+    /// the roots snapshotted at the start), and trace.
+    Satb,
+    /// An incremental step of a mark cycle, on the caller's thread alone:
+    /// shade some pending entries and scan up to a budget of objects.
+    Increment,
 }
 
 /// One step of a collection, as it ran.
@@ -313,6 +323,7 @@ impl MarkStats {
             t.live_bytes += s.live_bytes;
             t.roots += s.roots;
             t.root_chunks += s.root_chunks;
+            t.satb_entries += s.satb_entries;
             t.root_ns += s.root_ns;
             t.ephemerons += s.ephemerons;
             t.ephemerons_registered += s.ephemerons_registered;

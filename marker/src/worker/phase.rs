@@ -61,6 +61,12 @@ impl<D: WorkDeque> Slot<D> {
     pub(crate) fn record(&self) -> &WorkerRecord {
         &self.record
     }
+
+    /// Whether grey objects wait in this worker's private stack or deque
+    /// (after an increment, which may stop with some left).
+    pub(crate) fn grey(&self) -> bool {
+        self.private.len() != 0 || !self.owner.is_empty()
+    }
 }
 
 /// The deques, overflow storage and array descriptors of one deque kind.
@@ -124,6 +130,12 @@ impl<D: WorkDeque> Engine<D> {
             slot.owner.reset_stats();
             slot.thief_stats = ThiefStats::default();
         }
+    }
+
+    /// Whether grey objects wait anywhere: in a worker's private stack or
+    /// deque, or in the overflow storage (between the steps of a cycle).
+    pub(crate) fn grey(&mut self) -> bool {
+        self.slots().any(|s| s.grey()) || !self.overflow.is_empty_locked()
     }
 
     /// The workers' slots, between steps.
@@ -212,6 +224,8 @@ pub(crate) struct Phase<'a, D: WorkDeque, H, S> {
     pub(crate) barrier: Barrier,
     /// The first panic raised by a worker, re-raised by the caller.
     pub(crate) panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Objects an `increment` step may scan.
+    pub(crate) budget: usize,
 }
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Phase<'_, D, H, S> {

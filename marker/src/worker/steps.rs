@@ -31,6 +31,11 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 self.mark_roots::<W>();
                 self.close::<W>();
             }
+            StepKind::Satb => {
+                self.mark_roots::<W>();
+                self.close::<W>();
+            }
+            StepKind::Increment => self.increment::<W>(),
             StepKind::Register => self.register_all(),
             StepKind::Resolve => {
                 if W == SHARED {
@@ -86,9 +91,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             });
             let t1 = self.now_ns();
             let st = &mut self.slot.record.stats;
-            st.roots += n;
-            st.root_chunks += 1;
-            st.root_ns += t1.saturating_sub(t0);
+            if phase.step.kind == StepKind::Roots {
+                st.roots += n;
+                st.root_chunks += 1;
+                st.root_ns += t1.saturating_sub(t0);
+            } else {
+                st.satb_entries += n;
+            }
             self.drain::<W>();
         }
     }
