@@ -346,7 +346,9 @@ impl<'m, H: ObjectModel, S: MarkStore<H>> MarkCycle<'m, H, S> {
         let result = loop {
             let t0 = Instant::now();
             let pending = std::mem::take(&mut inner.pending);
-            let r = self.run(inner, &pending, Action::Trace(StepKind::Satb));
+            let r = self
+                .run(inner, &pending, Action::Trace(StepKind::Satb))
+                .and_then(|_| self.run(inner, NO_REFS, Action::Trace(StepKind::Preclean)));
             inner.pending = pending;
             inner.pending.clear();
             inner.stats.background_steps += 1;
@@ -371,7 +373,10 @@ impl<'m, H: ObjectModel, S: MarkStore<H>> MarkCycle<'m, H, S> {
     }
 
     /// Runs one part of the cycle over `entries`; re-raises nothing (the
-    /// background returns the panic to `concurrently`).
+    /// background returns the panic to `concurrently`). Soft slots are
+    /// recorded, not traced, and counted for a policy to ask (`KeepEvery`
+    /// stands for whichever the remark gets; no step of these parts asks
+    /// it).
     fn run(
         &self,
         inner: &mut Inner<'m>,
@@ -381,7 +386,7 @@ impl<'m, H: ObjectModel, S: MarkStore<H>> MarkCycle<'m, H, S> {
         let part = Part {
             roots: &Erased(entries),
             finalizable: &Erased(NO_REFS),
-            soft: SoftRefs::ClearAll,
+            soft: SoftRefs::Ask(&KeepEvery),
             action,
             start: inner.start,
         };

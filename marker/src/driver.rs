@@ -272,7 +272,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             kind,
             // `register` and `judge` mark nothing: nothing to check.
             watch: match kind {
-                StepKind::Register | StepKind::Judge => Watch::Off,
+                StepKind::Register | StepKind::Judge | StepKind::Preclean => Watch::Off,
                 _ => self.watch,
             },
             soft_strong: matches!(self.soft, SoftRefs::KeepAll) && !self.finalized,
@@ -287,7 +287,11 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         let claims = match kind {
             StepKind::Roots | StepKind::Satb | StepKind::Increment => Some(Claims::new(self.roots)),
             StepKind::Finalize => Some(Claims::new(self.finalizable)),
-            StepKind::Register | StepKind::Resolve | StepKind::Soft | StepKind::Judge => None,
+            StepKind::Register
+            | StepKind::Resolve
+            | StepKind::Soft
+            | StepKind::Judge
+            | StepKind::Preclean => None,
         };
         self.term.reset(self.config.workers);
         let t0 = Instant::now();

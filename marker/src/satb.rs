@@ -27,6 +27,8 @@ use stealmark_model::ObjRef;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
+#[cfg(all(test, not(loom)))]
+mod tests;
 
 /// Entries per barrier buffer (G1's default SATB buffer size, 1K).
 pub const BUFFER_CAPACITY: usize = 1024;

@@ -149,7 +149,8 @@ pub struct WorkerRecord {
     /// Spans not recorded because the buffer was full.
     pub spans_dropped: u64,
     /// Every soft, weak, phantom and ephemeron slot this worker found in a
-    /// marked object, in the order found (not serialised: they are heap
+    /// marked object, in the order found (a mark cycle moves those with
+    /// marked referents to the front; not serialised: they are heap
     /// addresses, meaningless outside the process).
     #[serde(skip)]
     pub weak_refs: Vec<WeakRef>,
@@ -260,6 +261,12 @@ pub enum StepKind {
     /// An incremental step of a mark cycle, on the caller's thread alone:
     /// shade some pending entries and scan up to a budget of objects.
     Increment,
+    /// A mark cycle's step between background marking steps (increments do
+    /// the same with what is left of their budget): set aside the
+    /// non-strong slots found so far whose referents (ephemerons: keys) are
+    /// marked, which no judging can clear, so that the remark judges only
+    /// the others (nothing is marked).
+    Preclean,
 }
 
 /// One step of a collection, as it ran.

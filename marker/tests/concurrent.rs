@@ -293,3 +293,68 @@ fn entries_of_full_and_partial_buffers_are_marked() {
     assert_eq!(stats.buffers as usize, entries.div_ceil(1024));
     check("cut edges", &marks, &start, &start, &[]);
 }
+
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v
+}
+
+/// Without mutation, a cycle over random graphs with every slot kind
+/// equals the oracle in everything the contract reports, under every soft
+/// policy, incremental (small budgets) and concurrent (with `preclean`
+/// steps setting slots aside): the remark runs the collection's steps.
+#[test]
+fn cycles_over_every_slot_kind_equal_the_oracle() {
+    for seed in 0..24u64 {
+        let (graph, roots, fin) = common::random_graph(seed, 300);
+        for soft_refs in common::policies() {
+            let input = OracleInput {
+                roots: &roots,
+                finalizable: &fin,
+                soft_refs,
+            };
+            let want = oracle(&graph, &input);
+            let incremental = seed % 2 == 0;
+            let workers = 1 + seed as usize % 3;
+            let marks = MarkBitmap::new(graph.0.len());
+            let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
+            let cycle = marker.start(&graph, &marks, &roots[..]);
+            if incremental {
+                while !cycle.step(7) {}
+            } else {
+                cycle.concurrently(|| {
+                    while !cycle.is_quiet() {
+                        std::thread::yield_now();
+                    }
+                });
+            }
+            let c = Collection::new(&roots[..])
+                .finalizable(&fin[..])
+                .soft_refs(soft_refs);
+            let (report, _) = cycle.finish(&c).unwrap();
+            let what = format!("seed {seed}, {soft_refs:?}, incremental {incremental}");
+            assert_eq!(marks.first_difference(&want.marked), None, "{what}");
+            assert_eq!(
+                sorted(report.cleared().copied().collect()),
+                want.cleared,
+                "{what}"
+            );
+            assert_eq!(
+                sorted(report.to_finalize().collect()),
+                want.to_finalize,
+                "{what}"
+            );
+            assert_eq!(
+                sorted(report.weak_refs().copied().collect()),
+                sorted(want.weak_refs.clone()),
+                "{what}"
+            );
+            assert_eq!(
+                report.ephemerons().values_traced,
+                want.ephemeron_values_traced,
+                "{what}"
+            );
+            assert_eq!(report.live_objects(), want.objects, "{what}");
+        }
+    }
+}

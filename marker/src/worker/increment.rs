@@ -38,6 +38,11 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 break;
             }
         }
+        // Out of work with budget left: set aside non-strong slots for the
+        // remark (a preclean, bounded by what is left of the budget).
+        if budget > 0 {
+            self.preclean(budget);
+        }
         // Out of budget: the delayed edges are marked (their targets join
         // the private stack) and the prefetched objects go back to it.
         self.flush_edges::<W>();

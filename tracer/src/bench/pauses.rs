@@ -61,6 +61,9 @@ struct Round {
     /// Operations per second per thread over the round, pauses included.
     rate: f64,
     marked: u64,
+    /// The engine's own part of the pauses: the start's and the remark's
+    /// (the whole collection's, stop-the-world), ms.
+    engine_ms: (f64, f64),
     allocated: u64,
 }
 
@@ -94,6 +97,11 @@ pub struct ModeResult {
     pub marking_slowdown: f64,
     /// Objects marked (allocated black included), median.
     pub marked_objects: u64,
+    /// The engine's part of the start pause and of the remark (the whole
+    /// collection, stop-the-world), medians, ms: the rest of a pause is the
+    /// mutator's stopping and restarting.
+    pub start_ms: f64,
+    pub remark_ms: f64,
     /// Objects allocated during a round, median.
     pub allocated_objects: u64,
     /// The worst MMU over the rounds, per window.
@@ -247,9 +255,12 @@ fn round(
     let resume = |r: &[Ran]| r.iter().map(|r| r.start).max().expect("a mutator");
     let mut pauses: Vec<(Instant, Instant)> = Vec::new();
     let marks = &*marks;
+    let mut engine_ms = (0.0, 0.0);
     let (marking, after) = match mode {
         Mode::Stw => {
+            let t = Instant::now();
             marker.collect_with(heap, marks, &Collection::new(roots));
+            engine_ms.1 = t.elapsed().as_secs_f64() * 1e3;
             let after = plain(&mut ms, heap, s, s.lead);
             pauses.push((stop(&before), resume(&after)));
             (Vec::new(), after)
@@ -302,9 +313,13 @@ fn round(
                 })
             };
             pauses.push((stop(&before), resume(&marking)));
-            cycle
+            let (_, stats) = cycle
                 .finish(&Collection::new(roots))
                 .expect("every mutator buffer is dropped before the remark");
+            engine_ms = (
+                stats.start_pause_ns as f64 * 1e-6,
+                stats.remark_ns as f64 * 1e-6,
+            );
             let after = plain(&mut ms, heap, s, s.lead);
             pauses.push((stop(&marking), resume(&after)));
             (marking, after)
@@ -354,6 +369,7 @@ fn round(
         marking_rate: rate(&[&marking]),
         rate: writes as f64 / len_s / s.mutators as f64,
         marked: marks.count(),
+        engine_ms,
         allocated: ms.iter().map(|m| m.allocs).sum(),
         pauses,
     }
@@ -432,6 +448,8 @@ pub fn measure(
                     }
                 }),
                 marked_objects: med(&|r| r.marked as f64) as u64,
+                start_ms: med(&|r| r.engine_ms.0),
+                remark_ms: med(&|r| r.engine_ms.1),
                 allocated_objects: med(&|r| r.allocated as f64) as u64,
                 mmu: mmu::worst(
                     &rs.iter()
