@@ -194,7 +194,9 @@ impl<'m, H: ObjectModel, S: MarkStore<H>> MarkCycle<'m, H, S> {
 
     /// An incremental step on the calling thread: shades up to `budget`
     /// waiting entries (roots, then barrier entries handed off), then scans
-    /// up to `budget` objects. Returns `true` when no marking work is left
+    /// up to `budget` objects, then precleans up to what is left of the
+    /// budget (sets aside non-strong slots whose referents are marked, so
+    /// that the remark judges fewer). Returns `true` when no work is left
     /// for now (barrier buffers still held by threads may add more; the
     /// remark takes those). While [`MarkCycle::concurrently`] runs, the
     /// background workers mark and this returns `false` at once.

@@ -330,7 +330,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         });
         match panic {
             Some(payload) => Err(payload),
-            None => Ok(kind == StepKind::Increment && self.engine.grey()),
+            None => Ok(kind == StepKind::Increment && self.engine.increment_left()),
         }
     }
 }

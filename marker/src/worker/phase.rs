@@ -132,10 +132,14 @@ impl<D: WorkDeque> Engine<D> {
         }
     }
 
-    /// Whether grey objects wait anywhere: in a worker's private stack or
-    /// deque, or in the overflow storage (between the steps of a cycle).
-    pub(crate) fn grey(&mut self) -> bool {
-        self.slots().any(|s| s.grey()) || !self.overflow.is_empty_locked()
+    /// Whether an increment left work: grey objects anywhere (a worker's
+    /// private stack or deque, the overflow storage), or non-strong slots
+    /// that worker 0 (the increments' worker) has not precleaned.
+    pub(crate) fn increment_left(&mut self) -> bool {
+        let slot0 = self.slots[0].get_mut();
+        slot0.contract.looked < slot0.record.weak_refs.len()
+            || self.slots().any(|s| s.grey())
+            || !self.overflow.is_empty_locked()
     }
 
     /// The workers' slots, between steps.
