@@ -50,9 +50,16 @@ impl WorkDeque for Abp {
     /// Creates a deque of exactly `capacity` slots (at least 1, at most
     /// [`MAX_CAPACITY`]).
     fn with_capacity(capacity: usize) -> (AbpOwner, AbpThief) {
+        Abp::with_capacity_near_wrap(capacity, 0)
+    }
+
+    /// Starts the tag `before_wrap` resets before it wraps; ABP's indices
+    /// reset to 0 whenever the deque empties and never wrap.
+    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (AbpOwner, AbpThief) {
         let capacity = capacity.clamp(1, MAX_CAPACITY);
+        let tag = 0u32.wrapping_sub(before_wrap as u32);
         let inner = Arc::new(Inner {
-            age: CachePadded::new(AtomicU64::new(Age::new(0, 0).0)),
+            age: CachePadded::new(AtomicU64::new(Age::new(tag, 0).0)),
             bottom: CachePadded::new(AtomicUsize::new(0)),
             slots: (0..capacity).map(|_| AtomicUsize::new(0)).collect(),
         });
@@ -135,11 +142,18 @@ impl AbpOwner {
         if b == self.inner.slots.len() {
             return Err(item);
         }
-        // Relaxed: published by the release store of `bottom` below.
+        // Relaxed: published by the release fence below.
         self.inner.slot(b).store(item, Ordering::Relaxed);
-        // Release: pairs with the acquire load of `bottom` in `steal`, so a
-        // thief that sees the new bottom sees the slot.
-        self.inner.bottom.store(b + 1, Ordering::Release);
+        // Release fence: pairs with the acquire load of `bottom` in `steal`,
+        // so a thief that sees the new bottom sees the slot. A fence rather
+        // than a release store, as in Lê et al.'s Chase-Lev: it also publishes
+        // the slots to a thief whose acquire load reads a later relaxed store
+        // of `bottom` (a pop's decrement or restore), which a release store
+        // would not, as a release sequence no longer includes its thread's
+        // later stores (C++20).
+        fence(Ordering::Release);
+        // Relaxed: published by the fence above.
+        self.inner.bottom.store(b + 1, Ordering::Relaxed);
         self.bottom = b + 1;
         Ok(())
     }
@@ -196,10 +210,18 @@ impl crate::Owner for AbpOwner {
                 .compare_exchange(old.0, new.0, Ordering::SeqCst, Ordering::Acquire)
                 .is_ok()
             {
+                hit!(AbpLastItemWon);
+                if old.tag() == u32::MAX {
+                    hit!(AbpTagWrapped);
+                }
                 self.stats.cas_succeeded += 1;
                 self.stats.pops += 1;
                 return Some(item);
             }
+            hit!(AbpLastItemLost);
+        }
+        if old.tag() == u32::MAX {
+            hit!(AbpTagWrapped);
         }
         // A thief took the last item. Release: pairs with the acquire load of
         // `age` in `steal`; no thief can CAS `old` any more (the tag moved).
@@ -249,6 +271,7 @@ impl crate::Thief for AbpThief {
                 Steal::Success(item)
             }
             Err(_) => {
+                hit!(AbpStealAborted);
                 stats.steal_aborts += 1;
                 Steal::Abort
             }

@@ -18,29 +18,113 @@ use crate::sync::{AtomicPtr, AtomicUsize, Ordering};
 pub struct Buffer {
     mask: usize,
     slots: Box<[AtomicUsize]>,
+    /// Under loom, what happened to this array (see [`LoomLife`]).
+    #[cfg(loom)]
+    life: LoomLife,
+}
+
+/// Under `--cfg loom`, an array is never deallocated: [`Buffer::free`]
+/// poisons it instead. Every slot access is a shared access to the `alive`
+/// cell and the free is an exclusive one, so loom's causality check reports
+/// any access that the free does not happen after (or that does not happen
+/// after the free), in whatever order the schedule ran them: a thief that
+/// reads an array its reclamation (epoch or quiescent) may already have
+/// freed fails the model even when this execution ran the read first. The
+/// flags are `std` atomics: they record the order of the simulated steps
+/// for the counters without adding interleavings.
+#[cfg(loom)]
+struct LoomLife {
+    /// Shared access for each slot access, exclusive for the free.
+    alive: loom::cell::UnsafeCell<()>,
+    /// The owner replaced this array (`SharedBuffer::replace`).
+    retired: std::sync::atomic::AtomicBool,
+    /// A thief read a slot after the array was retired.
+    read_after_retire: std::sync::atomic::AtomicBool,
+    /// The reclamation freed it.
+    freed: std::sync::atomic::AtomicBool,
 }
 
 impl Buffer {
-    /// Allocates a zeroed array of `capacity` slots (a power of two) on the
-    /// heap and leaks it as a raw pointer; [`Buffer::free`] takes it back.
+    /// Allocates a zeroed array of `capacity` slots on the heap and leaks it
+    /// as a raw pointer; [`Buffer::free`] takes it back.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is not a power of two (zero included). This is a real
+    /// assertion, not a debug one: `slot` indexes without a bounds check
+    /// through `mask = capacity - 1`, so a zero capacity (an overflowed
+    /// `next_power_of_two` in a release build) would index an empty slice.
     pub(crate) fn alloc(capacity: usize) -> *mut Buffer {
-        debug_assert!(capacity.is_power_of_two());
+        assert!(
+            capacity.is_power_of_two(),
+            "deque array capacity {capacity} is not a power of two"
+        );
         let slots = (0..capacity).map(|_| AtomicUsize::new(0)).collect();
         Box::into_raw(Box::new(Buffer {
             mask: capacity - 1,
             slots,
+            #[cfg(loom)]
+            life: LoomLife {
+                alive: loom::cell::UnsafeCell::new(()),
+                retired: Default::default(),
+                read_after_retire: Default::default(),
+                freed: Default::default(),
+            },
         }))
     }
 
-    /// Frees an array made by [`Buffer::alloc`].
+    /// Frees an array made by [`Buffer::alloc`] (under loom: poisons it and
+    /// leaks it, see [`LoomLife`]).
     ///
     /// # Safety
     /// `ptr` came from [`Buffer::alloc`], is freed once, and no thread reads
     /// it any more.
     pub(crate) unsafe fn free(ptr: *mut Buffer) {
+        #[cfg(loom)]
+        {
+            // SAFETY: under loom arrays are never deallocated, so `ptr` is
+            // still a valid `Buffer`.
+            let life = unsafe { &(*ptr).life };
+            // Relaxed (std atomics): bookkeeping of the simulated schedule.
+            if life
+                .read_after_retire
+                .load(std::sync::atomic::Ordering::Relaxed)
+            {
+                crate::coverage::hit(crate::coverage::Branch::FreedArrayAThiefReadAfterRetire);
+            }
+            crate::coverage::hit(crate::coverage::Branch::ArrayFreed);
+            // The free: every access must happen before it.
+            life.alive.with_mut(|_| ());
+            life.freed.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        #[cfg(not(loom))]
         // SAFETY: the caller guarantees that `ptr` is a live, unshared
         // allocation from `Buffer::alloc`, which used `Box::into_raw`.
         drop(unsafe { Box::from_raw(ptr) });
+    }
+
+    /// Under loom: panics if this array was freed, and records a read of a
+    /// retired array by a thief.
+    #[cfg(loom)]
+    #[inline]
+    fn check_alive(&self, thief: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        assert!(
+            !self.life.freed.load(Relaxed),
+            "a deque array was accessed after it was freed"
+        );
+        // A slot access: it must happen before the free.
+        self.life.alive.with(|_| ());
+        if thief && self.life.retired.load(Relaxed) {
+            self.life.read_after_retire.store(true, Relaxed);
+            crate::coverage::hit(crate::coverage::Branch::ThiefReadRetiredArray);
+        }
+    }
+
+    /// Under loom: whether the owner has replaced this array.
+    #[cfg(loom)]
+    pub(crate) fn is_retired(&self) -> bool {
+        self.life.retired.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The number of slots.
@@ -62,6 +146,17 @@ impl Buffer {
     /// owner released after writing the slot).
     #[inline]
     pub(crate) fn read(&self, index: isize) -> usize {
+        #[cfg(loom)]
+        self.check_alive(false);
+        self.slot(index).load(Ordering::Relaxed)
+    }
+
+    /// [`Buffer::read`] by a thief, which may hold a retired array (under
+    /// loom the read is recorded; otherwise the same as `read`).
+    #[inline]
+    pub(crate) fn thief_read(&self, index: isize) -> usize {
+        #[cfg(loom)]
+        self.check_alive(true);
         self.slot(index).load(Ordering::Relaxed)
     }
 
@@ -71,6 +166,8 @@ impl Buffer {
     /// bottom index (or on the array pointer, when copying into a new array).
     #[inline]
     pub(crate) fn write(&self, index: isize, item: usize) {
+        #[cfg(loom)]
+        self.check_alive(false);
         self.slot(index).store(item, Ordering::Relaxed)
     }
 
@@ -103,6 +200,24 @@ pub trait Reclaim: 'static + Send + Sync {
     #[doc(hidden)]
     fn retire(old: *mut Buffer, retired: &parking_lot::Mutex<Vec<RetiredBuffer>>);
 }
+
+/// A retired array on its way to crossbeam-epoch's deferred free.
+#[cfg(not(miri))]
+struct Retired(*mut Buffer);
+
+#[cfg(not(miri))]
+impl Retired {
+    /// The pointer. A method, so that a closure that calls it captures the
+    /// whole `Retired` (which is `Send`) rather than its raw-pointer field.
+    fn into_inner(self) -> *mut Buffer {
+        self.0
+    }
+}
+
+// SAFETY: a retired array is unreachable from the deque; the deferred
+// function that receives it is its only user, and its slots are atomics.
+#[cfg(not(miri))]
+unsafe impl Send for Retired {}
 
 /// Retired arrays are freed by crossbeam-epoch once every thread that was
 /// pinned when they were retired has unpinned. Each steal pins.
@@ -160,11 +275,12 @@ impl Reclaim for Epoch {
         {
             let _ = retired;
             let guard = epoch::pin();
-            // SAFETY: `old` came from `Buffer::alloc` (a `Box`), is
-            // unreachable from the deque now, and is retired exactly once;
-            // every thief that might still read it is pinned, so epoch frees
-            // it only after they have all unpinned.
-            unsafe { guard.defer_destroy(epoch::Shared::from(old as *const Buffer)) };
+            let old = Retired(old);
+            // SAFETY: `old` came from `Buffer::alloc`, is unreachable from
+            // the deque now, and is retired exactly once; every thief that
+            // might still read it is pinned, so epoch runs this only after
+            // they have all unpinned, and then nobody reads it.
+            unsafe { guard.defer_unchecked(move || Buffer::free(old.into_inner())) };
         }
     }
 }
@@ -236,6 +352,13 @@ impl<R: Reclaim> SharedBuffer<R> {
         // Release: pairs with the acquire load in `thief_load`; a thief that
         // sees the new array also sees the copied slots.
         self.ptr.store(new, Ordering::Release);
+        #[cfg(loom)]
+        {
+            // SAFETY: see `owner_load`; under loom nothing is deallocated.
+            let life = unsafe { &(*old).life };
+            life.retired
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         R::retire(old, &self.retired);
         // SAFETY: `new` is the current array; see `owner_load`.
         unsafe { &*new }

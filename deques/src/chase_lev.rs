@@ -37,7 +37,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::buffer::SharedBuffer;
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
-use crate::handle::{arc_handles, owner_methods};
+use crate::handle::{arc_handles, array_methods, owner_methods};
 use crate::sync::{fence, AtomicIsize, Ordering};
 use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
@@ -61,8 +61,15 @@ impl WorkDeque for ChaseLev {
     type Thief = ChaseLevThief<Epoch>;
     const KIND: DequeKind = DequeKind::ChaseLev;
 
+    /// # Panics
+    ///
+    /// If `capacity` rounded up to a power of two overflows `usize`.
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity)
+        new(capacity, 0)
+    }
+
+    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (Self::Owner, Self::Thief) {
+        new(capacity, isize::MIN.wrapping_sub_unsigned(before_wrap))
     }
 }
 
@@ -71,16 +78,31 @@ impl WorkDeque for ChaseLevQuiescent {
     type Thief = ChaseLevThief<Quiescent>;
     const KIND: DequeKind = DequeKind::ChaseLevQuiescent;
 
+    /// # Panics
+    ///
+    /// If `capacity` rounded up to a power of two overflows `usize`.
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity)
+        new(capacity, 0)
+    }
+
+    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (Self::Owner, Self::Thief) {
+        new(capacity, isize::MIN.wrapping_sub_unsigned(before_wrap))
     }
 }
 
-fn new<R: Reclaim>(capacity: usize) -> (ChaseLevOwner<R>, ChaseLevThief<R>) {
-    let min_capacity = capacity.max(2).next_power_of_two();
+/// A deque whose indices start at `start` (0, or a few pushes before
+/// `bottom` wraps from `isize::MAX` to `isize::MIN`: see
+/// `WorkDeque::with_capacity_near_wrap`).
+fn new<R: Reclaim>(capacity: usize, start: isize) -> (ChaseLevOwner<R>, ChaseLevThief<R>) {
+    // `next_power_of_two` wraps to 0 in a release build when it overflows,
+    // and a zero-slot array must never be made.
+    let min_capacity = capacity
+        .max(2)
+        .checked_next_power_of_two()
+        .unwrap_or_else(|| panic!("Chase-Lev deque capacity {capacity} overflows usize"));
     let inner = Arc::new(Inner {
-        top: CachePadded::new(AtomicIsize::new(0)),
-        bottom: CachePadded::new(AtomicIsize::new(0)),
+        top: CachePadded::new(AtomicIsize::new(start)),
+        bottom: CachePadded::new(AtomicIsize::new(start)),
         buffer: CachePadded::new(SharedBuffer::new(min_capacity)),
     });
     let owner = ChaseLevOwner {
@@ -116,19 +138,8 @@ pub struct ChaseLevThief<R: Reclaim> {
 arc_handles!(ChaseLevOwner, ChaseLevThief<R: Reclaim>, inner, [capacity]);
 
 impl<R: Reclaim> ChaseLevOwner<R> {
-    /// The current capacity of the circular array.
-    pub fn capacity(&self) -> usize {
-        self.inner.buffer.owner_load().capacity()
-    }
+    array_methods!();
 
-    /// The number of retired arrays not freed yet (always zero with
-    /// epoch-based reclamation, except under Miri).
-    pub fn retired(&self) -> usize {
-        self.inner.buffer.retired_len()
-    }
-}
-
-impl<R: Reclaim> ChaseLevOwner<R> {
     /// Halves the array of `capacity` slots if only `len` items, at logical
     /// indices `[from, to)`, remain and it is above the initial capacity.
     #[inline]
@@ -166,9 +177,18 @@ impl<R: Reclaim> ChaseLevOwner<R> {
         let t = inner.top.load(Ordering::Acquire);
         let mut buf = inner.buffer.owner_load();
         if b.wrapping_sub(t) as usize >= buf.capacity() {
-            buf = inner.buffer.replace(buf.capacity() * 2, t, b);
+            // The length is below `isize::MAX`, so this never overflows; a
+            // real assertion all the same (see `Buffer::alloc`).
+            let doubled = buf
+                .capacity()
+                .checked_mul(2)
+                .expect("Chase-Lev deque capacity overflow");
+            buf = inner.buffer.replace(doubled, t, b);
         }
         buf.write(b, item);
+        if b == isize::MAX {
+            hit!(ClIndexWrapped);
+        }
         // Release: pairs with the acquire load of `bottom` in `steal`; a thief
         // that sees the new bottom sees the slot (and the array holding it).
         fence(Ordering::Release);
@@ -224,9 +244,11 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
             // thief's), so restoring `bottom == top` exposes no item.
             inner.bottom.store(b.wrapping_add(1), Ordering::Relaxed);
             if !won {
+                hit!(ClLastItemLost);
                 self.shrink_emptied(buf.capacity(), b.wrapping_add(1));
                 return None;
             }
+            hit!(ClLastItemWon);
             self.stats.cas_succeeded += 1;
             // Now empty at `top == bottom == b + 1`.
             self.maybe_shrink(buf.capacity(), 0, b.wrapping_add(1), b.wrapping_add(1));
@@ -244,15 +266,7 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
         b.wrapping_sub(t).max(0) as usize
     }
 
-    owner_methods!(thief: ChaseLevThief { inner });
-
-    /// Frees the arrays retired by resizes so far (see
-    /// [`Owner::quiesce`](crate::Owner::quiesce)).
-    unsafe fn quiesce(&mut self) {
-        // SAFETY: the caller guarantees that no thief is inside a steal from
-        // this deque, so no thread holds a retired array.
-        unsafe { self.inner.buffer.free_retired() }
-    }
+    owner_methods!(thief: ChaseLevThief { inner }, quiesce);
 }
 
 impl<R: Reclaim> ChaseLevThief<R> {
@@ -273,7 +287,7 @@ impl<R: Reclaim> ChaseLevThief<R> {
             return Steal::Empty;
         }
         let buf = inner.buffer.thief_load(&guard);
-        let item = buf.read(t);
+        let item = buf.thief_read(t);
         stats.cas_attempted += 1;
         // SeqCst: totally ordered with the other CASes on `top` (owner's last
         // item race, other thieves). Relaxed on failure: we discard `item`.
@@ -282,12 +296,17 @@ impl<R: Reclaim> ChaseLevThief<R> {
             .compare_exchange(t, t.wrapping_add(1), Ordering::SeqCst, Ordering::Relaxed)
         {
             Ok(_) => {
+                #[cfg(loom)]
+                if buf.is_retired() {
+                    hit!(ClStealFromRetiredArray);
+                }
                 stats.cas_succeeded += 1;
                 stats.steal_successes += 1;
                 stats.items_stolen += 1;
                 Steal::Success(item)
             }
             Err(_) => {
+                hit!(ClStealAborted);
                 stats.steal_aborts += 1;
                 Steal::Abort
             }

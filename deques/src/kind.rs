@@ -36,6 +36,7 @@ use strum::{Display, EnumString, IntoStaticStr, VariantArray, VariantNames};
 
 use crate::abp::Abp;
 use crate::chase_lev::{ChaseLev, ChaseLevQuiescent};
+use crate::idempotent::Idempotent;
 use crate::locked::Locked;
 use crate::peer::Crossbeam;
 use crate::steal_half::{StealHalf, StealHalfQuiescent};
@@ -55,7 +56,7 @@ use crate::WorkDeque;
 /// use strum::VariantNames;
 ///
 /// assert_eq!(DequeKind::ChaseLevQuiescent.to_string(), "chase-lev-q");
-/// assert_eq!(DequeKind::VARIANTS.len(), 7);
+/// assert_eq!(DequeKind::VARIANTS.len(), 8);
 /// let e = "stealhalf".parse::<DequeKind>().unwrap_err();
 /// assert!(e.to_string().contains("steal-half, chase-lev"));
 /// ```
@@ -88,6 +89,10 @@ pub enum DequeKind {
     /// reclamation.
     #[strum(serialize = "chase-lev-q")]
     ChaseLevQuiescent,
+    /// `idempotent`: [`Idempotent`], a steal-half deque whose owner uses no
+    /// fence and no CAS, and whose items come out **at least once**: an
+    /// item may be returned twice (see [`DequeKind::exactly_once`]).
+    Idempotent,
 }
 
 impl DequeKind {
@@ -102,7 +107,16 @@ impl DequeKind {
         DequeKind::Abp,
         DequeKind::Locked,
         DequeKind::Crossbeam,
+        DequeKind::Idempotent,
     ];
+
+    /// Whether every pushed item comes out exactly once. False only for
+    /// [`DequeKind::Idempotent`], whose items come out at least once (an
+    /// item may be returned to the owner and to a thief, or to two
+    /// thieves): a user of that kind must tolerate taking an item twice.
+    pub const fn exactly_once(self) -> bool {
+        !matches!(self, DequeKind::Idempotent)
+    }
 
     /// Runs `visitor` with this kind's [`WorkDeque`] type: the one place
     /// where a kind chosen at run time becomes a type.
@@ -115,6 +129,7 @@ impl DequeKind {
             DequeKind::Crossbeam => visitor.visit::<Crossbeam>(),
             DequeKind::StealHalfQuiescent => visitor.visit::<StealHalfQuiescent>(),
             DequeKind::ChaseLevQuiescent => visitor.visit::<ChaseLevQuiescent>(),
+            DequeKind::Idempotent => visitor.visit::<Idempotent>(),
         }
     }
 }
@@ -189,9 +204,17 @@ mod tests {
                 "locked",
                 "crossbeam",
                 "steal-half-q",
-                "chase-lev-q"
+                "chase-lev-q",
+                "idempotent"
             ]
         );
+    }
+
+    #[test]
+    fn only_the_idempotent_kind_may_return_an_item_twice() {
+        for &kind in <DequeKind as VariantArray>::VARIANTS {
+            assert_eq!(kind.exactly_once(), kind != DequeKind::Idempotent, "{kind}");
+        }
     }
 
     #[test]

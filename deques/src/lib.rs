@@ -19,6 +19,10 @@
 //!   orderings of Lê et al. (PPoPP 2013);
 //! - [`steal_half`]: the Hendler-Shavit extended deque, whose thieves take
 //!   half of the victim's items with one CAS;
+//! - [`idempotent`]: a steal-half deque whose owner pushes and pops without
+//!   any fence or CAS, at the price of returning an item **at least once**
+//!   (possibly twice) instead of exactly once; for idempotent work such as
+//!   marking;
 //! - [`locked`]: a `parking_lot::Mutex<VecDeque>` baseline;
 //! - [`peer`]: crossbeam-deque behind the same traits, the baseline we
 //!   compare against.
@@ -43,7 +47,7 @@
 //! and owner handles are `Send` ([`Owner`] requires it):
 //!
 //! ```
-//! use stealmark_deques::{abp, chase_lev, locked, peer, steal_half};
+//! use stealmark_deques::{abp, chase_lev, idempotent, locked, peer, steal_half};
 //! fn thief<T: Clone + Send + Sync>() {}
 //! fn owner<T: Send>() {}
 //! thief::<abp::AbpThief>();
@@ -51,11 +55,13 @@
 //! thief::<chase_lev::ChaseLevThief<chase_lev::Quiescent>>();
 //! thief::<steal_half::StealHalfThief<steal_half::Epoch>>();
 //! thief::<steal_half::StealHalfThief<steal_half::Quiescent>>();
+//! thief::<idempotent::IdempotentThief<idempotent::Epoch>>();
 //! thief::<locked::LockedThief>();
 //! thief::<peer::CrossbeamThief>();
 //! owner::<abp::AbpOwner>();
 //! owner::<chase_lev::ChaseLevOwner<chase_lev::Epoch>>();
 //! owner::<steal_half::StealHalfOwner<steal_half::Quiescent>>();
+//! owner::<idempotent::IdempotentOwner<idempotent::Epoch>>();
 //! owner::<locked::LockedOwner>();
 //! owner::<peer::CrossbeamOwner>();
 //! ```
@@ -94,6 +100,12 @@
 //! ```
 //!
 //! ```compile_fail,E0277
+//! use stealmark_deques::idempotent::{Epoch, IdempotentOwner};
+//! fn sync<T: Sync>() {}
+//! sync::<IdempotentOwner<Epoch>>();
+//! ```
+//!
+//! ```compile_fail,E0277
 //! fn sync<T: Sync>() {}
 //! sync::<stealmark_deques::locked::LockedOwner>();
 //! ```
@@ -106,25 +118,50 @@
 //! # How it is checked
 //!
 //! ```text
-//! cargo test -p stealmark-deques                # model, stress, unit and doc tests
-//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-//!     CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
+//! cargo test -p stealmark-deques                # model, stress, limits, unit, doc tests
+//! LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom --cfg crossbeam_loom" \
+//!     CARGO_TARGET_DIR=target/loom CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
 //!     cargo test -p stealmark-deques --release --test loom
 //! cargo +nightly miri test -p stealmark-deques  # default Stacked Borrows
 //! ```
 //!
-//! The Miri command passed (all test targets and doc tests; about 150 s on
-//! one core) with nightly 1.97.0 (2026-05-19) and its Miri; see
+//! The loom models count the branches they reach (a `doc(hidden)`,
+//! `cfg(loom)`-only `coverage` module) and assert the risky ones; under loom
+//! the epoch kinds run on crossbeam-epoch's loom build, and a freed array is
+//! poisoned and checked against every access by loom's causality tracking.
+//!
+//! The Miri command passed (all test targets and doc tests; about 230 s of
+//! tests on two cores) with nightly 1.97.0 (2026-05-19) and its Miri; see
 //! `docs/design.md` for the exact result. Under Miri the tests shrink their
 //! sizes (`cfg(miri)`), skip the crossbeam peer (whose slot reads are racy
-//! by design), and the epoch flavour keeps retired arrays until `quiesce` or
+//! by design), the 2^27-item limit tests and the near-wrap reruns, and the
+//! epoch flavour keeps retired arrays until `quiesce` or
 //! drop instead of calling crossbeam-epoch, whose internals fail Stacked
 //! Borrows (crossbeam issue #545); everything the deques themselves do is
 //! checked.
 
 #![cfg_attr(not(loom), warn(missing_docs))]
 
+// Under loom, crossbeam-epoch must be built on loom's atomics as well: its
+// std build keeps global state across loom's executions and shares one
+// thread-local participant among all the simulated threads.
+#[cfg(all(loom, not(crossbeam_loom)))]
+compile_error!("run the loom models with RUSTFLAGS=\"--cfg loom --cfg crossbeam_loom\"");
+
+/// Counts a hit of the named [`coverage::Branch`] under `--cfg loom`;
+/// expands to nothing otherwise.
+macro_rules! hit {
+    ($branch:ident) => {
+        #[cfg(loom)]
+        $crate::coverage::hit($crate::coverage::Branch::$branch);
+    };
+}
+
+mod batch;
 mod buffer;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod coverage;
 mod handle;
 mod kind;
 mod stats;
@@ -132,6 +169,7 @@ mod sync;
 
 pub mod abp;
 pub mod chase_lev;
+pub mod idempotent;
 pub mod locked;
 pub mod peer;
 pub mod steal_half;
@@ -177,6 +215,24 @@ pub trait WorkDeque: 'static {
     /// Creates a deque. `capacity` is the fixed capacity of bounded deques and
     /// the initial capacity of growable ones (rounded up to a power of two).
     fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief);
+
+    /// A test hook: like [`with_capacity`](WorkDeque::with_capacity), but
+    /// every index and tag that wraps around starts `before_wrap` steps
+    /// before its wrap point, so that tests and loom models reach the wraps
+    /// in a few operations: the logical indices of the growable deques wrap
+    /// after `before_wrap` pushes (StealHalf's 28-bit `top` field and full
+    /// index, Chase-Lev's `isize` indices, the idempotent deque's 32-bit
+    /// head and full index), and the tags after `before_wrap` tag bumps
+    /// (StealHalf's owner CASes, ABP's resets to index 0, the idempotent
+    /// deque's owner stores). Kinds with nothing that wraps (`locked`,
+    /// `crossbeam`) ignore it. Every value is valid: a deque starts in a
+    /// consistent state wherever its counters start, and behaves as one made
+    /// by `with_capacity`.
+    #[doc(hidden)]
+    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (Self::Owner, Self::Thief) {
+        let _ = before_wrap;
+        Self::with_capacity(capacity)
+    }
 }
 
 /// The owner's end of a deque: push and pop at the bottom.

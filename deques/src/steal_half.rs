@@ -21,14 +21,17 @@
 //!
 //! The owner pops without any CAS when the word still equals `prev` (the
 //! last word it wrote: no steal happened since) and the popped index `j` is
-//! at or above the *floor* `top + 2 * len` of `prev`. Every thief keeps its
-//! new range below the floor of the word it replaces when the owner wrote
-//! that word, and within half of the items below the `bottom` it read (after
-//! a `SeqCst` fence) otherwise; so no index is ever both popped without a CAS
-//! and inside a range a thief can claim. The owner re-arms the range with a
-//! CAS when a push or pop sees a foreign word (a steal), when a pop reaches
-//! the floor, and when a push takes the length to a power of two where the
-//! owner's range length grows.
+//! at or above the *floor* `top + 2 * len` of `prev`. A thief claims only
+//! items of the range that lie below the `bottom` it read (after a `SeqCst`
+//! fence), and keeps its new range below the floor of the word it replaces
+//! when the owner wrote that word, and within half of the items below that
+//! `bottom` otherwise; so no index is ever both popped without a CAS and
+//! claimed by a thief. A thief never leaves an empty range while items may
+//! remain: seeing none above its new top, it leaves the one slot there,
+//! which the next claim takes once an item is published in it. The owner
+//! re-arms the range with a CAS when a push or pop sees a foreign word (a
+//! steal), when a pop reaches the floor, and when a push takes the length to
+//! a power of two where the owner's range length grows.
 //!
 //! The owner arms the largest power of two at most `len / 4` (1 below 8
 //! items), which is the paper's rule with hysteresis: the floor sits at or
@@ -73,11 +76,12 @@ use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
 
+use crate::batch::{self, batch_steals, BatchOwner, BatchThief};
 use crate::buffer::{Buffer, SharedBuffer};
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
-use crate::handle::{arc_handles, owner_methods};
+use crate::handle::{arc_handles, array_methods, owner_methods, work_deque};
 use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
-use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats};
 
 const TOP_BITS: u32 = 28;
 const TOP_MASK: u64 = (1 << TOP_BITS) - 1;
@@ -87,9 +91,12 @@ const OWNER_BIT: u64 = 1 << 33;
 const TAG_SHIFT: u32 = 34;
 const TAG_MASK: u64 = (1 << 30) - 1;
 
-/// The largest array a StealHalf deque may grow to: indices are kept modulo
-/// 2^28 in the steal-range word, so live indices must stay within 2^27 of
-/// each other. A push beyond it panics (2^27 words is 1 GiB per deque).
+/// The most items a StealHalf deque holds, and the largest array it grows
+/// to: indices are kept modulo 2^28 in the steal-range word, so live
+/// indices must stay within 2^27 of each other (`dist` reads a distance of
+/// exactly 2^27 as positive). A push into a full deque of `MAX_CAPACITY`
+/// items panics and leaves the deque unchanged; a `steal_half` into it moves
+/// only what fits (2^27 words is 1 GiB per deque).
 pub const MAX_CAPACITY: usize = 1 << (TOP_BITS - 1);
 
 /// A pop shrinks the array when fewer than `capacity / SHRINK_FACTOR` items
@@ -106,25 +113,9 @@ pub struct StealHalf;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StealHalfQuiescent;
 
-impl WorkDeque for StealHalf {
-    type Owner = StealHalfOwner<Epoch>;
-    type Thief = StealHalfThief<Epoch>;
-    const KIND: DequeKind = DequeKind::StealHalf;
+work_deque!(StealHalf: StealHalfOwner<Epoch>, StealHalfThief<Epoch>, DequeKind::StealHalf);
 
-    fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity)
-    }
-}
-
-impl WorkDeque for StealHalfQuiescent {
-    type Owner = StealHalfOwner<Quiescent>;
-    type Thief = StealHalfThief<Quiescent>;
-    const KIND: DequeKind = DequeKind::StealHalfQuiescent;
-
-    fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity)
-    }
-}
+work_deque!(StealHalfQuiescent: StealHalfOwner<Quiescent>, StealHalfThief<Quiescent>, DequeKind::StealHalfQuiescent);
 
 /// The packed steal range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,11 +157,14 @@ impl Range {
     }
 }
 
-/// `a - b` for logical indices within 2^27 of each other, given modulo 2^28
-/// (either may be a full index).
+/// `a - b` for logical indices given modulo 2^28 (either may be a full
+/// index), in `(-2^27, 2^27]`. A full deque has `bottom - top` equal to
+/// `MAX_CAPACITY = 2^27`, which must read as positive: reading it as
+/// `-2^27` made the owner re-arm a full deque with a length of about 2^64.
+/// Negative distances are small: a thief's `bottom` below its new `top`.
 fn dist(a: usize, b: usize) -> isize {
     let d = (a.wrapping_sub(b) as u64 & TOP_MASK) as isize;
-    if d >= 1 << (TOP_BITS - 1) {
+    if d > 1 << (TOP_BITS - 1) {
         d - (1 << TOP_BITS)
     } else {
         d
@@ -211,19 +205,26 @@ fn floor_power_of_two(n: usize) -> usize {
     }
 }
 
-fn new<R: Reclaim>(capacity: usize) -> (StealHalfOwner<R>, StealHalfThief<R>) {
+/// A deque whose indices start `before_wrap` pushes before the full index
+/// (and so the word's 28-bit top) wraps, and whose tag starts `before_wrap`
+/// owner CASes before it wraps (see `WorkDeque::with_capacity_near_wrap`).
+fn new<R: Reclaim>(capacity: usize, before_wrap: usize) -> (StealHalfOwner<R>, StealHalfThief<R>) {
     let min_capacity = capacity.clamp(2, MAX_CAPACITY).next_power_of_two();
-    let prev = Range::new(0, 0, 0, true);
+    let start = 0usize.wrapping_sub(before_wrap);
+    let tag = 0u64.wrapping_sub(before_wrap as u64) & TAG_MASK;
+    let prev = Range::new(tag, start, 0, true);
     let inner = Arc::new(Inner {
         range: CachePadded::new(AtomicU64::new(prev.0)),
-        bottom: CachePadded::new(AtomicUsize::new(0)),
+        bottom: CachePadded::new(AtomicUsize::new(start)),
         buffer: CachePadded::new(SharedBuffer::new(min_capacity)),
+        #[cfg(loom)]
+        last_thief: std::sync::Mutex::new(None),
     });
     let owner = StealHalfOwner {
         inner: Arc::clone(&inner),
-        bottom: 0,
+        bottom: start,
         prev,
-        prev_top: 0,
+        prev_top: start,
         prev_floor: 0,
         prev_grow: 1,
         min_capacity,
@@ -239,6 +240,10 @@ struct Inner<R: Reclaim> {
     /// One past the youngest item (a full, wrapping index); owner writes.
     bottom: CachePadded<AtomicUsize>,
     buffer: CachePadded<SharedBuffer<R>>,
+    /// Under loom: the thread of the last successful steal, to count steals
+    /// chained across two thief threads (`coverage`).
+    #[cfg(loom)]
+    last_thief: std::sync::Mutex<Option<loom::thread::ThreadId>>,
 }
 
 /// The owner handle of a StealHalf deque.
@@ -282,34 +287,28 @@ fn check_invariant(range_len: usize, deque_len: usize) {
 }
 
 /// Grows `buffer` to hold `needed` items, copying `[top, bottom)`.
+///
+/// # Panics
+///
+/// If `needed > MAX_CAPACITY`, before changing anything.
 #[cold]
 #[inline(never)]
 fn grow<R: Reclaim>(buffer: &SharedBuffer<R>, top: usize, bottom: usize, needed: usize) -> &Buffer {
-    let capacity = needed.next_power_of_two();
     assert!(
-        capacity <= MAX_CAPACITY,
+        needed <= MAX_CAPACITY,
         "StealHalf deque would exceed its maximum capacity of {MAX_CAPACITY} items"
     );
-    buffer.replace(capacity, top as isize, bottom as isize)
+    buffer.replace(needed.next_power_of_two(), top as isize, bottom as isize)
 }
 
 impl<R: Reclaim> StealHalfOwner<R> {
-    /// The current capacity of the circular array.
-    pub fn capacity(&self) -> usize {
-        self.inner.buffer.owner_load().capacity()
-    }
+    array_methods!();
 
     /// The number of items thieves may currently claim (the length of the
     /// steal range).
     pub fn steal_range_len(&self) -> usize {
         // Relaxed: a snapshot for inspection.
         Range(self.inner.range.load(Ordering::Relaxed)).len()
-    }
-
-    /// The number of retired arrays not freed yet (always zero with
-    /// epoch-based reclamation, except under Miri).
-    pub fn retired(&self) -> usize {
-        self.inner.buffer.retired_len()
     }
 
     /// Records `new`, whose top is the full index `top`, as our last write.
@@ -335,65 +334,52 @@ impl<R: Reclaim> StealHalfOwner<R> {
     #[cold]
     #[inline(never)]
     fn rearm(&mut self, mut seen: Range) {
+        if seen != self.prev {
+            hit!(ShRearmAfterSteal);
+        }
         loop {
             let top = self.full_top(seen);
             let len = self.bottom.wrapping_sub(top);
             let new = Range::new(seen.tag() + 1, top, owner_len(len), true);
-            self.stats.cas_attempted += 1;
-            // SeqCst on success: its release half publishes the slots of the
-            // new range to thieves (pairs with their acquire load of the
-            // range). Acquire on failure: pairs with the winning thief's CAS,
-            // so its slot reads happen before we reuse those slots.
-            match self.inner.range.compare_exchange(
-                seen.0,
-                new.0,
-                Ordering::SeqCst,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => {
-                    self.stats.cas_succeeded += 1;
+            match self.cas_range(seen, new) {
+                Ok(()) => {
                     self.set_prev(new, top);
                     check_invariant(new.len(), len);
                     return;
                 }
-                Err(current) => seen = Range(current),
+                Err(current) => {
+                    hit!(ShRearmRetried);
+                    seen = current;
+                }
             }
         }
     }
 
-    /// Makes room for `extra` more items; returns the array to write them to.
-    fn reserve(&mut self, extra: usize) -> &Buffer {
-        // Acquire: pairs with thieves' CAS; see `push`.
-        let word = Range(self.inner.range.load(Ordering::Acquire));
-        let top = self.full_top(word);
-        let len = self.bottom.wrapping_sub(top);
-        let buffer = self.inner.buffer.owner_load();
-        if len + extra > buffer.capacity() {
-            grow(&self.inner.buffer, top, self.bottom, len + extra)
-        } else {
-            buffer
+    /// The owner's CAS of the range word from `seen` to `new` (a word of
+    /// ours with the next tag), counted in its stats; on failure, returns
+    /// the current word.
+    #[inline]
+    fn cas_range(&mut self, seen: Range, new: Range) -> Result<(), Range> {
+        self.stats.cas_attempted += 1;
+        // SeqCst on success: totally ordered with the thieves' CASes; its
+        // release half publishes the slots of the new range to thieves
+        // (pairs with their acquire load of the range). Acquire on failure:
+        // pairs with the winning thief's CAS, so that its slot reads happen
+        // before we reuse those slots.
+        match self
+            .inner
+            .range
+            .compare_exchange(seen.0, new.0, Ordering::SeqCst, Ordering::Acquire)
+        {
+            Ok(_) => {
+                self.stats.cas_succeeded += 1;
+                if seen.tag() == TAG_MASK {
+                    hit!(ShTagWrapped);
+                }
+                Ok(())
+            }
+            Err(current) => Err(Range(current)),
         }
-    }
-
-    /// Publishes `count` items written above `bottom` by a steal into this
-    /// deque, re-arming the steal range first if needed.
-    fn commit(&mut self, count: usize) {
-        // Acquire: pairs with thieves' CAS; see `push`.
-        let word = Range(self.inner.range.load(Ordering::Acquire));
-        let top = self.full_top(word);
-        let old_len = self.bottom.wrapping_sub(top);
-        self.bottom = self.bottom.wrapping_add(count);
-        // Re-arm before publishing `bottom`, so that no thief sees the new
-        // bottom with a range sized for the old length. The new range may
-        // reach above the published bottom: its slots are written, and the
-        // CAS publishes them.
-        if word != self.prev || owner_len(old_len + count) > word.len() {
-            self.rearm(word);
-        } else {
-            check_invariant(self.prev.len(), old_len + count);
-        }
-        // Release: pairs with the acquire load of `bottom` by thieves.
-        self.inner.bottom.store(self.bottom, Ordering::Release);
     }
 
     /// Shrinks the array after a pop that left `len` items from `top`.
@@ -412,9 +398,10 @@ impl<R: Reclaim> StealHalfOwner<R> {
     /// peak array until the owner next pops a real item. Only on the slow
     /// path, and the resize copies nothing.
     ///
-    /// Only while the steal range is empty (which it should always be here,
-    /// by rule 3 in `docs/design.md`; the check keeps the shrink safe
-    /// without relying on that): then no thief can claim anything until our
+    /// Only while the steal range is empty (which it is here: `pop_slow` has
+    /// just replaced the last thief's range of one slot with an empty word
+    /// of ours; the check keeps the shrink safe without relying on that):
+    /// then no thief can claim anything until our
     /// next CAS on the word, which comes after the resize (a push writes to
     /// the new array, then re-arms), so a thief that can claim loads the new
     /// array (its acquire load of the word pairs with that CAS).
@@ -443,10 +430,30 @@ impl<R: Reclaim> StealHalfOwner<R> {
             let top = self.full_top(word);
             let len = b.wrapping_sub(top);
             if len == 0 {
+                hit!(ShPopFoundEmptied);
                 // Thieves took everything: restore `bottom == top`. Relaxed:
                 // pairs with nothing; a thief that reads the older `j` only
                 // sees less room.
                 self.inner.bottom.store(b, Ordering::Relaxed);
+                // The last thief left a range of one slot at `b` (a thief
+                // never leaves an empty range, see `claim`). Take the word
+                // back with an empty one of ours, so that our next pops see
+                // `prev_top == b` and return at once, and the array may
+                // shrink. No thief can claim meanwhile: `bottom` stays at
+                // most `b` while this word is current (a push would re-arm
+                // first), and a claim takes only items below the `bottom`
+                // it reads; so the CAS can only fail if the word changed
+                // anyway, and then we try again with the new one.
+                while word.len() != 0 {
+                    let new = Range::new(word.tag() + 1, b, 0, true);
+                    match self.cas_range(word, new) {
+                        Ok(()) => {
+                            self.set_prev(new, b);
+                            word = new;
+                        }
+                        Err(current) => word = current,
+                    }
+                }
                 self.shrink_emptied(word, b);
                 return None;
             }
@@ -457,18 +464,8 @@ impl<R: Reclaim> StealHalfOwner<R> {
             } else {
                 Range::new(word.tag() + 1, top, owner_len(len - 1), true)
             };
-            self.stats.cas_attempted += 1;
-            // SeqCst on success: totally ordered with the thieves' CASes; its
-            // release half publishes the new range. Acquire on failure: pairs
-            // with the winning thief's CAS (see `push`).
-            match self.inner.range.compare_exchange(
-                word.0,
-                new.0,
-                Ordering::SeqCst,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => {
-                    self.stats.cas_succeeded += 1;
+            match self.cas_range(word, new) {
+                Ok(()) => {
                     self.set_prev(new, if len == 1 { b } else { top });
                     check_invariant(new.len(), len - 1);
                     let item = self.inner.buffer.owner_load().read(j as isize);
@@ -483,7 +480,10 @@ impl<R: Reclaim> StealHalfOwner<R> {
                     self.maybe_shrink(if len == 1 { b } else { top }, len - 1);
                     return Some(item);
                 }
-                Err(current) => word = Range(current),
+                Err(current) => {
+                    hit!(ShPopCasRetried);
+                    word = current;
+                }
             }
         }
     }
@@ -510,11 +510,21 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
             buffer = grow(&self.inner.buffer, top, b, len + 1);
         }
         buffer.write(b as isize, item);
-        // Release: pairs with the acquire load of `bottom` in a steal, which
-        // may use this bottom as its limit and so must see the slot.
+        if b == usize::MAX {
+            hit!(ShIndexWrapped);
+        }
+        // Release fence: pairs with the acquire load of `bottom` in a steal,
+        // which may use this bottom as its limit and so must see the slot. A
+        // fence rather than a release store, as in Lê et al.'s Chase-Lev: it
+        // also publishes the slots to a thief whose acquire load reads a later
+        // relaxed store of `bottom` (a pop's decrement or restore), which a
+        // release store would not, as a release sequence no longer includes
+        // its thread's later stores (C++20).
+        fence(Ordering::Release);
+        // Relaxed: published by the fence above.
         self.inner
             .bottom
-            .store(b.wrapping_add(1), Ordering::Release);
+            .store(b.wrapping_add(1), Ordering::Relaxed);
         self.bottom = b.wrapping_add(1);
         self.stats.pushes += 1;
         if word != self.prev || len + 1 >= self.prev_grow {
@@ -550,6 +560,7 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
                 // No steal since our last write, and `j` is at or above the
                 // floor `top + 2 * len` that every thief stays under: the
                 // item is ours without a CAS.
+                hit!(ShPopWithoutCas);
                 check_invariant(word.len(), len - 1);
                 let item = inner.buffer.owner_load().read(j as isize);
                 self.bottom = j;
@@ -567,21 +578,73 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
         self.bottom.wrapping_sub(self.full_top(word))
     }
 
-    owner_methods!(thief: StealHalfThief { inner });
+    owner_methods!(thief: StealHalfThief { inner }, quiesce);
+}
 
-    /// Frees the arrays retired by resizes so far (see
-    /// [`Owner::quiesce`](crate::Owner::quiesce)).
-    unsafe fn quiesce(&mut self) {
-        // SAFETY: the caller guarantees that no thief is inside a steal from
-        // this deque, so no thread holds a retired array.
-        unsafe { self.inner.buffer.free_retired() }
+impl<R: Reclaim> BatchOwner for StealHalfOwner<R> {
+    fn bottom(&self) -> usize {
+        self.bottom
+    }
+
+    /// Makes room for `extra` more items; returns the array to write them to.
+    fn reserve(&mut self, extra: usize) -> &Buffer {
+        // Acquire: pairs with thieves' CAS; see `push`.
+        let word = Range(self.inner.range.load(Ordering::Acquire));
+        let top = self.full_top(word);
+        let len = self.bottom.wrapping_sub(top);
+        let buffer = self.inner.buffer.owner_load();
+        if len + extra > buffer.capacity() {
+            grow(&self.inner.buffer, top, self.bottom, len + extra)
+        } else {
+            buffer
+        }
+    }
+
+    /// Publishes `count` items written above `bottom` by a steal into this
+    /// deque, re-arming the steal range first if needed.
+    fn commit(&mut self, count: usize) {
+        // Acquire: pairs with thieves' CAS; see `push`.
+        let word = Range(self.inner.range.load(Ordering::Acquire));
+        let top = self.full_top(word);
+        let old_len = self.bottom.wrapping_sub(top);
+        self.bottom = self.bottom.wrapping_add(count);
+        // Re-arm before publishing `bottom`, so that no thief sees the new
+        // bottom with a range sized for the old length. The new range may
+        // reach above the published bottom: its slots are written, and the
+        // CAS publishes them.
+        if word != self.prev || owner_len(old_len + count) > word.len() {
+            self.rearm(word);
+        } else {
+            check_invariant(self.prev.len(), old_len + count);
+        }
+        // Release fence: pairs with the acquire load of `bottom` by thieves,
+        // publishing the slots the steal wrote. A fence rather than a release
+        // store, as in Lê et al.'s Chase-Lev: it also publishes the slots to a
+        // thief whose acquire load reads a later relaxed store of `bottom` (a
+        // pop's decrement or restore), which a release store would not, as a
+        // release sequence no longer includes its thread's later stores
+        // (C++20).
+        fence(Ordering::Release);
+        // Relaxed: published by the fence above.
+        self.inner.bottom.store(self.bottom, Ordering::Relaxed);
     }
 }
 
-impl<R: Reclaim> StealHalfThief<R> {
+impl<R: Reclaim> BatchThief for StealHalfThief<R> {
+    type Dest = StealHalfOwner<R>;
+
     /// Claims up to `max` items of the steal range with one CAS. `copy`
     /// receives the array, the top index and the count, and copies the items
     /// out before the CAS (a successful CAS proves the copy current).
+    ///
+    /// A claim takes only items below the `bottom` it reads after its fence,
+    /// and it never leaves an empty range behind: when it sees no item above
+    /// its new top it leaves a range of one slot there, which the next claim
+    /// takes as soon as the owner pushes an item into it. An empty range
+    /// with items below `bottom` would make those items unstealable until
+    /// the owner next pushes or pops, which a marker working from a private
+    /// stack may not do for a long time (see `docs/design.md`, "an empty
+    /// range while items remain").
     #[inline]
     fn claim<X>(
         &self,
@@ -604,19 +667,35 @@ impl<R: Reclaim> StealHalfThief<R> {
         // Acquire: pairs with the release store of `bottom` in `push` and
         // `commit`: the slots below it are visible.
         let bottom = inner.bottom.load(Ordering::Acquire);
-        let count = range_len.min(max);
+        #[cfg(test)]
+        tests::run_claim_hook();
         let top = word.top();
+        // Only items below the bottom we read: the range may reach past it
+        // (a range of one slot left at the bottom by a thief, or one that
+        // `commit` armed before publishing its bottom). Below it, every slot
+        // was written before that bottom was released.
+        let wanted = range_len.min(max);
+        let count = wanted.min(dist(bottom, top).max(0) as usize);
+        if count < wanted {
+            hit!(ShClaimClamped);
+        }
+        if count == 0 {
+            return Steal::Empty;
+        }
         let new_top = top.wrapping_add(count);
         // Room for the new range: below the bottom we read, and, if the owner
         // wrote this word, below its floor `top + 2 * range_len`, which the
         // owner may pop down to without a CAS while the word is unchanged.
         // Thieves keep a range of at most half of the items they saw; under
-        // an owner's word, it also ends at or below the owner's floor.
+        // an owner's word, it also ends at or below the owner's floor. With
+        // no item seen above `new_top`, the range is the one slot there: it
+        // ends at `top + count + 1 <= top + 2 * range_len`, the floor.
         let seen = dist(bottom, new_top).max(0) as usize;
+        let thief_len = target_len(seen).max(1);
         let new_len = if word.by_owner() {
-            target_len(seen).min(floor_power_of_two(2 * range_len - count))
+            thief_len.min(floor_power_of_two(2 * range_len - count))
         } else {
-            target_len(seen)
+            thief_len
         };
         let new = Range::new(word.tag(), new_top, new_len, false);
         let buffer = inner.buffer.thief_load(&guard);
@@ -633,15 +712,35 @@ impl<R: Reclaim> StealHalfThief<R> {
                 // `word` was current from our load to the CAS, so `bottom`
                 // was read while it was: the paper's invariant holds for it.
                 check_invariant(new_len, seen);
-                stats.cas_succeeded += 1;
-                stats.steal_successes += 1;
-                stats.items_stolen += count as u64;
-                Steal::Success((count, copied))
+                #[cfg(loom)]
+                self.count_success(word, count, seen, max > 1, buffer);
+                batch::claimed(stats, count, copied)
             }
             Err(_) => {
-                stats.steal_aborts += 1;
-                Steal::Abort
+                hit!(ShStealAborted);
+                batch::aborted(stats)
             }
+        }
+    }
+}
+
+impl<R: Reclaim> StealHalfThief<R> {
+    /// Under loom: counts the branches a successful claim reached.
+    #[cfg(loom)]
+    fn count_success(&self, word: Range, count: usize, seen: usize, batch: bool, buffer: &Buffer) {
+        let me = loom::thread::current().id();
+        let previous = self.inner.last_thief.lock().unwrap().replace(me);
+        if !word.by_owner() && count >= 2 && previous.is_some_and(|p| p != me) {
+            hit!(ShChainedStealOfSeveral);
+        }
+        if seen == 0 {
+            hit!(ShOptimisticRange);
+        }
+        if batch && buffer.is_retired() {
+            hit!(ShStealHalfFromRetiredArray);
+        }
+        if (word.top() as u64 + count as u64) > TOP_MASK {
+            hit!(ShTopFieldWrapped);
         }
     }
 }
@@ -649,41 +748,15 @@ impl<R: Reclaim> StealHalfThief<R> {
 impl<R: Reclaim> crate::Thief for StealHalfThief<R> {
     type Owner = StealHalfOwner<R>;
 
-    #[inline]
-    fn steal(&self, stats: &mut ThiefStats) -> Steal<usize> {
-        match self.claim(1, stats, |buffer, top, _| buffer.read(top as isize)) {
-            Steal::Success((_, item)) => Steal::Success(item),
-            Steal::Empty => Steal::Empty,
-            Steal::Abort => Steal::Abort,
-        }
-    }
-
-    /// Takes the whole steal range with one CAS, copying it straight into
-    /// `dest`: between an eighth and a quarter of the victim's items when the
-    /// owner armed the range, up to half of them when a thief did.
-    fn steal_half(&self, dest: &mut StealHalfOwner<R>, stats: &mut ThiefStats) -> Steal<usize> {
-        if Arc::ptr_eq(&self.inner, &dest.inner) {
-            return Steal::Empty;
-        }
-        let result = self.claim(usize::MAX, stats, |buffer, top, count| {
-            let base = dest.bottom;
-            let target = dest.reserve(count);
-            for i in 0..count {
-                target.write(
-                    base.wrapping_add(i) as isize,
-                    buffer.read(top.wrapping_add(i) as isize),
-                );
-            }
-        });
-        match result {
-            Steal::Success((count, ())) => {
-                dest.commit(count);
-                Steal::Success(count)
-            }
-            Steal::Empty => Steal::Empty,
-            Steal::Abort => Steal::Abort,
-        }
-    }
+    batch_steals!(
+        /// Takes the whole steal range with one CAS, copying it straight into
+        /// `dest`: between an eighth and a quarter of the victim's items when the
+        /// owner armed the range, up to half of them when a thief did.
+        ///
+        /// Moves at most what `dest` can still hold (`MAX_CAPACITY` items in
+        /// all), and nothing, as `Empty`, into a full `dest`.
+        max: MAX_CAPACITY
+    );
 
     fn len(&self) -> usize {
         // Acquire: pairs with the CAS that wrote the word and with the
@@ -695,12 +768,80 @@ impl<R: Reclaim> crate::Thief for StealHalfThief<R> {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
+    #[cfg(not(loom))]
     use super::*;
-    use crate::{Owner, Thief};
+    #[cfg(not(loom))]
+    use crate::{Owner, Thief, WorkDeque};
+    use std::cell::RefCell;
+
+    thread_local! {
+        /// Runs inside `claim` between the thief's load of `bottom` and its
+        /// CAS, on the stealing thread: a deterministic interleaving.
+        static CLAIM_HOOK: RefCell<Option<Box<dyn FnMut()>>> = RefCell::new(None);
+    }
+
+    /// Runs the claim hook, if one is set (test builds only).
+    pub(super) fn run_claim_hook() {
+        if let Some(mut hook) = CLAIM_HOOK.with(|h| h.borrow_mut().take()) {
+            hook();
+        }
+    }
+
+    /// Runs `hook` once, inside the next claim on this thread, between its
+    /// load of `bottom` and its CAS.
+    #[cfg(not(loom))]
+    fn on_next_claim(hook: impl FnMut() + 'static) {
+        CLAIM_HOOK.with(|h| *h.borrow_mut() = Some(Box::new(hook)));
+    }
+
+    /// Item 2 of the reliability issue: a thief reads `bottom` just before a
+    /// push that still sees the owner's word (so the push does not re-arm),
+    /// and then takes the last item it saw. It used to leave an empty range
+    /// behind although an item remained: `Thief::len` said 1 and every steal
+    /// said `Empty` until the owner's next push or pop.
+    #[test]
+    #[cfg(not(loom))]
+    fn a_steal_racing_a_push_leaves_the_pushed_item_stealable() {
+        let (owner, thief) = StealHalf::with_capacity(2);
+        let owner = std::rc::Rc::new(RefCell::new(owner));
+        owner.borrow_mut().push(1).unwrap();
+        let pusher = std::rc::Rc::clone(&owner);
+        on_next_claim(move || {
+            // The push sees its own word: one item, range [0, 1), and the
+            // length 2 is below the next re-arm point (8).
+            pusher.borrow_mut().push(2).unwrap();
+            assert_eq!(pusher.borrow().stats().cas_attempted, 1);
+        });
+        let mut stats = ThiefStats::default();
+        assert_eq!(thief.steal(&mut stats), Steal::Success(1));
+        let mut owner = owner.borrow_mut();
+        assert_eq!((owner.len(), thief.len()), (1, 1));
+        // The owner does nothing more with its deque (a marker working from
+        // its private stack): the item must still be stealable.
+        assert_eq!(owner.steal_range_len(), 1);
+        assert_eq!(thief.steal(&mut stats), Steal::Success(2));
+        // That steal saw no item above it and left the one slot at the
+        // bottom stealable; with no item there a claim takes nothing (it
+        // would read a slot nobody wrote).
+        assert_eq!(owner.steal_range_len(), 1);
+        assert_eq!(thief.steal(&mut stats), Steal::Empty);
+        let (mut dest, _) = StealHalf::with_capacity(2);
+        assert_eq!(thief.steal_half(&mut dest, &mut stats), Steal::Empty);
+        // The owner's next pop takes the range back (one CAS), so that its
+        // later pops return at once.
+        assert_eq!(owner.pop(), None);
+        assert_eq!(owner.steal_range_len(), 0);
+        assert_eq!(owner.stats().cas_attempted, 2);
+        assert_eq!(owner.pop(), None);
+        assert_eq!(owner.stats().cas_attempted, 2);
+        owner.push(3).unwrap();
+        assert_eq!(thief.steal(&mut stats), Steal::Success(3));
+    }
 
     #[test]
+    #[cfg(not(loom))]
     fn range_word_round_trips() {
         let r = Range::new(TAG_MASK + 5, (1 << 28) + 17, 1 << 20, false);
         assert_eq!(
@@ -714,6 +855,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(loom))]
     fn target_len_is_between_a_quarter_and_a_half() {
         for n in 1..1000 {
             let l = target_len(n);
@@ -731,6 +873,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(loom))]
     fn steal_one_and_half() {
         let (mut o, t) = StealHalf::with_capacity(2);
         let (mut d, _) = StealHalf::with_capacity(2);

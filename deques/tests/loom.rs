@@ -1,9 +1,11 @@
 //! loom models of the lock-free deques, with tiny capacities so that growth,
-//! shrink, the ABP reset and StealHalf's power-of-two and steal-detection
-//! CAS paths all run inside the explored interleavings.
+//! shrink, the ABP reset, StealHalf's power-of-two and steal-detection CAS
+//! paths, chained thieves, index and tag wraps, epoch reclamation and the
+//! idempotent deque's overwritten thefts all run inside the explored
+//! interleavings.
 //!
 //! ```text
-//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+//! RUSTFLAGS="--cfg loom --cfg crossbeam_loom" CARGO_TARGET_DIR=target/loom \
 //!     CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
 //!     cargo test -p stealmark-deques --release --test loom
 //! ```
@@ -12,23 +14,90 @@
 //! invariant checks (`len(stealRange) >= len(deque) / 8`) run in every
 //! explored interleaving; `debug_assertions_are_on` fails otherwise.
 //!
-//! The preemption bound defaults to 4 (`LOOM_MAX_PREEMPTIONS` overrides it).
-//! The models use the quiescent-reclamation kinds: crossbeam-epoch is not
-//! instrumented for loom (and its pin is not what is being checked).
+//! Every model counts the branches its executions reach (the deques'
+//! `coverage` counters) and asserts that the risky ones it is written for
+//! were reached at least once: a model that never reaches a branch checks
+//! nothing about it. `--nocapture` prints each model's counts.
+//!
+//! The preemption bound is `LOOM_MAX_PREEMPTIONS`, 3 by default and in
+//! `.ci/run`; the three models of the epoch kinds run one below it (see
+//! `epoch_model`). The whole file then runs in about a minute on two cores
+//! (see `docs/design.md`). The epoch kinds run with crossbeam-epoch built on
+//! loom's atomics (`--cfg crossbeam_loom`), and under loom a freed array is
+//! poisoned rather than freed, so a steal that reads an array after the
+//! epoch (or `quiesce`) freed it fails the model.
+//!
+//! loom's preemption-bounded search does not schedule a long run of one
+//! thread's steps before one step of another (a whole steal before the
+//! owner's next push, say) unless a model forces it: the models that need
+//! such a starting point wait for it with a `Signal`, and the counters
+//! show that each model reaches what it is written for.
 #![cfg(loom)]
 
+use loom::sync::atomic::{AtomicBool, Ordering};
+use loom::sync::Arc;
 use loom::thread;
 use stealmark_deques::abp::Abp;
-use stealmark_deques::chase_lev::ChaseLevQuiescent;
-use stealmark_deques::steal_half::StealHalfQuiescent;
-use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
+use stealmark_deques::chase_lev::{ChaseLev, ChaseLevQuiescent};
+use stealmark_deques::coverage::{self, Branch};
+use stealmark_deques::idempotent::{
+    Idempotent, IdempotentOwner, IdempotentThief, Quiescent as IdQuiescent,
+};
+use stealmark_deques::steal_half::{StealHalf, StealHalfQuiescent};
+use stealmark_deques::{DequeKind, Owner, Steal, Thief, ThiefStats, WorkDeque};
 
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(4);
+/// The idempotent deque with quiescent reclamation: its steals pin nothing,
+/// which keeps the state space of most idempotent models small (with
+/// crossbeam-epoch on loom's atomics, a last-items race took over 5 million
+/// executions). One model runs the shipped epoch kind.
+struct IdempotentQ;
+
+impl WorkDeque for IdempotentQ {
+    type Owner = IdempotentOwner<IdQuiescent>;
+    type Thief = IdempotentThief<IdQuiescent>;
+    const KIND: DequeKind = DequeKind::Idempotent;
+
+    fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
+        IdempotentOwner::new_pair(capacity, 0)
     }
+
+    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (Self::Owner, Self::Thief) {
+        IdempotentOwner::new_pair(capacity, before_wrap)
+    }
+}
+
+/// The preemption bound: `LOOM_MAX_PREEMPTIONS`, else 3.
+fn bound() -> usize {
+    loom::model::Builder::new().preemption_bound.unwrap_or(3)
+}
+
+/// Runs `f` under loom at the preemption bound, then asserts that the
+/// executions reached every branch in `reach`.
+fn model(name: &str, reach: &[Branch], f: impl Fn() + Sync + Send + 'static) {
+    model_at(name, bound(), reach, f);
+}
+
+/// `model` one preemption below the bound, for the models of the epoch
+/// kinds: crossbeam-epoch's own atomics (pin, unpin, the deferred free's
+/// epoch advance) multiply the interleavings, about tenfold per preemption
+/// (9 s at bound 2, 132 s at bound 3 for the idempotent one).
+fn epoch_model(name: &str, reach: &[Branch], f: impl Fn() + Sync + Send + 'static) {
+    model_at(name, bound().saturating_sub(1).max(1), reach, f);
+}
+
+fn model_at(
+    name: &str,
+    preemptions: usize,
+    reach: &[Branch],
+    f: impl Fn() + Sync + Send + 'static,
+) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(preemptions);
+    coverage::take();
     builder.check(f);
+    let hits = coverage::take();
+    eprintln!("{name} (bound {preemptions}): {hits}");
+    hits.assert_reached(name, reach);
 }
 
 /// Asserts that `got` holds each of `1..=n` exactly once. Items start at 1,
@@ -37,6 +106,44 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 fn assert_exactly_once(mut got: Vec<usize>, n: usize) {
     got.sort_unstable();
     assert_eq!(got, (1..=n).collect::<Vec<_>>());
+}
+
+/// Asserts that `got` holds each of `1..=n` at least once and nothing else;
+/// returns the number of duplicates.
+fn assert_at_least_once(mut got: Vec<usize>, n: usize) -> usize {
+    got.sort_unstable();
+    let mut distinct = got.clone();
+    distinct.dedup();
+    assert_eq!(
+        distinct,
+        (1..=n).collect::<Vec<_>>(),
+        "lost or invented: {got:?}"
+    );
+    got.len() - n
+}
+
+/// A one-shot signal between two model threads. loom's preemption-bounded
+/// search rarely schedules several steps of one thread before a given step
+/// of another (here: a whole steal before the owner's next push), so a
+/// model that needs that order as its starting point waits for it: the
+/// waiter spins with `yield_now`, which loom treats as letting the others
+/// run, and everything after the signal still races.
+#[derive(Clone, Default)]
+struct Signal(Arc<AtomicBool>);
+
+impl Signal {
+    fn set(&self) {
+        // Release: pairs with the acquire load in `wait`.
+        self.0.store(true, Ordering::Release);
+    }
+
+    fn wait(&self) {
+        // Acquire: pairs with the release store in `set`: the waiter sees
+        // everything the setter did before it.
+        while !self.0.load(Ordering::Acquire) {
+            thread::yield_now();
+        }
+    }
 }
 
 /// Steals until the deque looks empty, retrying aborts.
@@ -53,74 +160,189 @@ fn steal_all<T: Thief>(thief: &T, limit: usize) -> Vec<usize> {
     got
 }
 
+/// One `steal_half` into a new deque of the same kind; returns what it
+/// moved, popped back out.
+fn steal_half_once<D: WorkDeque>(thief: &D::Thief) -> Vec<usize> {
+    let (mut mine, _) = D::with_capacity(2);
+    let mut stats = ThiefStats::default();
+    let result = thief.steal_half(&mut mine, &mut stats);
+    assert!(stats.cas_attempted <= 1);
+    let got: Vec<usize> = std::iter::from_fn(|| mine.pop()).collect();
+    if let Steal::Success(n) = result {
+        assert_eq!(n, got.len());
+    }
+    got
+}
+
 /// The owner pushes past the capacity (growth) while a thief steals, then
-/// pops everything (the last pop shrinks the array back).
-fn push_grow_pop_vs_steal<D: WorkDeque>(n: usize) {
-    model(move || {
-        let (mut owner, thief) = D::with_capacity(2);
-        owner.push(1).unwrap();
-        let stealer = thread::spawn(move || steal_all(&thief, 2));
-        let mut got = Vec::new();
-        for i in 2..=n {
-            if let Err(item) = owner.push(i) {
-                got.push(item);
-            }
-        }
-        while let Some(item) = owner.pop() {
+/// pops everything (the last pop shrinks the array back). Returns every item
+/// that came out.
+fn push_grow_pop_vs_steal<D: WorkDeque>(n: usize, before_wrap: Option<usize>) -> Vec<usize> {
+    let (mut owner, thief) = match before_wrap {
+        Some(w) => D::with_capacity_near_wrap(2, w),
+        None => D::with_capacity(2),
+    };
+    owner.push(1).unwrap();
+    let stealer = thread::spawn(move || steal_all(&thief, 2));
+    let mut got = Vec::new();
+    for i in 2..=n {
+        if let Err(item) = owner.push(i) {
             got.push(item);
         }
-        got.extend(stealer.join().unwrap());
-        assert_exactly_once(got, n);
-    });
+    }
+    while let Some(item) = owner.pop() {
+        got.push(item);
+    }
+    got.extend(stealer.join().unwrap());
+    got
+}
+
+/// The owner pushes `1..=pushed` into a deque of `capacity`, a thief runs
+/// `steal` on its own thread, and the owner runs `race` meanwhile (which
+/// returns what it popped); then the owner pops the rest. Returns every item
+/// that came out.
+fn owner_vs_thief<D: WorkDeque>(
+    capacity: usize,
+    pushed: usize,
+    steal: fn(&D::Thief) -> Vec<usize>,
+    race: impl FnOnce(&mut D::Owner) -> Vec<usize>,
+) -> Vec<usize> {
+    let (mut owner, thief) = D::with_capacity(capacity);
+    for i in 1..=pushed {
+        owner.push(i).unwrap();
+    }
+    let stealer = thread::spawn(move || steal(&thief));
+    let mut got = race(&mut owner);
+    got.extend(stealer.join().unwrap());
+    got.extend(std::iter::from_fn(|| owner.pop()));
+    got
+}
+
+/// The owner's push of a third item into an array of two grows it while a
+/// thief runs `steal`; with an epoch kind, the owner then tries to advance
+/// the epoch, so that loom explores the deferred free of the retired array
+/// racing the steal. Returns every item that came out.
+fn growth_vs_steal<D: WorkDeque>(steal: fn(&D::Thief) -> Vec<usize>) -> Vec<usize> {
+    owner_vs_thief::<D>(2, 2, steal, |owner| {
+        owner.push(3).unwrap();
+        coverage::collect_epoch(2);
+        Vec::new()
+    })
 }
 
 /// Two thieves and the owner race for the last two items.
-fn last_items_race<D: WorkDeque>() {
-    model(|| {
-        let (mut owner, thief) = D::with_capacity(2);
-        owner.push(1).unwrap();
-        owner.push(2).unwrap();
-        let other = thief.clone();
-        let a = thread::spawn(move || steal_all(&thief, 1));
-        let b = thread::spawn(move || steal_all(&other, 1));
-        let mut got: Vec<usize> = std::iter::from_fn(|| owner.pop()).collect();
-        got.extend(a.join().unwrap());
-        got.extend(b.join().unwrap());
-        assert_exactly_once(got, 2);
-        // The deque is usable afterwards (ABP has reset its indices).
-        owner.push(7).unwrap();
-        assert_eq!(owner.pop(), Some(7));
-    });
+fn last_items_race<D: WorkDeque>(before_wrap: usize) -> Vec<usize> {
+    let (mut owner, thief) = D::with_capacity_near_wrap(2, before_wrap);
+    owner.push(1).unwrap();
+    owner.push(2).unwrap();
+    let other = thief.clone();
+    let a = thread::spawn(move || steal_all(&thief, 1));
+    let b = thread::spawn(move || steal_all(&other, 1));
+    let mut got: Vec<usize> = std::iter::from_fn(|| owner.pop()).collect();
+    got.extend(a.join().unwrap());
+    got.extend(b.join().unwrap());
+    // The deque is usable afterwards (ABP has reset its indices).
+    owner.push(7).unwrap();
+    assert_eq!(owner.pop(), Some(7));
+    got
 }
+
+// ---------------------------------------------------------------- Chase-Lev
 
 #[test]
 fn chase_lev_push_grow_pop_vs_steal() {
-    push_grow_pop_vs_steal::<ChaseLevQuiescent>(3);
+    model(
+        "chase_lev_push_grow_pop_vs_steal",
+        &[Branch::ClStealFromRetiredArray, Branch::ClLastItemLost],
+        || assert_exactly_once(push_grow_pop_vs_steal::<ChaseLevQuiescent>(3, None), 3),
+    );
 }
 
 #[test]
 fn chase_lev_last_items_race() {
-    last_items_race::<ChaseLevQuiescent>();
+    model(
+        "chase_lev_last_items_race",
+        &[
+            Branch::ClStealAborted,
+            Branch::ClLastItemWon,
+            Branch::ClLastItemLost,
+        ],
+        || assert_exactly_once(last_items_race::<ChaseLevQuiescent>(0), 2),
+    );
 }
+
+/// The epoch kind: growth retires the first array through crossbeam-epoch
+/// while a thief may hold it; the owner then tries to advance the epoch, so
+/// loom explores the deferred free racing with the steal.
+#[test]
+fn chase_lev_epoch_reclaims_an_array_a_thief_read() {
+    epoch_model(
+        "chase_lev_epoch_reclaims_an_array_a_thief_read",
+        &[
+            Branch::ClStealFromRetiredArray,
+            Branch::ArrayFreed,
+            Branch::FreedArrayAThiefReadAfterRetire,
+        ],
+        || assert_exactly_once(growth_vs_steal::<ChaseLev>(|t| steal_all(t, 1)), 3),
+    );
+}
+
+/// `bottom` crosses `isize::MAX` while a thief steals.
+#[test]
+fn chase_lev_index_wrap() {
+    model("chase_lev_index_wrap", &[Branch::ClIndexWrapped], || {
+        assert_exactly_once(push_grow_pop_vs_steal::<ChaseLevQuiescent>(3, Some(1)), 3)
+    });
+}
+
+// ---------------------------------------------------------------------- ABP
 
 #[test]
 fn abp_push_pop_vs_steal() {
-    push_grow_pop_vs_steal::<Abp>(3);
+    model("abp_push_pop_vs_steal", &[Branch::AbpLastItemLost], || {
+        assert_exactly_once(push_grow_pop_vs_steal::<Abp>(3, None), 3)
+    });
 }
 
+/// The last-items race with the tag one reset before it wraps: the owner's
+/// reset takes the tag from `u32::MAX` to 0 while thieves hold ages with the
+/// old tag.
 #[test]
-fn abp_last_items_race() {
-    last_items_race::<Abp>();
+fn abp_last_items_race_across_the_tag_wrap() {
+    model(
+        "abp_last_items_race_across_the_tag_wrap",
+        &[
+            Branch::AbpStealAborted,
+            Branch::AbpLastItemWon,
+            Branch::AbpLastItemLost,
+            Branch::AbpTagWrapped,
+        ],
+        || assert_exactly_once(last_items_race::<Abp>(1), 2),
+    );
 }
+
+// --------------------------------------------------------------- StealHalf
 
 #[test]
 fn steal_half_push_grow_pop_vs_steal() {
-    push_grow_pop_vs_steal::<StealHalfQuiescent>(3);
+    model(
+        "steal_half_push_grow_pop_vs_steal",
+        &[
+            Branch::ShPopWithoutCas,
+            Branch::ShRearmAfterSteal,
+            Branch::ShPopFoundEmptied,
+        ],
+        || assert_exactly_once(push_grow_pop_vs_steal::<StealHalfQuiescent>(3, None), 3),
+    );
 }
 
 #[test]
 fn steal_half_last_items_race() {
-    last_items_race::<StealHalfQuiescent>();
+    model(
+        "steal_half_last_items_race",
+        &[Branch::ShStealAborted, Branch::ShPopCasRetried],
+        || assert_exactly_once(last_items_race::<StealHalfQuiescent>(0), 2),
+    );
 }
 
 /// A thief takes the steal range of four items into its own deque while the
@@ -132,55 +354,91 @@ fn steal_half_last_items_race() {
 /// happened first sends these pops to the CAS path instead.
 #[test]
 fn steal_half_batch_vs_pop() {
-    model(|| {
-        let (mut owner, thief) = StealHalfQuiescent::with_capacity(2);
-        for i in 1..=4 {
-            owner.push(i).unwrap();
-        }
-        let stealer = thread::spawn(move || {
-            let (mut mine, _) = StealHalfQuiescent::with_capacity(2);
-            let mut stats = ThiefStats::default();
-            let result = thief.steal_half(&mut mine, &mut stats);
-            assert!(stats.cas_attempted <= 1);
-            let got: Vec<usize> = std::iter::from_fn(|| mine.pop()).collect();
-            if let Steal::Success(n) = result {
-                assert_eq!(n, got.len());
-            }
-            got
-        });
-        let mut got: Vec<usize> = std::iter::from_fn(|| owner.pop()).collect();
-        got.extend(stealer.join().unwrap());
-        assert_exactly_once(got, 4);
-    });
+    model(
+        "steal_half_batch_vs_pop",
+        &[Branch::ShPopWithoutCas, Branch::ShPopCasRetried],
+        || {
+            let got = owner_vs_thief::<StealHalfQuiescent>(
+                2,
+                4,
+                steal_half_once::<StealHalfQuiescent>,
+                |owner| std::iter::from_fn(|| owner.pop()).collect(),
+            );
+            assert_exactly_once(got, 4);
+        },
+    );
 }
 
-/// Two thieves in a row (the second replaces a thief-written range) while
-/// the owner pushes, detects the steal through `prevStealRange` and pops.
+/// Steals in a row by one thief (each replacing a thief-written range)
+/// while the owner pushes, detects the steal through `prevStealRange`,
+/// re-arms and pops. The owner's push waits until the first steal is done
+/// (`Signal`), so that it sees a thief's word; the later steals race with
+/// its re-arm and pops.
 #[test]
 fn steal_half_chained_steals_vs_owner() {
-    model(|| {
-        let (mut owner, thief) = StealHalfQuiescent::with_capacity(2);
-        for i in 1..=3 {
-            owner.push(i).unwrap();
-        }
-        let stealer = thread::spawn(move || {
-            let (mut mine, _) = StealHalfQuiescent::with_capacity(2);
-            let mut stats = ThiefStats::default();
-            let mut got = Vec::new();
-            for _ in 0..2 {
+    model(
+        "steal_half_chained_steals_vs_owner",
+        &[
+            Branch::ShRearmAfterSteal,
+            Branch::ShOptimisticRange,
+            Branch::ShStealAborted,
+        ],
+        || {
+            let (mut owner, thief) = StealHalfQuiescent::with_capacity(2);
+            for i in 1..=3 {
+                owner.push(i).unwrap();
+            }
+            let first = Signal::default();
+            let stolen = first.clone();
+            let stealer = thread::spawn(move || {
+                let (mut mine, _) = StealHalfQuiescent::with_capacity(2);
+                let mut stats = ThiefStats::default();
+                let mut got = Vec::new();
                 if let Steal::Success(item) = thief.steal(&mut stats) {
                     got.push(item);
                 }
+                stolen.set();
                 let _ = thief.steal_half(&mut mine, &mut stats);
+                if let Steal::Success(item) = thief.steal(&mut stats) {
+                    got.push(item);
+                }
+                got.extend(std::iter::from_fn(|| mine.pop()));
+                got
+            });
+            first.wait();
+            owner.push(4).unwrap();
+            let mut got: Vec<usize> = std::iter::from_fn(|| owner.pop()).collect();
+            got.extend(stealer.join().unwrap());
+            assert_exactly_once(got, 4);
+        },
+    );
+}
+
+/// Two different thief threads chain on a range of two items: with 8 items
+/// the owner arms `[0, 2)` (floor 4); thief A takes one item and, having
+/// seen 7 above its new top, leaves `[1, 3)`, still under the floor; thief
+/// B's `steal_half` then takes both items of A's range with one CAS, while
+/// the owner pops above the floor without a CAS. Exactly once throughout.
+#[test]
+fn steal_half_two_thieves_chain_on_a_range_of_two() {
+    model(
+        "steal_half_two_thieves_chain_on_a_range_of_two",
+        &[Branch::ShChainedStealOfSeveral, Branch::ShPopWithoutCas],
+        || {
+            let (mut owner, thief) = StealHalfQuiescent::with_capacity(8);
+            for i in 1..=8 {
+                owner.push(i).unwrap();
             }
-            got.extend(std::iter::from_fn(|| mine.pop()));
-            got
-        });
-        owner.push(4).unwrap();
-        let mut got: Vec<usize> = std::iter::from_fn(|| owner.pop()).collect();
-        got.extend(stealer.join().unwrap());
-        assert_exactly_once(got, 4);
-    });
+            let other = thief.clone();
+            let a = thread::spawn(move || steal_all(&thief, 1));
+            let b = thread::spawn(move || steal_half_once::<StealHalfQuiescent>(&other));
+            let mut got: Vec<usize> = owner.pop().into_iter().collect();
+            got.extend(a.join().unwrap());
+            got.extend(b.join().unwrap());
+            got.extend(std::iter::from_fn(|| owner.pop()));
+            assert_exactly_once(got, 8);
+        },
+    );
 }
 
 /// The owner's push-side range growth: at 8 items the owner re-arms from a
@@ -189,25 +447,103 @@ fn steal_half_chained_steals_vs_owner() {
 /// CAS, unless the steal came first).
 #[test]
 fn steal_half_push_range_growth_vs_steal_half() {
-    model(|| {
-        let (mut owner, thief) = StealHalfQuiescent::with_capacity(2);
-        for i in 1..=7 {
-            owner.push(i).unwrap();
-        }
-        assert_eq!(owner.steal_range_len(), 1);
-        let stealer = thread::spawn(move || {
-            let (mut mine, _) = StealHalfQuiescent::with_capacity(2);
+    model(
+        "steal_half_push_range_growth_vs_steal_half",
+        &[Branch::ShRearmRetried, Branch::ShPopWithoutCas],
+        || {
+            let (mut owner, thief) = StealHalfQuiescent::with_capacity(2);
+            for i in 1..=7 {
+                owner.push(i).unwrap();
+            }
+            assert_eq!(owner.steal_range_len(), 1);
+            let stealer = thread::spawn(move || steal_half_once::<StealHalfQuiescent>(&thief));
+            owner.push(8).unwrap();
+            let mut got: Vec<usize> = owner.pop().into_iter().chain(owner.pop()).collect();
+            got.extend(stealer.join().unwrap());
+            got.extend(std::iter::from_fn(|| owner.pop()));
+            assert_exactly_once(got, 8);
+        },
+    );
+}
+
+/// The victim's array grows while a `steal_half` copies from it: two items
+/// in an array of two, range `[0, 1)`; the owner's third push grows the
+/// array (retiring the one the thief may be copying from) without a CAS (3
+/// items, no re-arm), so the thief's CAS can still succeed after copying
+/// from the retired array. The epoch kind: the owner then tries to advance
+/// the epoch, so the deferred free races with the steal, and a read after
+/// the free would hit a poisoned array.
+#[test]
+fn steal_half_victim_grows_during_steal_half() {
+    epoch_model(
+        "steal_half_victim_grows_during_steal_half",
+        &[
+            Branch::ShStealHalfFromRetiredArray,
+            Branch::ThiefReadRetiredArray,
+            Branch::ArrayFreed,
+            Branch::FreedArrayAThiefReadAfterRetire,
+        ],
+        || {
+            assert_exactly_once(
+                growth_vs_steal::<StealHalf>(steal_half_once::<StealHalf>),
+                3,
+            )
+        },
+    );
+}
+
+/// The full index and the word's 28-bit top wrap after two pushes and the
+/// 30-bit tag after two owner CASes, while a thief steals and the owner
+/// pushes, re-arms and pops across the wraps.
+#[test]
+fn steal_half_index_and_tag_wrap() {
+    model(
+        "steal_half_index_and_tag_wrap",
+        &[
+            Branch::ShIndexWrapped,
+            Branch::ShTopFieldWrapped,
+            Branch::ShTagWrapped,
+        ],
+        || {
+            let got = push_grow_pop_vs_steal::<StealHalfQuiescent>(3, Some(1));
+            assert_exactly_once(got, 3);
+        },
+    );
+}
+
+/// Reliability item 2: a thief's steal races the owner's push of a second
+/// item that does not re-arm. Whatever the interleaving, once both are done
+/// and the owner stays idle (a marker working from its private stack), an
+/// item left in the deque can be stolen: the thief never leaves an empty
+/// range over it.
+#[test]
+fn steal_half_items_left_are_stealable_while_the_owner_idles() {
+    model(
+        "steal_half_items_left_are_stealable_while_the_owner_idles",
+        &[Branch::ShOptimisticRange, Branch::ShClaimClamped],
+        || {
+            let (mut owner, thief) = StealHalfQuiescent::with_capacity(2);
+            owner.push(1).unwrap();
+            let t = thief.clone();
+            let stealer = thread::spawn(move || steal_all(&t, 1));
+            owner.push(2).unwrap();
+            let mut got = stealer.join().unwrap();
+            if owner.len() > 0 {
+                assert!(owner.steal_range_len() > 0, "items left, empty range");
+                let mut stats = ThiefStats::default();
+                match thief.steal(&mut stats) {
+                    Steal::Success(item) => got.push(item),
+                    other => panic!("an item is left but the steal says {other:?}"),
+                }
+            }
+            // No item left: the range may be one slot at the bottom, which
+            // must not hand out anything.
             let mut stats = ThiefStats::default();
-            let _ = thief.steal_half(&mut mine, &mut stats);
-            assert!(stats.cas_attempted <= 1);
-            std::iter::from_fn(|| mine.pop()).collect::<Vec<usize>>()
-        });
-        owner.push(8).unwrap();
-        let mut got: Vec<usize> = owner.pop().into_iter().chain(owner.pop()).collect();
-        got.extend(stealer.join().unwrap());
-        got.extend(std::iter::from_fn(|| owner.pop()));
-        assert_exactly_once(got, 8);
-    });
+            assert_eq!(thief.steal(&mut stats), Steal::Empty);
+            got.extend(std::iter::from_fn(|| owner.pop()));
+            assert_exactly_once(got, 2);
+        },
+    );
 }
 
 /// A `steal_half` commits two items into its own deque while another thief
@@ -218,37 +554,139 @@ fn steal_half_push_range_growth_vs_steal_half() {
 /// thief may still read), 1 (no re-arm unless the other thief stole first)
 /// or 6 (the range grows from 1 to 2 at 8 items).
 fn commit_vs_steal_from_dest(prefill: usize) {
-    model(move || {
-        let (mut victim, victim_thief) = StealHalfQuiescent::with_capacity(2);
-        // 8 items: the owner arms a range of 2.
-        for i in 1..=8 {
-            victim.push(i).unwrap();
-        }
-        let (mut mine, mine_thief) = StealHalfQuiescent::with_capacity(2);
-        for i in 0..prefill {
-            mine.push(9 + i).unwrap();
-        }
-        let batch = thread::spawn(move || {
-            let mut stats = ThiefStats::default();
-            let result = victim_thief.steal_half(&mut mine, &mut stats);
-            assert_eq!(result, Steal::Success(2));
-            let got: Vec<usize> = mine.pop().into_iter().collect();
-            (got, mine)
-        });
-        let other = thread::spawn(move || steal_all(&mine_thief, 2));
-        let (mut got, mut mine) = batch.join().unwrap();
-        got.extend(other.join().unwrap());
-        got.extend(std::iter::from_fn(|| mine.pop()));
-        got.extend(std::iter::from_fn(|| victim.pop()));
-        assert_exactly_once(got, 8 + prefill);
+    let (mut victim, victim_thief) = StealHalfQuiescent::with_capacity(2);
+    // 8 items: the owner arms a range of 2.
+    for i in 1..=8 {
+        victim.push(i).unwrap();
+    }
+    let (mut mine, mine_thief) = StealHalfQuiescent::with_capacity(2);
+    for i in 0..prefill {
+        mine.push(9 + i).unwrap();
+    }
+    let batch = thread::spawn(move || {
+        let mut stats = ThiefStats::default();
+        let result = victim_thief.steal_half(&mut mine, &mut stats);
+        assert_eq!(result, Steal::Success(2));
+        let got: Vec<usize> = mine.pop().into_iter().collect();
+        (got, mine)
     });
+    let other = thread::spawn(move || steal_all(&mine_thief, 2));
+    let (mut got, mut mine) = batch.join().unwrap();
+    got.extend(other.join().unwrap());
+    got.extend(std::iter::from_fn(|| mine.pop()));
+    got.extend(std::iter::from_fn(|| victim.pop()));
+    assert_exactly_once(got, 8 + prefill);
 }
 
 #[test]
 fn steal_half_commit_vs_steal_from_dest() {
-    for prefill in [0, 1, 6] {
-        commit_vs_steal_from_dest(prefill);
+    use Branch::*;
+    let reach: [&[Branch]; 3] = [
+        // The other thief reads the re-armed range before the new bottom.
+        &[ShClaimClamped],
+        // The other thief steals the one item first: commit re-arms.
+        &[ShRearmAfterSteal, ShClaimClamped],
+        // The range grows at 8 items while the other thief steals.
+        &[ShRearmAfterSteal, ShRearmRetried],
+    ];
+    for (prefill, reach) in [0, 1, 6].into_iter().zip(reach) {
+        model(
+            &format!("steal_half_commit_vs_steal_from_dest({prefill})"),
+            reach,
+            move || commit_vs_steal_from_dest(prefill),
+        );
     }
+}
+
+// -------------------------------------------------------------- Idempotent
+
+/// The owner pushes (growing the array) and pops while a thief steals single
+/// items: every item at least once, none invented, and some executions do
+/// return an item twice (an owner store overwrote a theft).
+#[test]
+fn idempotent_push_grow_pop_vs_steal() {
+    model(
+        "idempotent_push_grow_pop_vs_steal",
+        &[
+            Branch::IdOwnerOverwroteSteal,
+            Branch::IdDuplicateReturned,
+            Branch::IdStealFromRetiredArray,
+        ],
+        || {
+            let got = push_grow_pop_vs_steal::<IdempotentQ>(3, None);
+            if assert_at_least_once(got, 3) > 0 {
+                coverage::note(Branch::IdDuplicateReturned);
+            }
+        },
+    );
+}
+
+/// Two thieves and the owner race for the last two items.
+#[test]
+fn idempotent_last_items_race() {
+    model(
+        "idempotent_last_items_race",
+        &[Branch::IdStealAborted, Branch::IdOwnerOverwroteSteal],
+        || {
+            assert_at_least_once(last_items_race::<IdempotentQ>(0), 2);
+        },
+    );
+}
+
+/// A `steal_half` races a push that grows the array (two items in an array
+/// of two) and a pop: the thief may copy from the retired array, take two
+/// items with its CAS, and have its theft overwritten by the owner's store.
+#[test]
+fn idempotent_steal_half_vs_growth_and_pop() {
+    model(
+        "idempotent_steal_half_vs_growth_and_pop",
+        &[
+            Branch::IdStealOfSeveral,
+            Branch::IdStealFromRetiredArray,
+            Branch::IdOwnerOverwroteSteal,
+            Branch::IdDuplicateReturned,
+        ],
+        || {
+            let got =
+                owner_vs_thief::<IdempotentQ>(2, 2, steal_half_once::<IdempotentQ>, |owner| {
+                    owner.push(3).unwrap();
+                    owner.pop().into_iter().collect()
+                });
+            if assert_at_least_once(got, 3) > 0 {
+                coverage::note(Branch::IdDuplicateReturned);
+            }
+        },
+    );
+}
+
+/// The shipped epoch kind: growth retires the first array through
+/// crossbeam-epoch while a thief may hold it; the owner then tries to
+/// advance the epoch, so loom explores the deferred free racing the steal.
+#[test]
+fn idempotent_epoch_reclaims_an_array_a_thief_read() {
+    epoch_model(
+        "idempotent_epoch_reclaims_an_array_a_thief_read",
+        &[
+            Branch::IdStealFromRetiredArray,
+            Branch::ArrayFreed,
+            Branch::FreedArrayAThiefReadAfterRetire,
+        ],
+        || {
+            assert_at_least_once(growth_vs_steal::<Idempotent>(|t| steal_all(t, 1)), 3);
+        },
+    );
+}
+
+/// The 32-bit head, the full index and the tag wrap within the run.
+#[test]
+fn idempotent_index_and_tag_wrap() {
+    model(
+        "idempotent_index_and_tag_wrap",
+        &[Branch::IdHeadFieldWrapped, Branch::IdTagWrapped],
+        || {
+            assert_at_least_once(push_grow_pop_vs_steal::<IdempotentQ>(3, Some(1)), 3);
+        },
+    );
 }
 
 /// The loom run keeps debug assertions on, so that the StealHalf invariant

@@ -11,6 +11,7 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use stealmark_deques::abp::Abp;
 use stealmark_deques::chase_lev::{ChaseLev, ChaseLevQuiescent};
+use stealmark_deques::idempotent::Idempotent;
 use stealmark_deques::locked::Locked;
 use stealmark_deques::peer::Crossbeam;
 use stealmark_deques::steal_half::{StealHalf, StealHalfQuiescent};
@@ -75,9 +76,24 @@ impl Model {
 }
 
 fn check<D: WorkDeque>(ops: &[Op], bound: Option<usize>, half: Half) {
+    check_near_wrap::<D>(ops, bound, half, None);
+}
+
+/// `check`, on deques made by `with_capacity_near_wrap(_, before_wrap)`
+/// when `before_wrap` is given: their indices and tags wrap within the run.
+fn check_near_wrap<D: WorkDeque>(
+    ops: &[Op],
+    bound: Option<usize>,
+    half: Half,
+    before_wrap: Option<usize>,
+) {
     let capacity = bound.unwrap_or(2);
-    let (mut owner, thief) = D::with_capacity(capacity);
-    let (mut dest, _dest_thief) = D::with_capacity(capacity);
+    let make = || match before_wrap {
+        Some(n) => D::with_capacity_near_wrap(capacity, n),
+        None => D::with_capacity(capacity),
+    };
+    let (mut owner, thief) = make();
+    let (mut dest, _dest_thief) = make();
     let (mut model, mut dest_model) = (Model::default(), Model::default());
     let mut stats = ThiefStats::default();
     let mut next = 0;
@@ -196,6 +212,13 @@ proptest! {
         check::<Abp>(&ops, Some(cap), Half::Ceil);
     }
 
+    /// Single-threaded, the idempotent deque is exactly a deque: no item
+    /// twice (duplicates need a theft racing an owner operation).
+    #[test]
+    fn idempotent_matches_model(ops in prop::collection::vec(op(), 1..60)) {
+        check::<Idempotent>(&ops, None, Half::Ceil);
+    }
+
     #[test]
     fn locked_matches_model(ops in prop::collection::vec(op(), 1..60)) {
         check::<Locked>(&ops, None, Half::Ceil);
@@ -206,6 +229,58 @@ proptest! {
     fn crossbeam_matches_model(ops in prop::collection::vec(op(), 1..60)) {
         check::<Crossbeam>(&ops, None, Half::Ceil);
     }
+
+    /// The same sequences on deques whose indices and tags start a few
+    /// operations before they wrap (`WorkDeque::with_capacity_near_wrap`):
+    /// StealHalf's full index, 28-bit top and 30-bit tag, Chase-Lev's
+    /// `isize` indices, ABP's 32-bit tag, the idempotent deque's 32-bit head
+    /// and tag.
+    #[test]
+    #[cfg_attr(miri, ignore = "the same code paths as the tests above, other numbers")]
+    fn every_kind_matches_model_across_index_and_tag_wraps(
+        ops in prop::collection::vec(op(), 1..60),
+        before_wrap in 0..64usize,
+        cap in 1..200usize,
+    ) {
+        let w = Some(before_wrap);
+        check_near_wrap::<StealHalf>(&ops, None, Half::Range, w);
+        check_near_wrap::<StealHalfQuiescent>(&ops, None, Half::Range, w);
+        check_near_wrap::<ChaseLev>(&ops, None, Half::Ceil, w);
+        check_near_wrap::<Idempotent>(&ops, None, Half::Ceil, w);
+        check_near_wrap::<Abp>(&ops, Some(cap), Half::Ceil, w);
+    }
+}
+
+/// The wraps really happen in the near-wrap deques: after a few pushes the
+/// logical indices have wrapped and everything still comes out in order.
+#[test]
+fn near_wrap_deques_cross_their_wrap_points() {
+    let (mut sh, sh_thief) = StealHalf::with_capacity_near_wrap(2, 3);
+    let (mut cl, cl_thief) = ChaseLev::with_capacity_near_wrap(2, 3);
+    let (mut id, id_thief) = Idempotent::with_capacity_near_wrap(2, 3);
+    let (mut abp, abp_thief) = Abp::with_capacity_near_wrap(4, 2);
+    let mut s = ThiefStats::default();
+    for round in 0..4 {
+        for i in 0..10 {
+            sh.push(i).unwrap();
+            cl.push(i).unwrap();
+            id.push(i).unwrap();
+        }
+        assert_eq!(sh_thief.steal(&mut s), Steal::Success(0));
+        assert_eq!(cl_thief.steal(&mut s), Steal::Success(0));
+        assert_eq!(id_thief.steal(&mut s), Steal::Success(0));
+        for i in (1..10).rev() {
+            assert_eq!((sh.pop(), cl.pop()), (Some(i), Some(i)), "round {round}");
+            assert_eq!(id.pop(), Some(i), "round {round}");
+        }
+        // ABP's tag wraps at the second reset.
+        abp.push(round).unwrap();
+        abp.push(round + 1).unwrap();
+        assert_eq!(abp_thief.steal(&mut s), Steal::Success(round));
+        assert_eq!(abp.pop(), Some(round + 1));
+        assert_eq!(abp.pop(), None);
+    }
+    assert_eq!((sh.len(), cl.len(), abp.len(), id.len()), (0, 0, 0, 0));
 }
 
 /// Pushes up to 2^10 items and pops them all, checking the capacity of the

@@ -1,6 +1,8 @@
 //! Exactly-once stress tests: the owner pushes and pops at random while 1 to
 //! 7 thieves steal one item or half, on more threads than this machine has
 //! cores. Every item must come out exactly once: none lost, none duplicated.
+//! The idempotent deque must give every item at least once and invent none;
+//! its test counts the duplicates (`--nocapture` prints the rate).
 //!
 //! The default run takes 6 seeds per thief count. For longer runs:
 //!
@@ -21,6 +23,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use stealmark_deques::abp::Abp;
 use stealmark_deques::chase_lev::{ChaseLev, ChaseLevQuiescent};
+use stealmark_deques::idempotent::Idempotent;
 use stealmark_deques::locked::Locked;
 use stealmark_deques::peer::Crossbeam;
 use stealmark_deques::steal_half::{StealHalf, StealHalfQuiescent};
@@ -58,15 +61,30 @@ fn max_thieves() -> usize {
     env_or("STEALMARK_STRESS_THIEVES", MAX_THIEVES, |v| v.parse().ok())
 }
 
-/// One run: returns how many times each item `0..ITEMS` came out.
+/// One run: returns how many times each item came out (index `i` for item
+/// `i + 1`: items start at 1, so that a slot read before it was ever written,
+/// which holds 0, shows up as an invented item; so does anything above
+/// `ITEMS`).
 ///
 /// Each thief has its own deque of the same kind, which `steal_half` fills
 /// and which the other thieves also steal from, so that batch steals into a
 /// deque race with steals out of it.
-fn run<D: WorkDeque>(seed: u64, thieves: usize, half: bool, capacity: usize) -> Vec<u32> {
-    let (mut owner, victim) = D::with_capacity(capacity);
-    let (own_deques, peers): (Vec<D::Owner>, Vec<D::Thief>) =
-        (0..thieves).map(|_| D::with_capacity(capacity)).unzip();
+///
+/// With `before_wrap`, every deque is made by `with_capacity_near_wrap`, so
+/// that its indices and tags wrap early in the run.
+fn run<D: WorkDeque>(
+    seed: u64,
+    thieves: usize,
+    half: bool,
+    capacity: usize,
+    before_wrap: Option<usize>,
+) -> Vec<u32> {
+    let make = || match before_wrap {
+        Some(n) => D::with_capacity_near_wrap(capacity, n),
+        None => D::with_capacity(capacity),
+    };
+    let (mut owner, victim) = make();
+    let (own_deques, peers): (Vec<D::Owner>, Vec<D::Thief>) = (0..thieves).map(|_| make()).unzip();
     let done = AtomicBool::new(false);
     let start = Barrier::new(thieves + 1);
     let mut outputs: Vec<Vec<usize>> = Vec::new();
@@ -143,7 +161,7 @@ fn run<D: WorkDeque>(seed: u64, thieves: usize, half: bool, capacity: usize) -> 
                 std::thread::yield_now();
             }
             if rng.random_bool(push_bias) {
-                if let Err(item) = owner.push(next) {
+                if let Err(item) = owner.push(next + 1) {
                     got.push(item); // a full bounded deque: consume it here
                 }
                 next += 1;
@@ -162,59 +180,149 @@ fn run<D: WorkDeque>(seed: u64, thieves: usize, half: bool, capacity: usize) -> 
     });
     let mut counts = vec![0u32; ITEMS];
     for item in outputs.into_iter().flatten() {
-        counts[item] += 1;
+        assert!(
+            (1..=ITEMS).contains(&item),
+            "{}: invented item {item} (seed {seed}, {thieves} thieves, half {half})",
+            D::KIND
+        );
+        counts[item - 1] += 1;
     }
     counts
 }
 
-fn exactly_once<D: WorkDeque>(capacity: usize) {
+/// What names a run in a failure: its seed, thief count and steal mode.
+#[derive(Clone, Copy)]
+struct RunId {
+    seed: u64,
+    thieves: usize,
+    half: bool,
+}
+
+impl std::fmt::Display for RunId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let RunId {
+            seed,
+            thieves,
+            half,
+        } = self;
+        write!(f, "seed {seed}, {thieves} thieves, half {half}")
+    }
+}
+
+/// Runs `run::<D>` for every thief count (1 to `max_thieves()`), seed and
+/// steal mode (single, or single and half), and hands each run's counts to
+/// `check`.
+fn each_run<D: WorkDeque>(
+    capacity: usize,
+    before_wrap: Option<usize>,
+    mut check: impl FnMut(RunId, &[u32]),
+) {
     for thieves in 1..=max_thieves() {
         for seed in seeds() {
             for half in [false, true] {
-                let counts = run::<D>(seed * 101 + thieves as u64, thieves, half, capacity);
-                if let Some((item, &n)) = counts.iter().enumerate().find(|(_, &n)| n != 1) {
-                    panic!(
-                        "{}: item {item} came out {n} times (seed {seed}, {thieves} thieves, half {half})",
-                        D::KIND
-                    );
-                }
+                let counts = run::<D>(
+                    seed * 101 + thieves as u64,
+                    thieves,
+                    half,
+                    capacity,
+                    before_wrap,
+                );
+                let id = RunId {
+                    seed,
+                    thieves,
+                    half,
+                };
+                check(id, &counts);
             }
         }
     }
 }
 
-#[test]
-fn locked_exactly_once() {
-    exactly_once::<Locked>(16);
+fn exactly_once<D: WorkDeque>(capacity: usize) {
+    exactly_once_from::<D>(capacity, None);
+}
+
+/// `exactly_once` on deques whose indices and tags start `before_wrap`
+/// steps before they wrap.
+fn exactly_once_from<D: WorkDeque>(capacity: usize, before_wrap: Option<usize>) {
+    each_run::<D>(capacity, before_wrap, |id, counts| {
+        if let Some((i, &n)) = counts.iter().enumerate().find(|(_, &n)| n != 1) {
+            panic!("{}: item {} came out {n} times ({id})", D::KIND, i + 1);
+        }
+    });
+}
+
+/// At least once: every item comes out, none is invented (checked by
+/// `run`); returns the duplicates (extractions beyond the first) and the
+/// items, summed over the runs.
+fn at_least_once<D: WorkDeque>(capacity: usize, before_wrap: Option<usize>) -> (u64, u64) {
+    // Duplicates by thief count.
+    let mut rows = vec![0u64; max_thieves() + 1];
+    let mut items = 0;
+    each_run::<D>(capacity, before_wrap, |id, counts| {
+        if let Some(i) = counts.iter().position(|&n| n == 0) {
+            panic!("{}: item {} was lost ({id})", D::KIND, i + 1);
+        }
+        rows[id.thieves] += counts.iter().map(|&n| u64::from(n - 1)).sum::<u64>();
+        items += counts.len() as u64;
+    });
+    for (thieves, row) in rows.iter().enumerate().skip(1) {
+        eprintln!("{}: {thieves} thieves: {row} duplicates", D::KIND);
+    }
+    let duplicates = rows.iter().sum::<u64>();
+    eprintln!(
+        "{}: {duplicates} duplicates in {items} items ({:.4}%)",
+        D::KIND,
+        100.0 * duplicates as f64 / items as f64
+    );
+    (duplicates, items)
 }
 
 #[test]
-#[cfg_attr(miri, ignore = "crossbeam-deque reads slots racily")]
-fn crossbeam_exactly_once() {
-    exactly_once::<Crossbeam>(16);
+fn idempotent_at_least_once() {
+    at_least_once::<Idempotent>(2, None);
 }
 
 #[test]
-fn chase_lev_exactly_once() {
-    exactly_once::<ChaseLev>(2);
+#[cfg_attr(miri, ignore = "the same code paths as the run above, other numbers")]
+fn idempotent_at_least_once_across_wraps() {
+    at_least_once::<Idempotent>(2, Some(if cfg!(miri) { 20 } else { 500 }));
 }
 
-#[test]
-fn chase_lev_quiescent_exactly_once() {
-    exactly_once::<ChaseLevQuiescent>(2);
+/// One `#[test]` a kind, with its attributes: `exactly_once::<Kind>` at the
+/// given initial capacity.
+macro_rules! exactly_once_tests {
+    ($($(#[$attr:meta])* $name:ident: $kind:ty, $capacity:expr;)*) => {
+        $(
+            #[test]
+            $(#[$attr])*
+            fn $name() {
+                exactly_once::<$kind>($capacity);
+            }
+        )*
+    };
 }
 
-#[test]
-fn steal_half_exactly_once() {
-    exactly_once::<StealHalf>(2);
+exactly_once_tests! {
+    locked_exactly_once: Locked, 16;
+    #[cfg_attr(miri, ignore = "crossbeam-deque reads slots racily")]
+    crossbeam_exactly_once: Crossbeam, 16;
+    chase_lev_exactly_once: ChaseLev, 2;
+    chase_lev_quiescent_exactly_once: ChaseLevQuiescent, 2;
+    steal_half_exactly_once: StealHalf, 2;
+    steal_half_quiescent_exactly_once: StealHalfQuiescent, 2;
+    abp_exactly_once: Abp, 64;
 }
 
+/// Indices and tags start 500 steps before they wrap: StealHalf's full index
+/// and 28-bit top wrap after 500 pushes and its 30-bit tag after 500 owner
+/// CASes, Chase-Lev's `isize` indices after 500 pushes, ABP's tag after 500
+/// resets.
 #[test]
-fn steal_half_quiescent_exactly_once() {
-    exactly_once::<StealHalfQuiescent>(2);
-}
-
-#[test]
-fn abp_exactly_once() {
-    exactly_once::<Abp>(64);
+#[cfg_attr(miri, ignore = "the same code paths as the runs above, other numbers")]
+fn every_lock_free_kind_exactly_once_across_wraps() {
+    let before_wrap = Some(if cfg!(miri) { 20 } else { 500 });
+    exactly_once_from::<StealHalf>(2, before_wrap);
+    exactly_once_from::<ChaseLev>(2, before_wrap);
+    exactly_once_from::<Abp>(64, before_wrap);
 }

@@ -6,6 +6,9 @@
 //! are only set for named types, and per-slot weak references only go to
 //! types whose kind allows them.
 
+// Shared by several targets, each of which uses a part.
+#![allow(dead_code)]
+
 use stealmark_heap::{ArenaFormat, HeapSink, ObjectHeader, Pos, Slot, TypeKind};
 
 #[derive(Default)]
@@ -124,6 +127,11 @@ impl HeapSink for CheckSink {
 }
 
 impl CheckSink {
+    /// The arena words emitted so far (word 0 included).
+    pub fn arena_words(&self) -> u64 {
+        self.next.max(1)
+    }
+
     /// Asserts that the emitted heap is well formed.
     pub fn check(&self) {
         assert_eq!(self.pending, 0, "the last object lacks slots");

@@ -127,6 +127,16 @@ pub enum Malformed {
         /// Bytes the record holds.
         found: u64,
     },
+    /// An object array whose class is a `java.lang.ref.Reference` class (an
+    /// array's class is an array class): its type would make its first
+    /// slot a referent.
+    #[error("object array {id:#x} has class {class_id:#x}, a java.lang.ref.Reference class")]
+    ReferenceClassArray {
+        /// The array.
+        id: u64,
+        /// Its class.
+        class_id: u64,
+    },
     /// A superclass chain that loops.
     #[error("superclass chain of class {0:#x} loops")]
     SuperclassCycle(u64),

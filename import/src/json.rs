@@ -10,10 +10,6 @@ use std::io::Read;
 
 use super::error::{Format, ImportError, Malformed};
 
-/// Buffer size: large enough that refills cost little, small enough to stay
-/// in L2.
-const BUF_LEN: usize = 256 * 1024;
-
 /// The deepest nesting [`JsonReader::skip_value`] accepts.
 pub(crate) const MAX_DEPTH: usize = 4096;
 
@@ -30,11 +26,17 @@ pub(crate) struct JsonReader<R> {
 type Result<T> = std::result::Result<T, ImportError>;
 
 impl<R: Read> JsonReader<R> {
-    /// Wraps `inner`.
+    /// Wraps `inner`, with a buffer of the default size.
+    #[cfg(test)]
     pub(crate) fn new(inner: R) -> Self {
+        JsonReader::with_buffer(inner, crate::DEFAULT_BUFFER_LEN)
+    }
+
+    /// Wraps `inner`, with a buffer of `len` (at least 1) bytes.
+    pub(crate) fn with_buffer(inner: R, len: usize) -> Self {
         JsonReader {
             inner,
-            buf: vec![0; BUF_LEN].into_boxed_slice(),
+            buf: vec![0; len.max(1)].into_boxed_slice(),
             pos: 0,
             end: 0,
             base: 0,

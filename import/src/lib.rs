@@ -36,7 +36,7 @@
 //! in it (32 GiB of arena), else the wide one, unless
 //! [`ImportOptions::layout`] says which.
 //!
-//! Malformed input yields an [`ImportError`](crate::ImportError) naming the problem and its byte
+//! Malformed input yields an [`ImportError`] naming the problem and its byte
 //! offset; the importers never panic on any input.
 
 mod error;
@@ -93,12 +93,47 @@ pub struct ImportOptions {
     /// The arena layout; `None` (the default) means compressed when the heap
     /// fits in it (2³² words, 32 GiB), else wide.
     pub layout: Option<ArenaLayout>,
+    /// The size in bytes of the buffer the input is read through; `None`
+    /// (the default) means [`DEFAULT_BUFFER_LEN`]. Sizes below
+    /// [`MIN_BUFFER_LEN`] are raised to it. The result does not depend on
+    /// it: tiny buffers are for tests, so that tokens and records cross
+    /// refills everywhere.
+    pub buffer_len: Option<usize>,
 }
+
+/// The default input buffer size: 256 KiB, large enough that refills cost
+/// little and small enough to stay in L2. Built for fuzzing (`--cfg
+/// fuzzing`), 64 bytes, so that the few-KiB inputs a fuzzer makes cross
+/// many refills.
+pub const DEFAULT_BUFFER_LEN: usize = if cfg!(fuzzing) { 64 } else { 256 * 1024 };
+
+/// The smallest input buffer: the HPROF reader takes fixed fields of up to
+/// 8 bytes from its buffer in one piece.
+pub const MIN_BUFFER_LEN: usize = 16;
 
 impl ImportOptions {
     /// Options with the given layout (`None`: compressed when it fits).
     pub fn layout(layout: Option<ArenaLayout>) -> ImportOptions {
-        ImportOptions { layout }
+        ImportOptions {
+            layout,
+            ..ImportOptions::default()
+        }
+    }
+
+    /// These options with an input buffer of `len` bytes (at least
+    /// [`MIN_BUFFER_LEN`]).
+    pub fn with_buffer_len(self, len: usize) -> ImportOptions {
+        ImportOptions {
+            buffer_len: Some(len),
+            ..self
+        }
+    }
+
+    /// The input buffer size to use.
+    fn buffer(&self) -> usize {
+        self.buffer_len
+            .unwrap_or(DEFAULT_BUFFER_LEN)
+            .max(MIN_BUFFER_LEN)
     }
 }
 

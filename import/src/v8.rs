@@ -170,7 +170,7 @@ pub(crate) fn import<R: Read, S: HeapSink + ?Sized>(
     sink: &mut S,
     options: &ImportOptions,
 ) -> Result<ImportSummary, ImportError> {
-    let mut r = JsonReader::new(input);
+    let mut r = JsonReader::with_buffer(input, options.buffer());
     // The header's layout and the type names, once `snapshot` is read.
     let mut header: Option<(Layout, Types)> = None;
     let mut nodes: Option<Nodes> = None;
@@ -524,11 +524,15 @@ fn read_rows<R: Read>(
             offsets[field] = r.offset();
             values[field] = r.u64(what)?;
             field += 1;
+            // The separator first: in a truncated file the last number may
+            // be cut short, and the end of input is the error to report,
+            // not whatever the cut value means.
+            let more = r.comma_or(b']', "`,` or `]`")?;
             if field == fields {
                 field = 0;
                 row(r, &values, &offsets)?;
             }
-            if !r.comma_or(b']', "`,` or `]`")? {
+            if !more {
                 break;
             }
         }

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use import_common::{corrupt, count, have, read, run, tempdir, Counts};
+use import_common::{
+    assert_same_heap, corrupt, count, have, read, run, tempdir, ChunkedSource, Counts,
+};
 use stealmark_heap::{ArenaLayout, HeapBuilder, HeapGraph, ObjectModel, SlotKind, TypeKind};
 use stealmark_import::{self as import, ImportError, ImportOptions, InputFile, Malformed};
 
@@ -457,6 +459,29 @@ fn java_dump_matches_naive_reader() {
     );
 }
 
+/// Read through tiny buffers (a few sizes) from readers that return short,
+/// uneven chunks, the Java dump imports to exactly the heap the default
+/// buffer gives: every record crosses a refill somewhere, and instance
+/// data and arrays longer than the buffer are copied out of it.
+#[test]
+fn java_dump_through_tiny_buffers_imports_the_same() {
+    let Some(path) = dump() else {
+        return;
+    };
+    let bytes = read(path);
+    let mut b = HeapBuilder::new();
+    let summary = import::hprof(bytes.as_slice(), &mut b, &mut |_| {}).unwrap();
+    let heap = b.finish().unwrap();
+    for len in [1, 16, 61, 64, 4093] {
+        let options = ImportOptions::default().with_buffer_len(len);
+        let mut b = HeapBuilder::new();
+        let src = ChunkedSource(&bytes);
+        let got = import::hprof_with(&src, &mut b, &mut |_| {}, &options).unwrap();
+        assert_eq!(got, summary, "buffer of {len} bytes");
+        assert_same_heap(&heap, &b.finish().unwrap());
+    }
+}
+
 #[test]
 fn java_dump_truncated_or_corrupted_never_panics() {
     let Some(path) = dump() else {
@@ -609,6 +634,49 @@ fn hand_made_dumps() {
     id3.extend_from_slice(&[0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0]);
     assert_eq!(malformed(&id3), (Malformed::BadIdSize(3), 19));
     assert_eq!(malformed(&Hprof::new().0).0, Malformed::Empty);
+}
+
+/// An object array whose class is a `java.lang.ref.Reference` class (found
+/// by the `roundtrip_hprof` fuzz target): its type would be the class's,
+/// whose kind makes slot 0 a weak referent, so the array's class reference
+/// would be weak in the heap while the summary counted no weak reference.
+/// Real dumps give arrays array classes; this one is malformed.
+#[test]
+fn object_array_of_a_reference_class_is_malformed() {
+    let name = |id: u32, s: &[u8]| [be(&[id]), s.to_vec()].concat();
+    let load = |class: u32, name: u32| be(&[1, class, 0, name]);
+    let mut heap = class(0x10, 0, &[]);
+    heap.extend([0x22]);
+    heap.extend(be(&[0x30, 0, 1, 0x10, 0x40]));
+    heap.extend([0x23]);
+    heap.extend(be(&[0x40, 0, 1]));
+    heap.extend([10, 0, 0, 0, 7]);
+    let names = Hprof::new()
+        .record(0x01, &name(1, b"java/lang/ref/WeakReference"))
+        .record(0x02, &load(0x10, 1));
+    let array_at = names.0.len() + 9 + class(0x10, 0, &[]).len();
+    let dump = names.record(0x1C, &heap).record(0x2C, &[]);
+    assert_eq!(dump.0[array_at], 0x22, "the test's offset arithmetic");
+    let (kind, off) = malformed(&dump.0);
+    assert_eq!(
+        kind,
+        Malformed::ReferenceClassArray {
+            id: 0x30,
+            class_id: 0x10
+        }
+    );
+    assert_eq!(off as usize, array_at);
+    // The same array of a plain class imports, its class reference strong.
+    let plain = Hprof::new()
+        .record(0x01, &name(1, b"Foo[]"))
+        .record(0x02, &load(0x10, 1))
+        .record(0x1C, &heap)
+        .record(0x2C, &[]);
+    let mut b = HeapBuilder::new();
+    let s = import::hprof(plain.0.as_slice(), &mut b, &mut |_| {}).unwrap();
+    assert_eq!((s.objects, s.references, s.weak_references), (3, 2, 0));
+    let heap = b.finish().unwrap();
+    assert_eq!(count(&heap).weak, 0);
 }
 
 /// A reference in a random dump: null, the object with this index, or an id
@@ -811,6 +879,7 @@ proptest::proptest! {
         roots in proptest::collection::vec(target(30), 0..6),
         wide: bool,
         compressed: bool,
+        buffer in proptest::option::of(16usize..100),
     ) {
         let layout = if compressed { ArenaLayout::Compressed } else { ArenaLayout::Wide };
         let roots: Vec<Target> = roots
@@ -819,8 +888,9 @@ proptest::proptest! {
             .collect();
         let (dump, expected, dropped) = random_dump(&objs, &roots, if wide { 8 } else { 4 });
         let mut b = HeapBuilder::new();
-        let options = ImportOptions::layout(Some(layout));
-        let summary = import::hprof_with(dump.as_slice(), &mut b, &mut |_| {}, &options).unwrap();
+        let mut options = ImportOptions::layout(Some(layout));
+        options.buffer_len = buffer;
+        let summary = import::hprof_with(&ChunkedSource(&dump), &mut b, &mut |_| {}, &options).unwrap();
         proptest::prop_assert_eq!(summary.layout, layout);
         let heap = b.finish().unwrap();
         let view = heap.view();

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use import_common::{corrupt, count, have, read, run, tempdir, Counts};
+use import_common::{assert_same_heap, corrupt, count, have, read, run, tempdir, Chunked, Counts};
 use stealmark_heap::{ArenaLayout, HeapBuilder, HeapGraph, ObjectModel, SlotKind};
 use stealmark_import::{self as import, ImportError, ImportOptions, Malformed};
 
@@ -96,6 +96,27 @@ fn node_snapshot_matches_independent_counts() {
         .collect();
     for want in ["Node", "Map", "WeakRef", "(string)", "(closure)"] {
         assert!(names.contains(&want), "no type {want} in {names:?}");
+    }
+}
+
+/// Read through tiny buffers (a few sizes) from a reader that returns
+/// short, uneven chunks, the node snapshot imports to exactly the heap
+/// the default buffer gives: every token crosses a refill somewhere.
+#[test]
+fn node_snapshot_through_tiny_buffers_imports_the_same() {
+    let Some(snap) = snapshot() else {
+        return;
+    };
+    let bytes = read(snap);
+    let mut b = HeapBuilder::new();
+    let summary = import::v8(bytes.as_slice(), &mut b).unwrap();
+    let heap = b.finish().unwrap();
+    for len in [1, 16, 61, 64, 4093] {
+        let options = ImportOptions::default().with_buffer_len(len);
+        let mut b = HeapBuilder::new();
+        let got = import::v8_with(Chunked::new(&bytes), &mut b, &options).unwrap();
+        assert_eq!(got, summary, "buffer of {len} bytes");
+        assert_same_heap(&heap, &b.finish().unwrap());
     }
 }
 
@@ -262,6 +283,25 @@ fn malformed_inputs_name_the_problem_and_offset() {
 }
 
 #[test]
+fn a_file_cut_inside_a_number_is_reported_as_truncated() {
+    // Cut inside the last edge's to_node (10 becomes 1) and inside the last
+    // node's edge_count: the end of input is the problem, not the value.
+    let full = format!(
+        r#"{META}"node_count":3,"edge_count":2}},"nodes":[0,0,1,0,2, 1,1,3,16,0, 1,1,5,16,0],"edges":[0,1,5, 1,1,10],"strings":["a","b"]}}"#
+    );
+    import_str(&full).unwrap();
+    for cut in ["1,1,10]", "16,0]"] {
+        let at = full.find(cut).unwrap() + cut.len() - 2;
+        let (kind, off) = malformed(&full[..at]);
+        assert!(
+            matches!(kind, Malformed::UnexpectedEof { .. }),
+            "cut before {cut:?}: {kind:?}"
+        );
+        assert_eq!(off as usize, at);
+    }
+}
+
+#[test]
 fn missing_strings_give_placeholder_names() {
     let json = format!(r#"{META}"node_count":1,"edge_count":0}},"nodes":[1,3,1,0,0],"edges":[]}}"#);
     let mut b = HeapBuilder::new();
@@ -364,12 +404,14 @@ proptest::proptest! {
         order in proptest::strategy::Strategy::prop_shuffle(proptest::sample::subsequence(vec![0usize, 1, 2, 3, 4], 5)),
         flip: bool,
         compressed: bool,
+        buffer in proptest::option::of(16usize..100),
     ) {
         let json = to_json(&g, &order, flip);
         let mut b = HeapBuilder::new();
         let layout = if compressed { ArenaLayout::Compressed } else { ArenaLayout::Wide };
-        let options = ImportOptions::layout(Some(layout));
-        let summary = import::v8_with(json.as_bytes(), &mut b, &options).unwrap();
+        let mut options = ImportOptions::layout(Some(layout));
+        options.buffer_len = buffer;
+        let summary = import::v8_with(Chunked::new(json.as_bytes()), &mut b, &options).unwrap();
         let heap = b.finish().unwrap();
         let view = heap.view();
         let objs: Vec<_> = view.objects().collect();

@@ -198,7 +198,7 @@ fn main() {
         }
         if is_main && has("variants") {
             let mut s = vec![Subject::sequential(8).named("sequential-pf8")];
-            for &d in DequeKind::ALGORITHMS {
+            for &d in DequeKind::ALGORITHMS.iter().filter(|d| d.exactly_once()) {
                 s.push(subject(&format!("{d}-1"), engine(1, d)));
             }
             let mut c = engine(1, DequeKind::StealHalf);

@@ -203,7 +203,8 @@ impl MarkerConfig {
         }
     }
 
-    /// Checks every numeric field.
+    /// Checks every numeric field, and that the deque returns each item
+    /// exactly once (the marker does not yet tolerate an object taken twice).
     pub fn validate(&self) -> Result<(), ConfigError> {
         let range = |ok: bool, field, value: String, reason| {
             if ok {
@@ -216,6 +217,15 @@ impl MarkerConfig {
                 })
             }
         };
+        // Until the marker tolerates an object taken twice (weak-slot
+        // records, large-array tokens and statistics assume exactly once),
+        // it refuses the deques that return an item at least once.
+        range(
+            self.deque.exactly_once(),
+            "deque",
+            self.deque.to_string(),
+            "a deque that returns each item exactly once (not `idempotent`)",
+        )?;
         range(
             (1..=1024).contains(&self.workers),
             "workers",
@@ -352,5 +362,8 @@ mod tests {
         c.workers = 2;
         c.prefetch = 17;
         assert!(c.validate().unwrap_err().to_string().contains("prefetch"));
+        let mut c = MarkerConfig::with_workers(2);
+        c.deque = DequeKind::Idempotent;
+        assert!(c.validate().unwrap_err().to_string().contains("idempotent"));
     }
 }

@@ -205,6 +205,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         st.roots = t.roots;
         st.live_objects = t.objects_scanned;
         st.live_bytes = t.live_bytes;
+        st.live_footprint_bytes = t.live_footprint_bytes;
         st.live_by_type.clear();
         st.live_by_type.resize(types, TypeCount::default());
         for rec in &st.workers {

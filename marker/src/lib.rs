@@ -194,6 +194,13 @@ mod satb;
 #[cfg(feature = "bench")]
 pub mod sequential;
 mod stats;
+// std, parking_lot and crossbeam-utils primitives, loom's under `--cfg loom`,
+// where the module is public for the loom models (`tests/loom.rs`).
+#[cfg(not(loom))]
+mod sync;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod sync;
 mod termination;
 mod worker;
 

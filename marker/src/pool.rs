@@ -14,11 +14,8 @@
 //! within microseconds of it, and a blocked caller would add a futex wake-up
 //! (tens of microseconds on a virtual machine) to every pause.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::thread::JoinHandle;
-
-use crossbeam_utils::Backoff;
-use parking_lot::{Condvar, Mutex};
+use crate::sync::thread::{self, JoinHandle};
+use crate::sync::{branch, Arc, AtomicUsize, Backoff, Condvar, Mutex, Ordering};
 
 /// A job as the workers see it: the caller's closure with its lifetime erased.
 type ErasedJob = *const (dyn Fn(usize) + Sync + 'static);
@@ -50,8 +47,10 @@ struct Shared {
 }
 
 /// Persistent worker threads; see the module documentation.
-pub(crate) struct Pool {
-    shared: std::sync::Arc<Shared>,
+///
+/// `pub` only for the loom models (`crate::sync::api`); the module is private.
+pub struct Pool {
+    shared: Arc<Shared>,
     /// Workers `1..n`; worker 0 is the thread that calls `broadcast`.
     threads: Vec<JoinHandle<()>>,
 }
@@ -59,8 +58,8 @@ pub(crate) struct Pool {
 impl Pool {
     /// Starts `workers - 1` threads, parked until the first broadcast (the
     /// caller of `broadcast` is worker 0). `workers` is at least 1.
-    pub(crate) fn new(workers: usize) -> Pool {
-        let shared = std::sync::Arc::new(Shared {
+    pub fn new(workers: usize) -> Pool {
+        let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 generation: 0,
                 job: None,
@@ -73,7 +72,7 @@ impl Pool {
         let threads = (1..workers.max(1))
             .map(|i| {
                 let shared = shared.clone();
-                std::thread::Builder::new()
+                thread::Builder::new()
                     .name(format!("stealmark-gc-{i}"))
                     .spawn(move || worker_main(&shared, i))
                     .expect("failed to spawn a GC worker thread")
@@ -83,7 +82,7 @@ impl Pool {
     }
 
     /// The number of workers, the calling thread included.
-    pub(crate) fn workers(&self) -> usize {
+    pub fn workers(&self) -> usize {
         self.threads.len() + 1
     }
 
@@ -91,7 +90,7 @@ impl Pool {
     /// and returns when all have returned. If `job(0)` unwinds, the unwinding
     /// waits for the other workers first (the engine's job catches its own
     /// panics, so this is a safety net, not the error path).
-    pub(crate) fn broadcast(&self, job: &(dyn Fn(usize) + Sync)) {
+    pub fn broadcast(&self, job: &(dyn Fn(usize) + Sync)) {
         if !self.threads.is_empty() {
             let ptr: *const (dyn Fn(usize) + Sync + '_) = job;
             // SAFETY: only the lifetime changes (same fat-pointer layout).
@@ -131,23 +130,45 @@ struct WaitOnDrop<'a>(&'a Shared);
 impl Drop for WaitOnDrop<'_> {
     fn drop(&mut self) {
         let shared = self.0;
+        // Read before any loom operation: loom may switch threads at each.
+        #[cfg(loom)]
+        if std::thread::panicking() {
+            branch!(PoolWaitUnwinding);
+        }
         // Acquire (pairs with the Release decrements in `worker_main`): once
         // zero is seen, every thread's work on the job happened before what
         // the caller does next.
         let finished = || shared.pending.load(Ordering::Acquire) == 0;
         let backoff = Backoff::new();
+        #[cfg(loom)]
+        let mut spun = false;
         while !finished() {
             if backoff.is_completed() {
                 let mut st = shared.state.lock();
                 // Re-checked under the lock that the last thread takes before
                 // it notifies, so its wake-up cannot be missed.
+                #[cfg(loom)]
+                if finished() {
+                    branch!(PoolWaitDoneUnderLock);
+                }
                 while !finished() {
                     shared.done.wait(&mut st);
+                    branch!(PoolWaitWoken);
                 }
                 st.job = None;
                 return;
             }
             backoff.snooze();
+            #[cfg(loom)]
+            {
+                spun = true;
+            }
+        }
+        #[cfg(loom)]
+        if spun {
+            branch!(PoolWaitDoneAfterSpin);
+        } else {
+            branch!(PoolWaitDoneAtOnce);
         }
         shared.state.lock().job = None;
     }
@@ -158,11 +179,20 @@ fn worker_main(shared: &Shared, index: usize) {
     loop {
         let job = {
             let mut st = shared.state.lock();
+            #[cfg(loom)]
+            let waited = st.generation == seen && !st.shutdown;
             while st.generation == seen && !st.shutdown {
                 shared.start.wait(&mut st);
             }
             if st.shutdown {
+                branch!(PoolShutdown);
                 return;
+            }
+            #[cfg(loom)]
+            if waited {
+                branch!(PoolJobAfterWait);
+            } else {
+                branch!(PoolJobFoundAtOnce);
             }
             seen = st.generation;
             st.job.expect("a new generation always carries a job")
@@ -176,6 +206,7 @@ fn worker_main(shared: &Shared, index: usize) {
         // thread's work on the job happens before the caller returns. The job
         // is not touched after this point.
         if shared.pending.fetch_sub(1, Ordering::Release) == 1 {
+            branch!(PoolLastDecrement);
             // Under the lock, so a caller that saw `pending > 0` under it is
             // already waiting (see `WaitOnDrop`).
             let _st = shared.state.lock();
@@ -195,7 +226,7 @@ impl Drop for Pool {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};

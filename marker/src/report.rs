@@ -96,6 +96,13 @@ impl<'m> Report<'m> {
         self.stats.live_bytes
     }
 
+    /// The [`footprint_bytes`](ObjectModel::footprint_bytes) of the objects
+    /// marked: [`Report::live_bytes`] unless the model stores objects in
+    /// another size than the runtime's (a heap snapshot with runtime sizes).
+    pub fn live_footprint_bytes(&self) -> u64 {
+        self.stats.live_footprint_bytes
+    }
+
     /// Per type id, the objects marked and their bytes (empty when the heap
     /// reports no types, [`ObjectModel::type_count`]).
     pub fn live_by_type(&self) -> &'m [TypeCount] {

@@ -61,6 +61,9 @@ pub struct WorkerStats {
     /// Bytes of the objects this worker scanned (their `size_bytes`): its
     /// share of the live bytes.
     pub live_bytes: u64,
+    /// The [`footprint_bytes`](stealmark_model::ObjectModel::footprint_bytes)
+    /// of the objects this worker scanned.
+    pub live_footprint_bytes: u64,
     /// References this worker read from root chunks.
     pub roots: u64,
     /// Root chunks this worker claimed.
@@ -212,6 +215,11 @@ pub struct MarkStats {
     pub live_objects: u64,
     /// Bytes of the objects marked (their `size_bytes`): the live bytes.
     pub live_bytes: u64,
+    /// The live objects'
+    /// [`footprint_bytes`](stealmark_model::ObjectModel::footprint_bytes)
+    /// (their storage in a heap snapshot; the live bytes for a runtime's
+    /// heap).
+    pub live_footprint_bytes: u64,
     /// Per type id, the live objects and bytes (empty when the heap has no
     /// types): the workers' counts, summed.
     pub live_by_type: Vec<TypeCount>,
@@ -328,6 +336,7 @@ impl MarkStats {
             t.termination_ns += s.termination_ns;
             t.last_work_ns = t.last_work_ns.max(s.last_work_ns);
             t.live_bytes += s.live_bytes;
+            t.live_footprint_bytes += s.live_footprint_bytes;
             t.roots += s.roots;
             t.root_chunks += s.root_chunks;
             t.satb_entries += s.satb_entries;

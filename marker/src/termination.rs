@@ -16,13 +16,12 @@
 //! Idle workers spin briefly, then yield, then park on a condition variable;
 //! busy workers wake parked ones in proportion to their surplus.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
-use crossbeam_utils::CachePadded;
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{branch, AtomicBool, AtomicUsize, CachePadded, Condvar, Mutex, Ordering};
 
 /// The shared termination state of one mark phase (reset between phases).
-pub(crate) struct Termination {
+///
+/// `pub` only for the loom models (`crate::sync::api`); the module is private.
+pub struct Termination {
     /// Workers counted active (the global status word).
     active: CachePadded<AtomicUsize>,
     /// Workers looking for work, for busy workers' sharing decisions.
@@ -37,7 +36,7 @@ pub(crate) struct Termination {
 }
 
 /// What an idle worker's probe found.
-pub(crate) enum Reactivate {
+pub enum Reactivate {
     /// `active` was re-incremented: the worker may steal.
     Active,
     /// The phase has terminated.
@@ -45,7 +44,10 @@ pub(crate) enum Reactivate {
 }
 
 impl Termination {
-    pub(crate) fn new() -> Termination {
+    /// No worker counted active; [`Termination::reset`] starts a phase.
+    // Public only under loom (`crate::sync::api`), where clippy asks for it.
+    #[cfg_attr(loom, allow(clippy::new_without_default))]
+    pub fn new() -> Termination {
         Termination {
             active: CachePadded::new(AtomicUsize::new(0)),
             hungry: CachePadded::new(AtomicUsize::new(0)),
@@ -58,7 +60,7 @@ impl Termination {
 
     /// Prepares a phase with `workers` active workers. Called while no
     /// worker runs (the pool's hand-off orders it before their first access).
-    pub(crate) fn reset(&self, workers: usize) {
+    pub fn reset(&self, workers: usize) {
         // Relaxed: published to the workers by the pool's mutex.
         self.active.store(workers, Ordering::Relaxed);
         self.hungry.store(0, Ordering::Relaxed);
@@ -69,26 +71,29 @@ impl Termination {
 
     /// Counts the caller idle. Returns `true` if it was the last active
     /// worker, in which case the phase is over (and everyone is woken).
-    pub(crate) fn go_idle(&self) -> bool {
+    pub fn go_idle(&self) -> bool {
         // SeqCst (pairs with the SeqCst update in `try_reactivate`): all
         // changes of `active` form one total order, and the decrement comes
         // after this worker's emptiness checks in program order; the AcqRel
         // part makes every earlier decrement's worker history visible to the
         // worker that reaches zero.
         if self.active.fetch_sub(1, Ordering::SeqCst) == 1 {
+            branch!(GoIdleLast);
             // Release (pairs with the Acquire loads in `is_done`).
             self.done.store(true, Ordering::Release);
             let _guard = self.sleep.lock();
             self.wake.notify_all();
             true
         } else {
+            branch!(GoIdleNotLast);
             false
         }
     }
 
     /// Ends the phase early (a worker panicked): every worker stops at its
     /// next idle check, and the caller re-raises the panic.
-    pub(crate) fn abort(&self) {
+    pub fn abort(&self) {
+        branch!(Abort);
         // Release (pairs with the Acquire loads in `is_done`).
         self.done.store(true, Ordering::Release);
         let _guard = self.sleep.lock();
@@ -97,13 +102,32 @@ impl Termination {
 
     /// Counts an idle worker active again so that it may steal, unless the
     /// phase has already terminated (`active` reached zero).
-    pub(crate) fn try_reactivate(&self) -> Reactivate {
+    pub fn try_reactivate(&self) -> Reactivate {
+        // The loom models count which reads the CAS loop made.
+        #[cfg(loom)]
+        let mut reads = 0usize;
         // SeqCst: see `go_idle`. Never from zero: zero means terminated.
-        match self
+        let result = self
             .active
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |a| {
+                #[cfg(loom)]
+                {
+                    reads += 1;
+                }
                 (a != 0).then_some(a + 1)
-            }) {
+            });
+        #[cfg(loom)]
+        match result {
+            Ok(1) => branch!(ReactivateFromOne),
+            Ok(_) => branch!(ReactivateFromMany),
+            Err(_) if reads == 1 => branch!(ReactivateDone),
+            Err(_) => branch!(ReactivateLostToLastIdle),
+        }
+        #[cfg(loom)]
+        if result.is_ok() && reads > 1 {
+            branch!(ReactivateRetried);
+        }
+        match result {
             Ok(_) => Reactivate::Active,
             Err(_) => Reactivate::Done,
         }
@@ -111,14 +135,14 @@ impl Termination {
 
     /// Whether the phase has terminated.
     #[inline]
-    pub(crate) fn is_done(&self) -> bool {
+    pub fn is_done(&self) -> bool {
         // Acquire (pairs with the Release store in `go_idle`).
         self.done.load(Ordering::Acquire)
     }
 
     /// Counts the caller as looking for work (stealing or idle).
     #[inline]
-    pub(crate) fn hungry_enter(&self) {
+    pub fn hungry_enter(&self) {
         // Relaxed: a hint for busy workers deciding how much to share; it
         // carries no data and liveness never depends on it.
         self.hungry.fetch_add(1, Ordering::Relaxed);
@@ -126,7 +150,7 @@ impl Termination {
 
     /// The caller has found work (or the phase is over).
     #[inline]
-    pub(crate) fn hungry_leave(&self) {
+    pub fn hungry_leave(&self) {
         // Relaxed: see `hungry_enter`.
         self.hungry.fetch_sub(1, Ordering::Relaxed);
     }
@@ -134,14 +158,14 @@ impl Termination {
     /// How many workers are looking for work (a cheap, possibly stale hint:
     /// written only when a worker runs out of work or finds some).
     #[inline]
-    pub(crate) fn hungry(&self) -> usize {
+    pub fn hungry(&self) -> usize {
         // Relaxed: see `hungry_enter`.
         self.hungry.load(Ordering::Relaxed)
     }
 
     /// Whether any worker is parked (a cheap, possibly stale hint).
     #[inline]
-    pub(crate) fn sleepers(&self) -> usize {
+    pub fn sleepers(&self) -> usize {
         // Relaxed: a hint; a missed sleeper is woken by a later check or at
         // termination, and liveness never depends on it.
         self.sleepers.load(Ordering::Relaxed)
@@ -149,24 +173,37 @@ impl Termination {
 
     /// Parks the calling idle worker until woken or the phase ends. Returns
     /// immediately if the phase has ended.
-    pub(crate) fn park(&self) {
+    pub fn park(&self) {
         let mut sleeping = self.sleep.lock();
         // Checked under the lock that `go_idle` takes before notifying, so
         // the final wake-up cannot be missed.
         if self.is_done() {
+            branch!(ParkSawDoneUnderLock);
             return;
         }
         *sleeping += 1;
         self.sleepers.store(*sleeping, Ordering::Relaxed);
         self.wake.wait(&mut sleeping);
+        #[cfg(loom)]
+        if self.is_done() {
+            branch!(ParkWokenByDone);
+        } else {
+            branch!(ParkWokenByWake);
+        }
         *sleeping -= 1;
         self.sleepers.store(*sleeping, Ordering::Relaxed);
     }
 
     /// Wakes up to `n` parked workers; returns how many were woken.
-    pub(crate) fn wake(&self, n: usize) -> usize {
+    pub fn wake(&self, n: usize) -> usize {
         let sleeping = self.sleep.lock();
         let k = n.min(*sleeping);
+        #[cfg(loom)]
+        if k == 0 {
+            branch!(WakeFoundNoSleeper);
+        } else {
+            branch!(WakeNotified);
+        }
         for _ in 0..k {
             self.wake.notify_one();
         }
@@ -174,7 +211,7 @@ impl Termination {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -24,14 +24,17 @@ use stealmark_heap::{HeapGraph, MarkIndex, ObjRef, ObjectModel};
 use stealmark_marker::bench::{compare, BenchError, Subject};
 use stealmark_marker::{BalancePolicy, DequeKind, MarkerConfig};
 
-use crate::args;
+use crate::args::{self, BalanceArgs};
+use crate::cputime;
 use crate::error::{CliError, CliResult};
 use crate::heapfile;
-use crate::output::{self, out, outln, Align, Format, Table};
+use crate::mark;
+use crate::outpath;
+use crate::output::{self, out, outln, Align, Deferred, Format, Table};
 use crate::pause::{median, PauseStats};
 use crate::plot::{self, Bar};
 use crate::progress::Progress;
-use crate::run::{self, RunSample};
+use crate::run::{self, CpuMedians, RunSample};
 
 /// Arguments of `stealmark bench`.
 #[derive(Args)]
@@ -58,6 +61,8 @@ pub struct BenchArgs {
     /// [default: on-empty].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::named::<BalancePolicy>())]
     pub policies: Vec<BalancePolicy>,
+    #[command(flatten)]
+    pub balance: BalanceArgs,
     /// Measured runs per configuration.
     #[arg(long, value_name = "R", default_value_t = 10, value_parser = args::runs)]
     pub runs: usize,
@@ -110,6 +115,17 @@ pub struct Config {
 }
 
 impl Config {
+    /// The engine's configuration: `base` (the parameters every
+    /// configuration shares) with this worker count, deque and policy.
+    pub fn engine(&self, base: &MarkerConfig) -> MarkerConfig {
+        MarkerConfig {
+            workers: self.threads,
+            deque: self.deque,
+            policy: self.policy,
+            ..base.clone()
+        }
+    }
+
     /// A unique key for the configuration.
     fn key(&self) -> String {
         format!("{}/{}/{}", self.deque, self.policy, self.threads)
@@ -130,8 +146,13 @@ pub struct ConfigResult {
     pub deque: String,
     /// Balancing policy.
     pub policy: String,
+    /// Every parameter of the engine.
+    pub engine: MarkerConfig,
     /// Pause statistics over the measured runs.
     pub pause_ms: PauseStats,
+    /// Medians over runs of the GC CPU time of a pause, all workers summed
+    /// (`null` where not measured).
+    pub cpu: Option<CpuMedians>,
     /// Median over runs of this pause over the baseline's pause in the same
     /// round, at the same worker count (below 1 is faster).
     pub ratio_to_baseline: f64,
@@ -141,8 +162,8 @@ pub struct ConfigResult {
     pub speedup: f64,
     /// Median over runs of max/mean objects scanned per worker.
     pub balance_max_over_mean: f64,
-    /// Median termination latency, µs.
-    pub termination_latency_us: f64,
+    /// Median termination latency, ms.
+    pub termination_latency_ms: f64,
     /// Objects marked (the same in every run).
     pub marked_objects: u64,
     /// Every measured run, in order.
@@ -184,6 +205,7 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
     heap: &H,
     roots: &[ObjRef],
     configs: &[Config],
+    base: &MarkerConfig,
     runs: usize,
 ) -> CliResult<MatrixResult> {
     let n = configs.len();
@@ -194,14 +216,12 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
         let progress = &progress;
         let mut subjects = Vec::with_capacity(n);
         for (c, recorded) in configs.iter().zip(samples.iter_mut()) {
-            let mut config = MarkerConfig::with_workers(c.threads);
-            config.deque = c.deque;
-            config.policy = c.policy;
-            let mut marker = run::new_marker(config)?;
+            let mut marker = run::new_marker(c.engine(base))?;
             let label = format!("{} x{}", c.name(), c.threads);
             subjects.push(Subject::custom(c.key(), move || {
                 progress.message(label.as_str());
-                let sample = RunSample::of(&marker.mark(heap, roots));
+                let (marking, cpu) = cputime::measure(|| marker.mark(heap, roots));
+                let sample = RunSample::of(&marking, cpu);
                 recorded.push(sample);
                 progress.inc();
                 sample.marked_objects
@@ -226,6 +246,12 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
         .into_iter()
         .map(|recorded| recorded.into_iter().skip(1).collect())
         .collect();
+    run::warn_if_descheduled(
+        configs
+            .iter()
+            .zip(&measured)
+            .map(|(c, m)| (format!("{} x{}", c.name(), c.threads), m.as_slice())),
+    );
     let base_deque = configs[0].deque;
     let base_policy = configs[0].policy;
     let min_threads = configs.iter().map(|c| c.threads).min().unwrap_or(1);
@@ -244,7 +270,9 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
                 threads: c.threads,
                 deque: c.deque.to_string(),
                 policy: c.policy.to_string(),
+                engine: c.engine(base),
                 pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
+                cpu: run::cpu_medians(measured),
                 ratio_to_baseline: runs_of(c.threads, base_deque, base_policy)
                     .map_or(f64::NAN, |base| paired_ratio(measured, base)),
                 speedup: runs_of(min_threads, c.deque, c.policy)
@@ -252,10 +280,10 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
                 balance_max_over_mean: median(
                     &measured.iter().map(|s| s.balance).collect::<Vec<_>>(),
                 ),
-                termination_latency_us: median(
+                termination_latency_ms: median(
                     &measured
                         .iter()
-                        .map(|s| s.termination_latency_ns as f64 / 1e3)
+                        .map(|s| s.termination_latency_ns as f64 / 1e6)
                         .collect::<Vec<_>>(),
                 ),
                 marked_objects: measured[0].marked_objects,
@@ -285,8 +313,10 @@ fn paired_ratio(a: &[RunSample], b: &[RunSample]) -> f64 {
     }
 }
 
-/// The results as a table: one row per configuration.
-pub fn table(result: &MatrixResult, with_policy: bool) -> Table {
+/// The results as a table in `format`: one row per configuration. CSV
+/// cells are plain numbers (ratios without their `x`); the other formats
+/// are for people.
+pub fn table(result: &MatrixResult, with_policy: bool, format: Format) -> Table {
     let mut columns = vec![("workers", Align::Right), ("deque", Align::Left)];
     if with_policy {
         columns.push(("policy", Align::Left));
@@ -296,11 +326,25 @@ pub fn table(result: &MatrixResult, with_policy: bool) -> Table {
         ("p90 ms", Align::Right),
         ("min ms", Align::Right),
         ("max ms", Align::Right),
+        ("user ms", Align::Right),
+        ("sys ms", Align::Right),
         ("vs baseline", Align::Right),
         ("speedup", Align::Right),
         ("balance", Align::Right),
         ("term µs", Align::Right),
     ]);
+    let ratio = |r: f64| {
+        if format == Format::Csv {
+            format!("{r:.3}")
+        } else {
+            format!("{r:.2}x")
+        }
+    };
+    let cpu = |f: fn(&CpuMedians) -> f64, r: &ConfigResult| {
+        r.cpu
+            .as_ref()
+            .map_or_else(String::new, |c| output::ms(f(c)))
+    };
     let mut table = Table::new(columns);
     for r in &result.results {
         let mut row = vec![r.threads.to_string(), r.deque.clone()];
@@ -312,10 +356,12 @@ pub fn table(result: &MatrixResult, with_policy: bool) -> Table {
             output::ms(r.pause_ms.p90),
             output::ms(r.pause_ms.min),
             output::ms(r.pause_ms.max),
-            format!("{:.2}x", r.ratio_to_baseline),
-            format!("{:.2}x", r.speedup),
+            cpu(|c| c.user_ms, r),
+            cpu(|c| c.sys_ms, r),
+            ratio(r.ratio_to_baseline),
+            ratio(r.speedup),
             format!("{:.3}", r.balance_max_over_mean),
-            format!("{:.1}", r.termination_latency_us),
+            format!("{:.1}", r.termination_latency_ms * 1e3),
         ]);
         table.push(row);
     }
@@ -327,6 +373,7 @@ pub fn column_notes(result: &MatrixResult) -> String {
     let min_threads = result.results.iter().map(|r| r.threads).min().unwrap_or(1);
     format!(
         "vs baseline: median over rounds of pause / baseline's pause in the same round (baseline: {} at the same worker count; below 1.00x is faster)\n\
+         user ms, sys ms: median CPU time of a pause in user and kernel mode, all GC workers summed (p50 ms is the wall time, HotSpot's real)\n\
          speedup: median over rounds of the same configuration's pause at {min_threads} worker{} / pause here (above 1.00x is faster)\n\
          balance: max over mean of objects scanned per worker (1.000 is perfect)\n\
          term µs: median time from the last object scanned to the end of the pause\n",
@@ -368,60 +415,108 @@ pub fn default_threads(ncpu: usize) -> Vec<usize> {
     t
 }
 
-/// Removes repeated entries, keeping the first of each.
-fn dedup<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
-    let mut out: Vec<T> = Vec::with_capacity(items.len());
-    for &x in items {
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    out
-}
-
 /// Runs `stealmark bench`.
 pub fn run(args: BenchArgs) -> CliResult {
+    if let Some(path) = &args.plot {
+        outpath::check_writable("--plot", path)?;
+    }
     if !args.mode.is_empty() {
         return modes::run(&args);
     }
-    let snapshot = heapfile::open(&args.file)?;
-    let heap = snapshot.view();
-    let roots = snapshot.roots();
+    args::distinct("--threads", &args.threads)?;
+    args::distinct("--deques", &args.deques)?;
+    args::distinct("--policies", &args.policies)?;
     let threads = if args.threads.is_empty() {
         default_threads(args::ncpu())
     } else {
-        dedup(&args.threads)
+        args.threads.clone()
     };
     let deques = if args.deques.is_empty() {
-        DequeKind::ALGORITHMS.to_vec()
+        // The marker refuses the deques that return an item at least once.
+        DequeKind::ALGORITHMS
+            .iter()
+            .filter(|d| d.exactly_once())
+            .copied()
+            .collect()
     } else {
-        dedup(&args.deques)
+        args.deques.clone()
     };
     let policies = if args.policies.is_empty() {
         vec![BalancePolicy::OnEmpty]
     } else {
-        dedup(&args.policies)
+        args.policies.clone()
     };
+    args.balance.check(&policies, "--policies")?;
+    let mut base = MarkerConfig::default();
+    args.balance.apply(&mut base);
+    let snapshot = heapfile::open(&args.file)?;
+    let heap = snapshot.view();
+    let roots = snapshot.roots();
+    run::warn_if_oversubscribed(threads.iter().copied().max().unwrap_or(1), args::ncpu());
     let configs = matrix(&threads, &deques, &policies);
-    let result = run_matrix(&heap, roots, &configs, args.runs)?;
+    let result = run_matrix(&heap, roots, &configs, &base, args.runs)?;
     let with_policy = policies.len() > 1;
+    let mut failures = Deferred::default();
     if let Some(path) = &args.plot {
         let name = args.file.file_name().map_or_else(
             || args.file.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        let title = format!(
-            "{name}: median pause of {} alternated runs; labels: paired ratio to {}",
-            args.runs, result.baseline
-        );
-        plot::write_bench_plot(path, &title, &bars(&result, with_policy))?;
+        failures.keep(plot::write_bench_plot(
+            path,
+            &plot_title(&name, args.runs, &base, &policies, &result),
+            &bars(&result, with_policy),
+        ));
     }
+    print(
+        &args,
+        heap.object_count(),
+        roots.len(),
+        &result,
+        with_policy,
+    )?;
+    failures.finish("bench")
+}
+
+/// The title of the bench plot: the heap, the runs, the steal amount and
+/// victims every bar shares, the policy when every bar has the same one
+/// (the bars name the deques, and the policies when there are several),
+/// and the baseline of the ratio labels.
+fn plot_title(
+    file: &str,
+    runs: usize,
+    base: &MarkerConfig,
+    policies: &[BalancePolicy],
+    result: &MatrixResult,
+) -> String {
+    let policy = match policies {
+        [one] => {
+            let mut config = base.clone();
+            config.policy = *one;
+            format!("{}, ", mark::policy_title(&config))
+        }
+        _ => String::new(),
+    };
+    format!(
+        "{file}: median pause of {runs} alternated runs; {policy}thieves take {} from {} victims; labels: paired ratio to {}",
+        base.steal, base.victim, result.baseline
+    )
+}
+
+/// Prints the results in `args.format`.
+fn print(
+    args: &BenchArgs,
+    objects: u64,
+    roots: usize,
+    result: &MatrixResult,
+    with_policy: bool,
+) -> CliResult {
     match args.format {
         Format::Json => {
             let doc = serde_json::json!({
                 "file": args.file.display().to_string(),
-                "objects": heap.object_count(),
-                "roots": roots.len(),
+                "objects": objects,
+                "roots": roots,
                 "ncpu": args::ncpu(),
                 "bench": result,
             });
@@ -432,15 +527,15 @@ pub fn run(args: BenchArgs) -> CliResult {
                 outln!(
                     "{}: {}, {}; {} alternated runs per configuration after a warm-up round; baseline {}\n",
                     args.file.display(),
-                    output::counted(heap.object_count(), "object"),
-                    output::counted(roots.len() as u64, "root"),
+                    output::counted(objects, "object"),
+                    output::counted(roots as u64, "root"),
                     args.runs,
                     result.baseline
                 )?;
             }
-            out!("{}", table(&result, with_policy).render(format))?;
+            out!("{}", table(result, with_policy, format).render(format))?;
             if format == Format::Table {
-                out!("\n{}", column_notes(&result))?;
+                out!("\n{}", column_notes(result))?;
             }
             Ok(())
         }
@@ -471,15 +566,13 @@ mod tests {
         assert_eq!(m[2].threads, 2);
     }
 
-    #[test]
-    fn dedup_keeps_first_occurrence() {
-        assert_eq!(dedup(&[2, 1, 2]), vec![2, 1]);
-    }
-
     fn pauses(ns: &[u64]) -> Vec<RunSample> {
         ns.iter()
             .map(|&pause_ns| RunSample {
                 pause_ns,
+                user_ns: None,
+                sys_ns: None,
+                active_ns: 0,
                 balance: 1.0,
                 termination_latency_ns: 0,
                 marked_objects: 1,

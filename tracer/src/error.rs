@@ -45,6 +45,15 @@ pub enum CliError {
         /// The library's reason.
         reason: String,
     },
+    /// A failure whose advice depends on the case (a foreign file format, a
+    /// truncated dump, an output that would destroy a file).
+    #[error("{message}")]
+    Advised {
+        /// What went wrong.
+        message: String,
+        /// What to do about it.
+        hint: String,
+    },
     /// Standard output's reader went away (`stealmark ... | head`): the
     /// command stops quietly and exits 0, as after a complete run.
     #[error("standard output was closed")]
@@ -84,6 +93,14 @@ impl CliError {
         }
     }
 
+    /// A failure with its own advice `hint`.
+    pub fn advised(message: impl Into<String>, hint: impl Into<String>) -> CliError {
+        CliError::Advised {
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+
     /// The process exit code for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
@@ -93,25 +110,34 @@ impl CliError {
         }
     }
 
-    /// What the user can do about it, if the message alone does not say.
-    pub fn hint(&self) -> Option<&'static str> {
+    /// What the user can do about it, if the message alone does not say;
+    /// `command` is the subcommand that failed (`mark`, `import v8`).
+    pub fn hint(&self, command: &str) -> Option<String> {
         match self {
-            CliError::Usage { .. } => Some("see `stealmark <command> --help`"),
-            CliError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => {
-                Some("check the path, or create a snapshot with `stealmark gen --shape runtime --objects 1000000 -o heap.smk`")
+            CliError::Usage { .. } => Some(format!("see `stealmark {command} --help`")),
+            // Only an input is opened; outputs are created or written.
+            CliError::Io { action: "open", source, .. }
+                if source.kind() == io::ErrorKind::NotFound =>
+            {
+                Some("check the path, or create a snapshot with `stealmark gen --shape runtime --objects 1000000 -o heap.smk`".into())
             }
-            CliError::Io { .. } => Some("check the path and its permissions"),
-            CliError::Snapshot { .. } => Some(
-                "regenerate it with `stealmark gen` or `stealmark import`; `stealmark info FILE` checks a file",
+            CliError::Io { action: "open", .. } => Some("check the path and its permissions".into()),
+            CliError::Io { .. } => Some(
+                "check that the directory exists, is writable and has free space, or choose another path".into(),
             ),
+            CliError::Snapshot { .. } => Some(
+                "regenerate it with `stealmark gen` or `stealmark import`; `stealmark info FILE` checks a file".into(),
+            ),
+            CliError::Advised { hint, .. } => Some(hint.clone()),
             CliError::Failed { .. } | CliError::StdoutClosed => None,
         }
     }
 
-    /// The whole error as one line: the message, then the hint.
-    pub fn one_line(&self) -> String {
+    /// The whole error as one line: the message, then the hint for
+    /// `command`.
+    pub fn one_line(&self, command: &str) -> String {
         let message = self.to_string().replace(['\n', '\r'], " ");
-        match self.hint() {
+        match self.hint(command) {
             Some(hint) => format!("{message}; {hint}"),
             None => message,
         }
@@ -136,9 +162,25 @@ mod tests {
     #[test]
     fn one_line_has_no_newlines_and_a_hint() {
         let err = CliError::snapshot(Path::new("a.smk"), "header:\ntruncated at byte 12");
-        let line = err.one_line();
+        let line = err.one_line("info");
         assert!(!line.contains('\n'));
         assert!(line.contains("a.smk"));
         assert!(line.contains("stealmark gen"));
+    }
+
+    #[test]
+    fn usage_hint_names_the_command() {
+        let line = CliError::usage("bad").one_line("bench");
+        assert!(line.ends_with("see `stealmark bench --help`"), "{line}");
+    }
+
+    #[test]
+    fn a_missing_output_directory_does_not_suggest_gen() {
+        let missing = || io::Error::from(io::ErrorKind::NotFound);
+        let input = CliError::io("open", Path::new("h.smk"), missing()).one_line("mark");
+        assert!(input.contains("stealmark gen"), "{input}");
+        let output = CliError::io("write", Path::new("/x/b.svg"), missing()).one_line("bench");
+        assert!(!output.contains("stealmark gen"), "{output}");
+        assert!(output.contains("directory exists"), "{output}");
     }
 }

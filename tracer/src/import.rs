@@ -2,22 +2,29 @@
 //! into a stealmark snapshot, streaming both files.
 //!
 //! The snapshot is written to `OUT.partial` beside `OUT` and renamed when
-//! complete, so a failed import never leaves a truncated file under the name
-//! asked for.
+//! complete, so a failed or interrupted import never leaves a truncated file
+//! under the name asked for. Before reading, `import` checks that the input
+//! is not the output (see [`outpath`]) and is not plainly of the other
+//! format.
 
 use std::cell::{Cell, RefCell};
 use std::fs;
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Instant;
 
 use clap::{Args, Subcommand};
-use stealmark_heap::{mark_sequential, ArenaLayout, HeapGraph, Snapshot, SnapshotWriter};
-use stealmark_import::{self as import, ImportOptions, ImportSummary, InputFile};
+use stealmark_heap::{mark_sequential, ArenaLayout, HeapGraph, SnapshotWriter};
+use stealmark_import::{
+    self as import, ImportError, ImportOptions, ImportSummary, InputFile, Malformed,
+};
 
 use crate::error::{CliError, CliResult};
-use crate::heapfile::partial_path;
+use crate::heapfile::{self, Sniffed};
+use crate::outpath;
 use crate::output::{self, outln};
+use crate::partial::PartialFile;
 use crate::progress::Progress;
 
 /// Arguments of `stealmark import`.
@@ -78,6 +85,10 @@ struct Files {
     /// [default: compressed when it fits, else wide].
     #[arg(long)]
     compressed: bool,
+    /// Replace OUT even if it is not a stealmark snapshot (OUT is never
+    /// allowed to be the input).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `stealmark import`.
@@ -86,13 +97,15 @@ pub fn run(args: ImportArgs) -> CliResult {
         Format::V8(f) => (f, true),
         Format::Hprof(f) => (f, false),
     };
+    check_input(&files.input, v8)?;
+    outpath::check_snapshot_output(&files.output, Some(&files.input), files.force)?;
     let start = Instant::now();
-    let (summary, read) = convert(&files, v8).map_err(|e| CliError::failed("import", e))?;
+    let (summary, read) = convert(&files, v8)?;
     let seconds = start.elapsed().as_secs_f64();
     let written = fs::metadata(&files.output).map_or(0, |m| m.len());
     print_summary(&files, v8, &summary, read, written, seconds)?;
     if files.reachable {
-        let snap = Snapshot::open(&files.output).map_err(|e| CliError::failed("import", e))?;
+        let snap = heapfile::open(&files.output)?;
         let oracle = mark_sequential(&snap.view(), snap.roots());
         outln!(
             "  reachable     {:>14}  ({} of the heap, strong slots only)",
@@ -103,29 +116,134 @@ pub fn run(args: ImportArgs) -> CliResult {
     Ok(())
 }
 
+/// The format's name on the command line.
+fn format_name(v8: bool) -> &'static str {
+    if v8 {
+        "v8"
+    } else {
+        "hprof"
+    }
+}
+
+/// Checks that `input` is a file, and refuses one whose first bytes show
+/// it is plainly not what `import v8` (or `hprof`) reads, saying what to
+/// run instead.
+fn check_input(input: &Path, v8: bool) -> CliResult {
+    let shown = input.display();
+    if input.is_dir() {
+        return Err(CliError::advised(
+            format!("{shown} is a directory, not a heap dump"),
+            "give the path of the dump file",
+        ));
+    }
+    // A compressed dump is recognised by its decompressed bytes.
+    let head = InputFile::open(input).and_then(|file| {
+        let mut head = Vec::with_capacity(64);
+        io::Read::read_to_end(&mut io::Read::take(file.reader()?, 64), &mut head)?;
+        Ok(head)
+    });
+    let head = match head {
+        Ok(head) => head,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(CliError::advised(
+                format!("cannot open {shown}: {e}"),
+                "check the path of the heap dump",
+            ))
+        }
+        // Reported by the importer, with the byte offset.
+        Err(_) => return Ok(()),
+    };
+    let out = input.with_extension("smk");
+    let hint = match (Sniffed::of(&head), v8) {
+        (Some(Sniffed::Hprof), true) => {
+            format!("stealmark import hprof {shown} -o {}", out.display())
+        }
+        (Some(Sniffed::V8), false) => format!("stealmark import v8 {shown} -o {}", out.display()),
+        (Some(Sniffed::Snapshot), _) => {
+            return Err(CliError::advised(
+                format!("{shown} is already a stealmark snapshot: there is nothing to import"),
+                format!("use it as it is, e.g. `stealmark info {shown}`"),
+            ))
+        }
+        _ => return Ok(()),
+    };
+    let looks = Sniffed::of(&head).map_or("", Sniffed::looks);
+    Err(CliError::advised(
+        format!(
+            "{shown} is not what `stealmark import {}` reads: {looks}",
+            format_name(v8)
+        ),
+        format!("import it with `{hint}`"),
+    ))
+}
+
+/// The error of a failed import of `input` into `output`, with what to do.
+fn import_failure(e: ImportError, files: &Files, v8: bool) -> CliError {
+    let input = files.input.display();
+    let truncated = match &e {
+        ImportError::Malformed { kind, .. } => matches!(kind, Malformed::UnexpectedEof { .. }),
+        ImportError::Read { source, .. } => source.kind() == io::ErrorKind::UnexpectedEof,
+        ImportError::Sink(_) | ImportError::TooLarge { .. } => false,
+    };
+    if truncated {
+        return CliError::advised(
+            format!("{input} is truncated: {e}"),
+            "the dump ends early (an interrupted dump or copy?); dump or copy it again completely",
+        );
+    }
+    match e {
+        ImportError::Malformed { .. } => CliError::advised(
+            format!("cannot import {input}: {e}"),
+            if v8 {
+                "check that it is a complete V8 .heapsnapshot (Node.js v8.writeHeapSnapshot, Chrome DevTools); Java heap dumps are imported with `stealmark import hprof`"
+            } else {
+                "check that it is a complete HPROF heap dump (jmap, jcmd GC.heap_dump); V8 heap snapshots are imported with `stealmark import v8`"
+            },
+        ),
+        ImportError::Read { .. } => CliError::advised(
+            format!("cannot read {input}: {e}"),
+            "check the file and its permissions",
+        ),
+        ImportError::TooLarge { layout, .. } => CliError::advised(
+            format!("cannot import {input}: {e}"),
+            if layout == stealmark_heap::ArenaLayout::Compressed {
+                "the heap does not fit in 32 GiB with 4-byte references; import it with --wide"
+            } else {
+                "the heap is larger than any snapshot can hold"
+            },
+        ),
+        ImportError::Sink(_) => CliError::advised(
+            format!("cannot write {}: {e}", files.output.display()),
+            "check the free space and permissions of its directory, or write elsewhere with -o",
+        ),
+    }
+}
+
 /// Writes the snapshot; returns what was imported and the bytes of the
 /// input file.
-fn convert(files: &Files, v8: bool) -> Result<(ImportSummary, u64), Box<dyn std::error::Error>> {
-    if files.output.file_name().is_none() {
-        return Err(format!("-o {} is not a file name", files.output.display()).into());
-    }
+fn convert(files: &Files, v8: bool) -> CliResult<(ImportSummary, u64)> {
     let passes = if v8 { 1 } else { 3 };
-    let input = InputFile::open(&files.input)
-        .map_err(|e| format!("cannot open {}: {e}", files.input.display()))?;
+    let input = InputFile::open(&files.input).map_err(|e| {
+        CliError::advised(
+            format!("cannot open {}: {e}", files.input.display()),
+            "check the path of the heap dump and its permissions",
+        )
+    })?;
     let len = input.len();
     // One bar over all passes, in bytes of the file on disk.
     let progress = Progress::new(len * passes, "import", "bytes");
     let pass_base = Rc::new(Cell::new(0u64));
-    let partial = partial_path(&files.output, ".partial");
+    let partial = PartialFile::beside(&files.output, ".partial");
     // A compressed HPROF dump is decompressed once, into a file beside the
     // output that the second and third passes read (a leftover of a killed
-    // run is ours to replace).
+    // run is ours to replace). The `InputFile` deletes it when dropped, and
+    // the guard when a signal ends the import.
+    let spill = PartialFile::beside(&files.output, ".dump.partial");
     let input = if v8 {
         input
     } else {
-        let spill = partial_path(&files.output, ".dump.partial");
-        let _ = fs::remove_file(&spill);
-        input.spill_to(spill)
+        let _ = fs::remove_file(spill.path());
+        input.spill_to(spill.path())
     };
     let input = {
         let (set, base) = (RefCell::new(progress.setter()), Rc::clone(&pass_base));
@@ -139,38 +257,41 @@ fn convert(files: &Files, v8: bool) -> Result<(ImportSummary, u64), Box<dyn std:
     } else {
         None
     });
-    let result = (|| -> Result<ImportSummary, Box<dyn std::error::Error>> {
-        let mut writer = SnapshotWriter::create(&partial)
-            .map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
-        let cannot = |e| format!("cannot import {}: {e}", files.input.display());
-        let summary = if v8 {
-            let reader = input
-                .reader()
-                .map_err(|e| format!("cannot read {}: {e}", files.input.display()))?;
-            import::v8_with(reader, &mut writer, &options).map_err(cannot)?
-        } else {
-            let mut pass_no = 0u64;
-            let mut pass = |name| {
-                pass_base.set(pass_no * len);
-                pass_no += 1;
-                progress.message(format!("pass {pass_no}/3: {name}"));
-            };
-            import::hprof_with(&input, &mut writer, &mut pass, &options).map_err(cannot)?
+    let output = &files.output;
+    let mut writer = SnapshotWriter::create(partial.path())
+        .map_err(|e| CliError::failed(format!("creating {}", partial.path().display()), e))?;
+    let summary = if v8 {
+        let reader = input.reader().map_err(|e| {
+            import_failure(
+                ImportError::Read {
+                    offset: 0,
+                    source: e,
+                },
+                files,
+                v8,
+            )
+        })?;
+        import::v8_with(reader, &mut writer, &options).map_err(|e| import_failure(e, files, v8))?
+    } else {
+        let mut pass_no = 0u64;
+        let mut pass = |name| {
+            pass_base.set(pass_no * len);
+            pass_no += 1;
+            progress.message(format!("pass {pass_no}/3: {name}"));
         };
-        writer
-            .finish()
-            .map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
-        fs::rename(&partial, &files.output)
-            .map_err(|e| format!("cannot create {}: {e}", files.output.display()))?;
-        Ok(summary)
-    })();
+        import::hprof_with(&input, &mut writer, &mut pass, &options)
+            .map_err(|e| import_failure(e, files, v8))?
+    };
+    writer
+        .finish()
+        .map_err(|e| CliError::failed(format!("writing {}", output.display()), e))?;
     // Deletes the spill file, if any.
     drop(input);
     progress.finish();
-    if result.is_err() {
-        let _ = fs::remove_file(&partial);
-    }
-    result.map(|summary| (summary, len))
+    partial
+        .commit(output)
+        .map_err(|e| CliError::io("create", output, e))?;
+    Ok((summary, len))
 }
 
 /// Prints what was imported and anything dropped.

@@ -9,10 +9,12 @@
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod args;
 mod bench;
+mod contract;
+mod cputime;
 mod demo;
 mod error;
 mod gen;
@@ -20,7 +22,9 @@ mod heapfile;
 mod import;
 mod info;
 mod mark;
+mod outpath;
 mod output;
+mod partial;
 mod pause;
 mod plot;
 mod progress;
@@ -63,6 +67,21 @@ enum Command {
     Simulate(simulate::SimulateArgs),
 }
 
+impl Command {
+    /// The subcommand's name, as `stealmark NAME --help` takes it.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Gen(_) => "gen",
+            Command::Info(_) => "info",
+            Command::Mark(_) => "mark",
+            Command::Bench(_) => "bench",
+            Command::Demo(_) => "demo",
+            Command::Import(_) => "import",
+            Command::Simulate(_) => "simulate",
+        }
+    }
+}
+
 /// Replaces the panic message and backtrace hint with one line: a panic is
 /// a bug in the tool, never the user's fault, and must not look like a
 /// usage problem.
@@ -84,46 +103,104 @@ fn install_panic_hook() {
     }));
 }
 
-/// Parses the command line. A usage error is printed as one line (clap's
-/// message, its hints and the pointer to `--help`, joined) and exits with
-/// code 2; `--help`, `--version` and a bare `stealmark` print as clap does.
-fn parse() -> Cli {
-    match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e)
-            if !e.use_stderr()
-                || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
-        {
-            e.exit()
-        }
-        Err(e) => {
-            eprintln!("error: {}", usage_line(&e.to_string()));
-            std::process::exit(i32::from(error::EXIT_USAGE))
-        }
+/// The command-line interface as clap parses it: the derived one, with
+/// every option that takes a value also taking negative-looking values, so
+/// that `--objects -5` reaches the value parser and is reported as "must be
+/// positive" rather than as an unknown argument.
+fn cli_command() -> clap::Command {
+    fn accept_negative_numbers(cmd: clap::Command) -> clap::Command {
+        cmd.mut_args(|arg| {
+            if arg.get_action().takes_values() {
+                arg.allow_negative_numbers(true)
+            } else {
+                arg
+            }
+        })
+        .mut_subcommands(accept_negative_numbers)
     }
+    accept_negative_numbers(Cli::command())
 }
 
-/// Joins clap's multi-line error message into one line, dropping the usage
-/// synopsis (`--help` shows it).
-fn usage_line(message: &str) -> String {
-    let mut line = String::new();
-    for part in message
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("Usage:"))
-    {
-        if !line.is_empty() {
-            // A bracketed list continues the sentence before it.
-            line.push_str(if part.starts_with('[') { " " } else { "; " });
-        }
-        line.push_str(part.strip_prefix("error: ").unwrap_or(part));
+/// Parses the command line. A usage error is printed as one line (clap's
+/// message, its hints and the pointer to the subcommand's `--help`, joined)
+/// and exits with code 2; `--help`, `--version` and a bare `stealmark`
+/// print as clap does.
+fn parse() -> Cli {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let error = match cli_command().try_get_matches_from(&args) {
+        Ok(matches) => match Cli::from_arg_matches(&matches) {
+            Ok(cli) => return cli,
+            Err(e) => e,
+        },
+        Err(e) => e,
+    };
+    if !error.use_stderr() || error.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        error.exit()
     }
-    line
+    let path = subcommand_path(&cli_command(), &args[1..]);
+    eprintln!("error: {}", usage_line(&error.to_string(), &path));
+    std::process::exit(i32::from(error::EXIT_USAGE))
+}
+
+/// The subcommands named on the command line, as `--help` would be asked
+/// for them (`mark`, `import v8`), or empty for the top level.
+fn subcommand_path(cmd: &clap::Command, args: &[std::ffi::OsString]) -> String {
+    let mut names = Vec::new();
+    let mut cmd = cmd;
+    for arg in args {
+        let Some(sub) = arg.to_str().and_then(|a| cmd.find_subcommand(a)) else {
+            continue;
+        };
+        names.push(sub.get_name());
+        cmd = sub;
+    }
+    names.join(" ")
+}
+
+/// Joins clap's multi-line error message into one line: a list under a
+/// line ending in `:` becomes a comma-separated list after it, the usage
+/// synopsis is dropped, and clap's "For more information, try '--help'"
+/// names the subcommand's `--help` (`path`).
+fn usage_line(message: &str, path: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for paragraph in message.split("\n\n") {
+        let mut lines = paragraph.lines().map(str::trim).filter(|l| !l.is_empty());
+        let Some(first) = lines.next() else {
+            continue;
+        };
+        if first.starts_with("Usage:") {
+            continue;
+        }
+        if first.starts_with("For more information") {
+            let command = if path.is_empty() {
+                "stealmark --help".to_string()
+            } else {
+                format!("stealmark {path} --help")
+            };
+            parts.push(format!("see `{command}`"));
+            continue;
+        }
+        let mut text = first.strip_prefix("error: ").unwrap_or(first).to_string();
+        let rest: Vec<&str> = lines.collect();
+        if text.ends_with(':') && !rest.is_empty() {
+            text.push(' ');
+            text.push_str(&rest.join(", "));
+        } else {
+            for line in rest {
+                // A bracketed list continues the sentence before it.
+                text.push_str(if line.starts_with('[') { " " } else { "; " });
+                text.push_str(line);
+            }
+        }
+        parts.push(text);
+    }
+    parts.join("; ")
 }
 
 fn main() -> ExitCode {
     install_panic_hook();
     let cli = parse();
+    let name = cli.command.name();
     let result = match cli.command {
         Command::Gen(args) => gen::run(args),
         Command::Info(args) => info::run(args),
@@ -136,7 +213,7 @@ fn main() -> ExitCode {
     match result.and_then(|()| output::flush_stdout()) {
         Ok(()) | Err(CliError::StdoutClosed) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {}", err.one_line());
+            eprintln!("error: {}", err.one_line(name));
             ExitCode::from(err.exit_code())
         }
     }
@@ -145,19 +222,27 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn command_tree_is_consistent() {
-        Cli::command().debug_assert();
+        cli_command().debug_assert();
+    }
+
+    /// The one-line usage error of `args` (after `stealmark`).
+    fn usage_error(args: &[&str]) -> String {
+        let argv: Vec<&str> = std::iter::once("stealmark")
+            .chain(args.iter().copied())
+            .collect();
+        let err = cli_command()
+            .try_get_matches_from(&argv)
+            .expect_err("a usage error");
+        let os: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        usage_line(&err.to_string(), &subcommand_path(&cli_command(), &os))
     }
 
     #[test]
     fn usage_errors_become_one_line() {
-        let err = Cli::try_parse_from(["stealmark", "mark", "f", "--deque", "stealhalf"])
-            .err()
-            .expect("a bad deque name is an error");
-        let line = usage_line(&err.to_string());
+        let line = usage_error(&["mark", "f", "--deque", "stealhalf"]);
         assert!(!line.contains('\n'), "{line}");
         assert!(line.starts_with("invalid value 'stealhalf'"), "{line}");
         assert!(
@@ -165,6 +250,42 @@ mod tests {
             "lists the accepted names: {line}"
         );
         assert!(!line.contains("Usage:"), "{line}");
+        assert!(line.ends_with("see `stealmark mark --help`"), "{line}");
+    }
+
+    #[test]
+    fn a_list_after_a_colon_is_joined_with_commas() {
+        let line = usage_error(&[
+            "mark",
+            "f",
+            "--sequential",
+            "--deque",
+            "abp",
+            "--threads",
+            "2",
+        ]);
+        assert!(
+            line.starts_with(
+                "the argument '--sequential' cannot be used with: --deque <KIND>, --threads <N>; "
+            ),
+            "{line}"
+        );
+        assert!(!line.contains(":;"), "{line}");
+    }
+
+    #[test]
+    fn the_help_pointer_names_nested_subcommands() {
+        let line = usage_error(&["import", "v8", "in.heapsnapshot"]);
+        assert!(line.contains("not provided: --output <OUT>"), "{line}");
+        assert!(line.ends_with("see `stealmark import v8 --help`"), "{line}");
+        let line = usage_error(&["frobnicate"]);
+        assert!(line.ends_with("see `stealmark --help`"), "{line}");
+    }
+
+    #[test]
+    fn negative_numbers_reach_the_value_parser() {
+        let line = usage_error(&["gen", "--shape", "list", "--objects", "-5", "-o", "x.smk"]);
+        assert!(line.contains("must be positive"), "{line}");
     }
 
     /// Checks that `cmd` (reached by `stealmark {path}`) and every
@@ -190,7 +311,7 @@ mod tests {
 
     #[test]
     fn every_subcommand_has_an_example() {
-        let checked: usize = Cli::command()
+        let checked: usize = cli_command()
             .get_subcommands()
             .map(|sub| check_examples(sub, sub.get_name()))
             .sum();

@@ -53,11 +53,101 @@ macro_rules! outln {
 
 pub(crate) use {out, outln};
 
-/// Writes `value` to standard output as one pretty-printed JSON document.
+/// Writes `value` to standard output as one pretty-printed JSON document,
+/// with every wall or CPU time in milliseconds: each number under a key
+/// ending in `_ns` (the engine's counters, the per-run samples) is
+/// converted and its key renamed to end in `_ms`, and a document with such
+/// times says so with `"time_unit": "ms"` (the models' documents, whose
+/// times are simulated steps, have none).
 pub fn print_json<T: Serialize>(value: &T) -> CliResult {
-    let text = serde_json::to_string_pretty(value)
+    let mut doc =
+        serde_json::to_value(value).map_err(|e| CliError::failed("writing the JSON report", e))?;
+    in_milliseconds(&mut doc);
+    let timed = has_ms_key(&doc);
+    if let (serde_json::Value::Object(map), true) = (&mut doc, timed) {
+        map.insert("time_unit".into(), "ms".into());
+    }
+    let text = serde_json::to_string_pretty(&doc)
         .map_err(|e| CliError::failed("writing the JSON report", e))?;
     outln!("{text}")
+}
+
+/// Converts every number or null under a key ending in `_ns`, at any
+/// depth, to milliseconds under the key ending in `_ms` instead.
+fn in_milliseconds(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            // Rebuilt entry by entry, so that a renamed key keeps its place.
+            let entries = std::mem::take(map);
+            for (key, mut v) in entries {
+                match (key.strip_suffix("_ns"), &v) {
+                    (Some(stem), Value::Number(n)) => {
+                        let ms = n
+                            .as_f64()
+                            .and_then(|ns| serde_json::Number::from_f64(ns / 1e6))
+                            .map_or(Value::Null, Value::Number);
+                        map.insert(format!("{stem}_ms"), ms);
+                    }
+                    (Some(stem), Value::Null) => {
+                        map.insert(format!("{stem}_ms"), Value::Null);
+                    }
+                    // Not a time after all: left as it is.
+                    _ => {
+                        in_milliseconds(&mut v);
+                        map.insert(key, v);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(in_milliseconds),
+        _ => {}
+    }
+}
+
+/// Whether a key at any depth of `value` ends in `_ms`.
+fn has_ms_key(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.iter().any(|(k, v)| k.ends_with("_ms") || has_ms_key(v))
+        }
+        serde_json::Value::Array(items) => items.iter().any(has_ms_key),
+        _ => false,
+    }
+}
+
+/// Failures to write output files (`--plot`, `--trace-out`), kept until the
+/// results are printed: a long run is not thrown away because its plot
+/// could not be written.
+#[derive(Default)]
+pub struct Deferred(Vec<CliError>);
+
+impl Deferred {
+    /// Keeps the failure of `result`, if any.
+    pub fn keep(&mut self, result: CliResult) {
+        if let Err(e) = result {
+            self.0.push(e);
+        }
+    }
+
+    /// Puts `error` before the others: it is the one the command ends with.
+    pub fn first(&mut self, error: CliError) {
+        self.0.insert(0, error);
+    }
+
+    /// Ends the command of `command`: `Ok` if nothing failed; otherwise
+    /// prints every failure but the first on standard error and returns
+    /// the first.
+    pub fn finish(self, command: &str) -> CliResult {
+        let mut errors = self.0.into_iter();
+        let Some(first) = errors.next() else {
+            return Ok(());
+        };
+        for other in errors {
+            eprintln!("error: {}", other.one_line(command));
+        }
+        Err(first)
+    }
 }
 
 /// An output format.
@@ -307,6 +397,38 @@ mod tests {
     fn json_rows_are_objects() {
         let v: serde_json::Value = serde_json::from_str(&sample().render(Format::Json)).unwrap();
         assert_eq!(v[0]["deque"], "steal-half");
+    }
+
+    #[test]
+    fn json_times_are_milliseconds() {
+        let mut doc = serde_json::json!({
+            "pause_ms": 2.0,
+            "per_run": [{"pause_ns": 1_500_000, "user_ns": null, "marked_objects": 3}],
+            "workers": {"busy_ns": 2_000_000u64, "nested": {"idle_ns": 500_000}},
+            "label_ns": "not a time",
+        });
+        in_milliseconds(&mut doc);
+        assert_eq!(doc["per_run"][0]["pause_ms"], 1.5);
+        assert!(doc["per_run"][0]["user_ms"].is_null());
+        assert_eq!(doc["per_run"][0]["marked_objects"], 3);
+        assert_eq!(doc["workers"]["busy_ms"], 2.0);
+        assert_eq!(doc["workers"]["nested"]["idle_ms"], 0.5);
+        assert_eq!(doc["label_ns"], "not a time");
+        // The key keeps its place.
+        let keys: Vec<&String> = doc["per_run"][0].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["pause_ms", "user_ms", "marked_objects"]);
+        assert!(has_ms_key(&doc));
+        assert!(!has_ms_key(&serde_json::json!({"steps": [{"load": 3}]})));
+    }
+
+    #[test]
+    fn deferred_failures_end_with_the_first() {
+        assert!(Deferred::default().finish("mark").is_ok());
+        let mut d = Deferred::default();
+        d.keep(Ok(()));
+        d.keep(Err(CliError::usage("second")));
+        d.first(CliError::usage("first"));
+        assert_eq!(d.finish("mark").unwrap_err().to_string(), "first");
     }
 
     #[test]

@@ -107,7 +107,7 @@ mod tests {
             &path,
             &MarkPlot {
                 title: "test",
-                deque_length: &timeline,
+                grey_held: &timeline,
                 timeline_pause_ns: 2_000_000,
                 pauses_ms: &[1.0, 1.5, 2.0],
             },

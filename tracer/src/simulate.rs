@@ -152,10 +152,10 @@ impl RealArgs {
 #[derive(Args)]
 struct RunArgs {
     /// Steps to run.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = args::whole::<u64>)]
     steps: u64,
     /// The seed.
-    #[arg(long, value_name = "X", default_value_t = 1)]
+    #[arg(long, value_name = "X", default_value_t = 1, value_parser = args::whole::<u64>)]
     seed: u64,
     /// Print one JSON object instead of the table.
     #[arg(long)]
@@ -174,10 +174,10 @@ struct RunArgs {
 )))]
 struct BerenbrinkArgs {
     /// n: processors (and generators).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = args::whole::<usize>)]
     processors: usize,
     /// K: the processors that host the generators.
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = args::whole::<usize>)]
     generator_hosts: usize,
     /// λ: each generator's task probability per step.
     #[arg(long, value_name = "L")]
@@ -195,16 +195,16 @@ struct MitzenmacherArgs {
     #[arg(long, value_name = "L")]
     lambda: f64,
     /// Processors in the simulation.
-    #[arg(long, value_name = "N", default_value_t = 128)]
+    #[arg(long, value_name = "N", default_value_t = 128, value_parser = args::whole::<usize>)]
     processors: usize,
     /// T: the least load a victim must have (2: steal whenever possible).
-    #[arg(long, value_name = "T", default_value_t = 2)]
+    #[arg(long, value_name = "T", default_value_t = 2, value_parser = args::whole::<u32>)]
     threshold: u32,
     /// K: tasks taken per steal (at most T - 1).
-    #[arg(long, value_name = "K", default_value_t = 1)]
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = args::whole::<u32>)]
     steal_count: u32,
     /// D: victims sampled per steal attempt (the most loaded is robbed).
-    #[arg(long, value_name = "D", default_value_t = 1)]
+    #[arg(long, value_name = "D", default_value_t = 1, value_parser = args::whole::<u32>)]
     choices: u32,
     /// R: the rate of the exponential transfer delay (default: instantaneous).
     #[arg(long, value_name = "R")]
@@ -213,7 +213,7 @@ struct MitzenmacherArgs {
     #[arg(long, value_name = "S", default_value_t = stealmark_models::mitzenmacher::DEFAULT_TIME)]
     time: f64,
     /// The seed.
-    #[arg(long, value_name = "X", default_value_t = 1)]
+    #[arg(long, value_name = "X", default_value_t = 1, value_parser = args::whole::<u64>)]
     seed: u64,
     /// Print one JSON object instead of the table.
     #[arg(long)]
@@ -226,7 +226,7 @@ struct MitzenmacherArgs {
 )))]
 struct HendlerShavitArgs {
     /// n: processes.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = args::whole::<usize>)]
     processors: usize,
     /// µ in (0, 1]: a process with L items balances with probability µ/L.
     #[arg(long, value_name = "M")]

@@ -3,7 +3,9 @@
 //! Each measured mark run becomes one process (`pid` = run number, starting
 //! at 1) so that runs stack as separate groups in the viewer; each GC worker
 //! is one thread of it (thread ids are unique across runs), with complete (`"ph": "X"`) spans for marking,
-//! stealing, idle and termination, and a counter track of its deque length.
+//! stealing, idle and termination, and a counter track of the grey objects
+//! it holds (its private stack, its deque and its prefetch FIFO: the
+//! marker's timeline).
 //! One extra thread per run carries the whole pause. Timestamps are in
 //! microseconds from the start of the run's pause, as the format requires.
 //!
@@ -126,7 +128,7 @@ pub fn write<W: Write>(out: W, runs: &[RunTrace<'_>], other: serde_json::Value) 
         .iter()
         .map(|run| {
             (0..run.stats.workers.len())
-                .map(|w| format!("deque length, worker {w}"))
+                .map(|w| format!("grey objects held, worker {w}"))
                 .collect()
         })
         .collect();
@@ -208,7 +210,7 @@ pub fn write<W: Write>(out: W, runs: &[RunTrace<'_>], other: serde_json::Value) 
                     pid,
                     tid: worker_tid(w),
                     cname: None,
-                    args: Some(serde_json::json!({ "length": sample.len })),
+                    args: Some(serde_json::json!({ "held": sample.len })),
                 });
             }
         }

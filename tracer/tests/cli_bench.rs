@@ -21,6 +21,7 @@ fn json_has_one_result_per_configuration_with_ratios() {
         "--format",
         "json",
     ]));
+    assert_eq!(doc["time_unit"], "ms");
     let results = doc["bench"]["results"].as_array().unwrap();
     assert_eq!(results.len(), 8);
     assert_eq!(doc["bench"]["baseline"], "chase-lev / on-empty");
@@ -31,6 +32,14 @@ fn json_has_one_result_per_configuration_with_ratios() {
         for key in ["min", "p50", "p90", "p99", "max", "mean"] {
             assert!(r["pause_ms"][key].as_f64().unwrap() > 0.0);
         }
+        assert_eq!(r["engine"]["workers"], r["threads"]);
+        assert_eq!(r["engine"]["deque"], r["deque"]);
+        assert_eq!(r["engine"]["policy"], r["policy"]);
+        for key in ["user_ms", "sys_ms", "cpu_over_real"] {
+            assert!(r["cpu"][key].as_f64().unwrap() >= 0.0, "{key}: {r}");
+        }
+        assert!(r["termination_latency_ms"].is_f64(), "{r}");
+        assert!(r["per_run"][0]["pause_ms"].as_f64().unwrap() > 0.0, "{r}");
         assert!(r["ratio_to_baseline"].as_f64().unwrap() > 0.0);
         if r["deque"] == "chase-lev" && r["policy"] == "on-empty" {
             assert_eq!(r["ratio_to_baseline"], 1.0, "the baseline against itself");
@@ -84,6 +93,70 @@ fn table_markdown_and_csv() {
     assert!(lines[0].starts_with("workers,deque,p50 ms"));
     let width = lines[0].split(',').count();
     assert!(lines.iter().all(|l| l.split(',').count() == width));
+    // Every cell but the deque's name is a number a spreadsheet reads.
+    let header: Vec<&str> = lines[0].split(',').collect();
+    for line in &lines[1..] {
+        for (name, cell) in header.iter().zip(line.split(',')) {
+            if *name != "deque" {
+                assert!(cell.parse::<f64>().is_ok(), "{name} = {cell:?}: {csv}");
+            }
+        }
+    }
+    let table = stealmark()
+        .arg("bench")
+        .arg(&path)
+        .args(base)
+        .output()
+        .unwrap();
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(
+        table.contains("user ms") && table.contains("sys ms"),
+        "{table}"
+    );
+    assert!(
+        table.contains("1.00x"),
+        "people read ratios with an x: {table}"
+    );
+}
+
+#[test]
+fn balancing_parameters_apply_to_every_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "random", 3000);
+    let doc = json_of(stealmark().arg("bench").arg(&path).args([
+        "--threads",
+        "2",
+        "--deques",
+        "abp",
+        "--policies",
+        "on-empty,probabilistic",
+        "--mu",
+        "0.5",
+        "--balance-interval",
+        "32",
+        "--runs",
+        "1",
+        "--format",
+        "json",
+    ]));
+    for r in doc["bench"]["results"].as_array().unwrap() {
+        assert_eq!(r["engine"]["mu"], 0.5, "{r}");
+        assert_eq!(r["engine"]["balance_interval"], 32, "{r}");
+    }
+    let file = path.to_str().unwrap();
+    let err = fails_with(&["bench", file, "--threshold-factor", "3"], 2);
+    assert!(err.contains("with --policies"), "{err}");
+}
+
+#[test]
+fn repeated_list_values_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "list", 100);
+    let file = path.to_str().unwrap();
+    let err = fails_with(&["bench", file, "--threads", "2,2"], 2);
+    assert!(err.contains("--threads names 2 twice"), "{err}");
+    fails_with(&["bench", file, "--deques", "abp,locked,abp"], 2);
+    fails_with(&["bench", file, "--policies", "threshold,threshold"], 2);
 }
 
 #[test]
@@ -111,6 +184,38 @@ fn plot_is_a_valid_svg() {
     let texts = assert_svg(&svg);
     assert!(texts.iter().any(|t| t.contains("2 workers")), "{texts:?}");
     assert!(texts.iter().any(|t| t == "steal-half"), "{texts:?}");
+    // The title names what every bar shares: the policy and the steals.
+    assert!(
+        texts.iter().any(|t| t.starts_with("random-5000.smk: ")
+            && t.contains("on-empty policy")
+            && t.contains("thieves take half from random victims")),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn a_bad_plot_path_fails_before_the_runs() {
+    // The snapshot does not exist either: the error is the plot's, so it
+    // was checked first.
+    let err = fails_with(
+        &[
+            "bench",
+            "/nonexistent/heap.smk",
+            "--runs",
+            "3",
+            "--plot",
+            "/nonexistent-dir/b.svg",
+        ],
+        1,
+    );
+    assert!(
+        err.contains("cannot write --plot /nonexistent-dir/b.svg: the directory /nonexistent-dir does not exist"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("stealmark gen"),
+        "not a snapshot problem: {err}"
+    );
 }
 
 #[test]

@@ -104,7 +104,212 @@ fn bad_arguments_are_usage_errors() {
     );
     fails_with(&["gen", "--shape", "random", "--objects", "10"], 2);
     fails_with(&["gen", "--objects", "10", "-o", out], 2);
+    let err = fails_with(
+        &["gen", "--shape", "random", "--objects", "-5", "-o", out],
+        2,
+    );
+    assert!(err.contains("must be positive"), "{err}");
+    assert!(err.ends_with("see `stealmark gen --help`\n"), "{err}");
+    fails_with(
+        &[
+            "gen",
+            "--shape",
+            "random",
+            "--objects",
+            "10",
+            "--degree",
+            "-2",
+            "-o",
+            out,
+        ],
+        2,
+    );
     assert!(!dir.path().join("x.smk").exists(), "no file on failure");
+}
+
+#[test]
+fn options_the_shape_ignores_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.smk");
+    let out = out.to_str().unwrap();
+    let err = fails_with(
+        &[
+            "gen",
+            "--shape",
+            "list",
+            "--objects",
+            "10",
+            "--degree",
+            "5",
+            "-o",
+            out,
+        ],
+        2,
+    );
+    assert!(
+        err.contains("--degree applies to the random and power-law shapes only, not to list"),
+        "{err}"
+    );
+    fails_with(
+        &[
+            "gen",
+            "--shape",
+            "random",
+            "--objects",
+            "10",
+            "--branch",
+            "3",
+            "-o",
+            out,
+        ],
+        2,
+    );
+    assert!(!dir.path().join("x.smk").exists());
+    // The shapes that use them take them.
+    for args in [
+        ["--shape", "power-law", "--degree", "5"],
+        ["--shape", "dag", "--branch", "3"],
+    ] {
+        stealmark()
+            .arg("gen")
+            .args(args)
+            .args(["--objects", "100", "-o", out])
+            .assert()
+            .success();
+    }
+}
+
+#[test]
+fn a_heap_larger_than_the_free_space_is_refused_with_the_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("huge.smk");
+    // 4.29 billion objects of 1024 slots: about 32 TiB.
+    let err = fails_with(
+        &[
+            "gen",
+            "--shape",
+            "random",
+            "--objects",
+            "4294967295",
+            "--degree",
+            "1024",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(
+        err.contains("would need about 32.") && err.contains("TiB for 4,294,967,295 objects"),
+        "{err}"
+    );
+    assert!(err.contains("free;") && err.contains("--force"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}
+
+#[test]
+fn an_existing_file_is_replaced_only_if_it_is_a_snapshot_or_with_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "keep me\n").unwrap();
+    let gen_to = |path: &std::path::Path, extra: &[&str]| {
+        stealmark()
+            .args(["gen", "--shape", "list", "--objects", "10", "-o"])
+            .arg(path)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = gen_to(&notes, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is not a stealmark snapshot") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "keep me\n");
+    // An earlier snapshot is replaced, and so is anything with --force.
+    let heap = gen(dir.path(), "list", 10);
+    assert!(gen_to(&heap, &[]).status.success());
+    assert!(gen_to(&notes, &["--force"]).status.success());
+    assert!(std::fs::read(&notes).unwrap().starts_with(b"\x89SMH"));
+}
+
+#[test]
+fn sigterm_removes_the_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("big.smk");
+    let partial = dir.path().join("big.smk.partial");
+    // Large enough to be still writing when the signal comes (--force:
+    // whatever the free space, this test never lets it finish).
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_stealmark"))
+        .args([
+            "gen",
+            "--shape",
+            "wide",
+            "--objects",
+            "100M",
+            "--force",
+            "-o",
+        ])
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait (bounded) for the partial file to have data.
+    let mut started = false;
+    for _ in 0..600 {
+        if std::fs::metadata(&partial).is_ok_and(|m| m.len() > 0) {
+            started = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let signalled = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    let out_status = child.wait_with_output().unwrap();
+    assert!(started, "gen never started writing");
+    assert_eq!(out_status.status.code(), Some(130));
+    let err = String::from_utf8_lossy(&out_status.stderr);
+    assert!(err.contains("interrupted; removed"), "{err}");
+    assert!(!partial.exists(), "the partial file was left behind");
+    assert!(!out.exists());
+}
+
+#[test]
+fn off_a_terminal_long_runs_print_progress_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.smk");
+    // A zero-length interval would turn the lines off; a tiny one makes
+    // every progress report a line, however fast the machine.
+    let run = |secs: &str| {
+        stealmark()
+            .env("STEALMARK_PROGRESS_SECS", secs)
+            .args(["gen", "--shape", "random", "--objects", "2M", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let loud = run("0.000001");
+    assert!(loud.status.success());
+    let err = String::from_utf8(loud.stderr).unwrap();
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines.len() >= 2, "{err}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with("gen: ") && l.contains(" of 2,000,000 objects (")),
+        "{err}"
+    );
+    let quiet = run("0");
+    assert!(quiet.status.success());
+    assert!(quiet.stderr.is_empty());
 }
 
 #[test]
@@ -122,6 +327,21 @@ fn unwritable_output_is_an_error_naming_the_file() {
         1,
     );
     assert!(err.contains("/nonexistent-dir/x.smk"), "{err}");
+    assert!(err.contains("does not exist"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let err = fails_with(
+        &[
+            "gen",
+            "--shape",
+            "list",
+            "--objects",
+            "10",
+            "-o",
+            dir.path().to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(err.contains("is a directory"), "{err}");
 }
 
 #[test]

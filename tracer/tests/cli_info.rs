@@ -59,7 +59,45 @@ fn not_a_snapshot() {
     let empty = dir.path().join("empty.smk");
     std::fs::write(&empty, b"").unwrap();
     fails_with(&["info", empty.to_str().unwrap()], 1);
-    fails_with(&["info", dir.path().to_str().unwrap()], 1);
+    let err = fails_with(&["info", dir.path().to_str().unwrap()], 1);
+    assert!(err.contains("is a directory, not a snapshot file"), "{err}");
+    assert!(!err.contains("os error"), "{err}");
+}
+
+#[test]
+fn foreign_heap_dumps_are_named_with_the_import_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[u8], &str); 4] = [
+        (
+            "app.heapsnapshot",
+            br#"{"snapshot":{"meta":{}}}"#,
+            "stealmark import v8 ",
+        ),
+        ("other.json", b"  {\"nodes\": []}", "stealmark import v8 "),
+        (
+            "java.hprof",
+            b"JAVA PROFILE 1.0.2\0\0\0\x08",
+            "stealmark import hprof ",
+        ),
+        (
+            "dump.gz",
+            &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0],
+            "stealmark import hprof ",
+        ),
+    ];
+    for (name, bytes, command) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        for cmd in ["info", "mark", "bench"] {
+            let err = fails_with(&[cmd, path.to_str().unwrap()], 1);
+            assert!(
+                err.contains("is not a stealmark snapshot: it "),
+                "{cmd} {name}: {err}"
+            );
+            assert!(err.contains(command), "{cmd} {name}: {err}");
+            assert!(!err.contains("bad magic"), "{cmd} {name}: {err}");
+        }
+    }
 }
 
 #[test]

@@ -46,17 +46,240 @@ fn json_report_has_the_contract_keys_and_the_oracle_count() {
         .map(|w| w["objects_marked"].as_u64().unwrap())
         .sum();
     assert_eq!(marked, m["marked_objects"].as_u64().unwrap());
-    for key in [
-        "steal_attempts",
-        "steal_successes",
-        "pushes",
-        "pops",
-        "busy_ns",
-        "idle_ns",
-    ] {
+    for key in ["steal_attempts", "steal_successes", "pushes", "pops"] {
         assert!(workers[0][key].is_u64(), "workers[0].{key}: {m}");
     }
+    for key in ["busy_ms", "idle_ms"] {
+        assert!(workers[0][key].is_f64(), "workers[0].{key}: {m}");
+    }
     assert!(m["balance"]["max_over_mean"].as_f64().unwrap() >= 1.0);
+}
+
+/// Every key at any depth of `doc`, with its path.
+fn keys(doc: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+    match doc {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                out.push(format!("{path}.{k}"));
+                keys(v, &format!("{path}.{k}"), out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                keys(v, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn json_times_are_all_milliseconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "random", 5000);
+    let m = json_of(stealmark().arg("mark").arg(&path).args([
+        "--threads",
+        "2",
+        "--runs",
+        "2",
+        "--json",
+    ]));
+    assert_eq!(m["time_unit"], "ms");
+    let mut all = Vec::new();
+    keys(&m, "", &mut all);
+    let other_units: Vec<&String> = all
+        .iter()
+        .filter(|k| k.ends_with("_ns") || k.ends_with("_us"))
+        .collect();
+    assert!(other_units.is_empty(), "{other_units:?}");
+    // per_run's pauses are the same numbers as pause_ms's.
+    let per_run: Vec<f64> = m["per_run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["pause_ms"].as_f64().unwrap())
+        .collect();
+    let max = per_run.iter().copied().fold(0.0, f64::max);
+    assert_eq!(max, m["pause_ms"]["max"].as_f64().unwrap());
+    assert!(m["termination_latency_ms"]["p50"].is_f64(), "{m}");
+}
+
+#[test]
+fn cpu_time_is_reported_beside_wall_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "binary-tree", 100_000);
+    let m = json_of(stealmark().arg("mark").arg(&path).args([
+        "--threads",
+        "2",
+        "--runs",
+        "3",
+        "--json",
+    ]));
+    let cpu = &m["cpu"];
+    for key in ["user_ms", "sys_ms"] {
+        for stat in ["min", "p50", "max"] {
+            assert!(cpu[key][stat].as_f64().unwrap() >= 0.0, "{key}: {m}");
+        }
+    }
+    assert!(cpu["cpu_over_real"].as_f64().unwrap() > 0.0, "{m}");
+    assert!(cpu["descheduled_runs"].as_u64().unwrap() <= 3);
+    let mut total = 0.0;
+    for run in m["per_run"].as_array().unwrap() {
+        total += run["user_ms"].as_f64().unwrap() + run["sys_ms"].as_f64().unwrap();
+    }
+    assert!(total > 0.0, "marking uses CPU time: {m}");
+    let seq =
+        json_of(
+            stealmark()
+                .arg("mark")
+                .arg(&path)
+                .args(["--sequential", "--runs", "2", "--json"]),
+        );
+    assert!(seq["cpu"]["user_ms"]["p50"].is_f64(), "{seq}");
+
+    // The text report puts it in HotSpot's form.
+    stealmark()
+        .arg("mark")
+        .arg(&path)
+        .args(["--threads", "2", "--runs", "2"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::is_match(r"user=[0-9.]+ ms sys=[0-9.]+ ms, real=[0-9.]+ ms").unwrap(),
+        );
+}
+
+#[test]
+fn more_workers_than_cpus_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "wide", 2000);
+    let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let run = |threads: usize| {
+        let out = stealmark()
+            .arg("mark")
+            .arg(&path)
+            .args(["--threads", &threads.to_string(), "--runs", "1", "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = run(ncpu + 1);
+    assert!(
+        err.contains(&format!("warning: {} GC workers on {ncpu} CPU", ncpu + 1)),
+        "{err}"
+    );
+    assert!(!run(ncpu).contains("GC workers on"), "no warning at ncpu");
+}
+
+#[test]
+fn balancing_parameters_reach_the_engine_and_the_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "power-law", 5000);
+    let m = json_of(stealmark().arg("mark").arg(&path).args([
+        "--threads",
+        "2",
+        "--policy",
+        "probabilistic",
+        "--mu",
+        "0.25",
+        "--balance-interval",
+        "4",
+        "--runs",
+        "1",
+        "--json",
+    ]));
+    let engine = &m["engine"];
+    assert_eq!(engine["mu"], 0.25);
+    assert_eq!(engine["balance_interval"], 4);
+    assert_eq!(engine["policy"], "probabilistic");
+    for key in [
+        "workers",
+        "deque",
+        "steal",
+        "victim",
+        "threshold_factor",
+        "prefetch",
+        "private_work",
+        "deque_reserve",
+        "deque_capacity",
+        "array_chunk",
+        "timeline_interval",
+        "seed",
+    ] {
+        assert!(!engine[key].is_null(), "engine.{key}: {m}");
+    }
+    let m = json_of(stealmark().arg("mark").arg(&path).args([
+        "--threads",
+        "2",
+        "--policy",
+        "threshold",
+        "--threshold-factor",
+        "3.5",
+        "--runs",
+        "1",
+        "--json",
+    ]));
+    assert_eq!(m["engine"]["threshold_factor"], 3.5);
+
+    let file = path.to_str().unwrap();
+    let err = fails_with(&["mark", file, "--mu", "0.5"], 2);
+    assert!(
+        err.contains("--mu applies to the probabilistic policy"),
+        "{err}"
+    );
+    let err = fails_with(
+        &[
+            "mark",
+            file,
+            "--policy",
+            "probabilistic",
+            "--threshold-factor",
+            "3",
+        ],
+        2,
+    );
+    assert!(
+        err.contains("--threshold-factor applies to the threshold"),
+        "{err}"
+    );
+    let err = fails_with(
+        &["mark", file, "--policy", "probabilistic", "--mu", "-1"],
+        2,
+    );
+    assert!(err.contains("must be positive"), "{err}");
+    fails_with(
+        &[
+            "mark",
+            file,
+            "--policy",
+            "threshold",
+            "--threshold-factor",
+            "1",
+        ],
+        2,
+    );
+    fails_with(&["mark", file, "--balance-interval", "0"], 2);
+    fails_with(
+        &["mark", file, "--sequential", "--balance-interval", "8"],
+        2,
+    );
+}
+
+#[test]
+fn the_worker_table_says_what_deque_pushes_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "binary-tree", 20_000);
+    stealmark()
+        .arg("mark")
+        .arg(&path)
+        .args(["--threads", "2", "--runs", "1"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("deque pushes"))
+        .stdout(predicate::str::contains(
+            "private stack + deque + prefetch FIFO",
+        ));
 }
 
 #[test]
@@ -169,7 +392,11 @@ fn traced_span_kinds(heap: &std::path::Path, trace: &std::path::Path) -> BTreeSe
                     .or_default()
                     .insert(e["name"].as_str().unwrap().to_string());
             }
-            "C" => assert!(e["args"].is_object() && e["ts"].is_number(), "{e}"),
+            "C" => {
+                assert!(e["args"]["held"].is_u64() && e["ts"].is_number(), "{e}");
+                let name = e["name"].as_str().unwrap();
+                assert!(name.starts_with("grey objects held, worker "), "{e}");
+            }
             "M" => {
                 assert!(e["args"]["name"].is_string() || e["args"]["sort_index"].is_number());
                 if e["name"] == "thread_name" {
@@ -248,6 +475,18 @@ fn plot_is_a_valid_svg() {
     let texts = assert_svg(&svg);
     assert!(texts.iter().any(|t| t.contains("worker 1")), "{texts:?}");
     assert!(texts.iter().any(|t| t.contains("p99")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.contains("grey objects held")),
+        "the timeline says what it counts: {texts:?}"
+    );
+    let title = texts
+        .iter()
+        .find(|t| t.starts_with("random-20000.smk: "))
+        .expect("a title naming the heap");
+    assert_eq!(
+        title,
+        "random-20000.smk: steal-half deque, on-empty policy, thieves take half from random victims, 2 workers"
+    );
     let seq_svg = dir.path().join("seq.svg");
     stealmark()
         .arg("mark")
@@ -273,6 +512,26 @@ fn bad_arguments_are_usage_errors() {
     fails_with(&["mark", file, "--victim", "oldest"], 2);
     fails_with(&["mark", file, "--runs", "0"], 2);
     fails_with(&["mark", file, "--sequential", "--deque", "abp"], 2);
+    let err = fails_with(
+        &[
+            "mark",
+            file,
+            "--sequential",
+            "--deque",
+            "abp",
+            "--threads",
+            "2",
+        ],
+        2,
+    );
+    assert!(
+        err.contains("cannot be used with: --deque <KIND>, --threads <N>; "),
+        "the list follows the colon: {err}"
+    );
+    assert!(err.ends_with("see `stealmark mark --help`\n"), "{err}");
+    let err = fails_with(&["mark", file, "--runs", "-3"], 2);
+    assert!(err.contains("must be positive"), "{err}");
+    fails_with(&["mark", file, "--warmup", "-1"], 2);
     fails_with(&["mark"], 2);
 }
 
@@ -295,6 +554,66 @@ fn missing_or_bad_files() {
         1,
     );
     assert!(err.contains("/nonexistent-dir/t.json"), "{err}");
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(
+        !err.contains("stealmark gen"),
+        "not a snapshot problem: {err}"
+    );
+    let err = fails_with(
+        &[
+            "mark",
+            path.to_str().unwrap(),
+            "--plot",
+            dir.path().to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(
+        err.contains("--plot") && err.contains("is a directory"),
+        "{err}"
+    );
+}
+
+#[test]
+fn output_paths_are_checked_before_the_snapshot_is_even_opened() {
+    // The snapshot does not exist either: the error is the output's, so it
+    // was checked first.
+    for flag in ["--trace-out", "--plot"] {
+        let err = fails_with(
+            &["mark", "/nonexistent/heap.smk", flag, "/nonexistent-dir/x"],
+            1,
+        );
+        assert!(err.contains("/nonexistent-dir"), "{flag}: {err}");
+    }
+}
+
+#[test]
+fn a_failed_write_after_the_runs_still_prints_the_results() {
+    // /dev/full accepts the open and fails every write (ENOSPC), after
+    // the checks made before the runs.
+    let full = std::path::Path::new("/dev/full");
+    if !full.exists() {
+        eprintln!("SKIPPED: no /dev/full");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "random", 2000);
+    let out = stealmark()
+        .arg("mark")
+        .arg(&path)
+        .args(["--threads", "2", "--runs", "2", "--json", "--trace-out"])
+        .arg(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("cannot create a file in /dev") {
+        eprintln!("SKIPPED: /dev is not writable here (not root)");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the results");
+    assert_eq!(doc["runs"], 2);
+    assert!(stderr.contains("/dev/full"), "{stderr}");
 }
 
 #[test]

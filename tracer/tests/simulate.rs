@@ -306,3 +306,26 @@ fn bad_input_is_a_one_line_usage_error() {
         "processors",
     );
 }
+
+#[test]
+fn model_documents_claim_no_time_unit() {
+    // Their times are simulated steps, not milliseconds.
+    let doc = berenbrink("half", &[]);
+    assert!(doc.get("time_unit").is_none(), "{doc}");
+}
+
+#[test]
+fn a_bad_plot_path_fails_before_the_run() {
+    let out = stealmark()
+        .args(["simulate", "berenbrink", "--steal", "one"])
+        .args(THEOREM_22)
+        .args(["--plot", "/nonexistent-dir/load.svg"])
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("the directory /nonexistent-dir does not exist"),
+        "{err}"
+    );
+    assert!(out.get_output().stdout.is_empty());
+}

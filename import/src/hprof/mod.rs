@@ -112,10 +112,12 @@ pub(crate) fn import<S: HeapSink + ?Sized, Src: Reopen + ?Sized>(
             .map_err(|source| ImportError::Read { offset: 0, source })
     };
 
+    let buffer = options.buffer();
+
     // Pass 1: scan.
     pass("scan");
     let mut scan = Scan::default();
-    let input_bytes = walk(open()?, &mut scan)?;
+    let input_bytes = walk(open()?, buffer, &mut scan)?;
     if scan.pairs.is_empty() {
         return Err(malformed(input_bytes, Malformed::Empty));
     }
@@ -168,7 +170,7 @@ pub(crate) fn import<S: HeapSink + ?Sized, Src: Reopen + ?Sized>(
         Err(id) => {
             // Walk again to say where the second occurrence is.
             let mut find = FindDuplicate { id, seen: false };
-            walk(open()?, &mut find)?;
+            walk(open()?, buffer, &mut find)?;
             return Err(malformed(0, Malformed::DuplicateId(id)));
         }
     };
@@ -193,7 +195,7 @@ pub(crate) fn import<S: HeapSink + ?Sized, Src: Reopen + ?Sized>(
             retry: layout == ArenaLayout::Wide && options.layout.is_none(),
             targets: Vec::new(),
         };
-        let walked = walk(open()?, &mut count);
+        let walked = walk(open()?, buffer, &mut count);
         let (overflow, words) = (count.overflow, count.placer.arena_words());
         let totals = (count.next, count.dropped, count.undecoded, count.references);
         match walked {
@@ -256,7 +258,7 @@ pub(crate) fn import<S: HeapSink + ?Sized, Src: Reopen + ?Sized>(
         references: 0,
         counts: [0; 4],
     };
-    walk(open()?, &mut emit)?;
+    walk(open()?, buffer, &mut emit)?;
     let (emitted, emitted_refs, counts) = (emit.next, emit.references, emit.counts);
     if emitted != object_count || emitted_refs != references {
         return Err(changed(input_bytes));
@@ -482,8 +484,19 @@ fn slot_ids(
             return Ok((kind, true));
         }
         Record::ObjArray {
-            class_id, elems, ..
+            id,
+            class_id,
+            elems,
         } => {
+            // Typed by its class, an array of a reference class would get
+            // the class's kind, which makes slot 0 a referent.
+            let class = ty.checked_sub(FIRST_CLASS_TYPE);
+            if class.and_then(|i| classes.ref_kind(i)).is_some() {
+                return Err(malformed(
+                    offset,
+                    Malformed::ReferenceClassArray { id, class_id },
+                ));
+            }
             strong(class_id, out);
             for e in elems.chunks_exact(w.id_size as usize) {
                 strong(w.id_at(e), out);

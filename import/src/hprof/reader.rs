@@ -8,8 +8,6 @@ use crate::error::{Format, ImportError, Malformed};
 
 type Result<T> = std::result::Result<T, ImportError>;
 
-const BUF_LEN: usize = 256 * 1024;
-
 // Top-level record tags.
 const TAG_STRING: u8 = 0x01;
 const TAG_LOAD_CLASS: u8 = 0x02;
@@ -146,11 +144,11 @@ impl<R: Read> Bytes<R> {
         self.base + self.pos as u64
     }
 
-    /// Makes at least `n` (≤ BUF_LEN) bytes available; `false` if the input
-    /// ends first.
+    /// Makes at least `n` (at most the buffer's length) bytes available;
+    /// `false` if the input ends first.
     #[cold]
     fn fill_to(&mut self, n: usize) -> Result<bool> {
-        debug_assert!(n <= BUF_LEN);
+        debug_assert!(n <= self.buf.len());
         self.buf.copy_within(self.pos..self.end, 0);
         self.base += self.pos as u64;
         self.end -= self.pos;
@@ -176,7 +174,8 @@ impl<R: Read> Bytes<R> {
         Ok(self.pos == self.end && !self.fill_to(1)?)
     }
 
-    /// Borrows the next `n` (≤ BUF_LEN) bytes and consumes them.
+    /// Borrows the next `n` (at most the buffer's length) bytes and consumes
+    /// them.
     #[inline]
     fn take(&mut self, n: usize, expected: &'static str) -> Result<&[u8]> {
         if self.end - self.pos < n && !self.fill_to(n)? {
@@ -294,11 +293,12 @@ impl<R: Read> Bytes<R> {
 }
 
 /// Reads the header (returning the identifier size) and walks every record
-/// of `input`, handing them to `v`.
-pub(crate) fn walk<R: Read, V: Visitor>(input: R, v: &mut V) -> Result<u64> {
+/// of `input`, read through a buffer of `buffer_len` bytes (at least
+/// [`MIN_BUFFER_LEN`](crate::MIN_BUFFER_LEN)), handing them to `v`.
+pub(crate) fn walk<R: Read, V: Visitor>(input: R, buffer_len: usize, v: &mut V) -> Result<u64> {
     let mut b = Bytes {
         inner: input,
-        buf: vec![0; BUF_LEN].into_boxed_slice(),
+        buf: vec![0; buffer_len.max(crate::MIN_BUFFER_LEN)].into_boxed_slice(),
         pos: 0,
         end: 0,
         base: 0,
@@ -507,7 +507,7 @@ fn payload<'a, R: Read, V: Visitor>(
         b.skip(n, what)?;
         return Ok(&[]);
     }
-    if n <= BUF_LEN as u64 {
+    if n <= b.buf.len() as u64 {
         return b.take(n as usize, what);
     }
     b.read_into(n, spill, what)?;

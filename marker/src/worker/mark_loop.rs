@@ -172,6 +172,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let heap = self.phase.heap;
         let rec = &mut self.slot.record;
         let mut bytes = 0;
+        let mut footprint = 0;
         if self.typed {
             for &w in &self.scanned {
                 let obj = obj_ref(w);
@@ -180,14 +181,18 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 t.objects += 1;
                 t.bytes += size;
                 bytes += size;
+                footprint += heap.footprint_bytes(obj) as u64;
             }
         } else {
             for &w in &self.scanned {
-                bytes += heap.size_bytes(obj_ref(w)) as u64;
+                let obj = obj_ref(w);
+                bytes += heap.size_bytes(obj) as u64;
+                footprint += heap.footprint_bytes(obj) as u64;
             }
         }
         rec.stats.objects_scanned += self.scanned.len() as u64;
         rec.stats.live_bytes += bytes;
+        rec.stats.live_footprint_bytes += footprint;
         self.scanned.clear();
     }
 

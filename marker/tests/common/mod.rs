@@ -15,8 +15,9 @@ use rand_pcg::Pcg64;
 use stealmark_heap::{oracle, OracleInput, OracleResult};
 use stealmark_marker::model::{SoftRefPolicy, SoftRefs};
 use stealmark_marker::{
-    Collection, MarkIndex, MarkStore, Marker, ObjRef, ObjectModel, SlotKind, WeakRef,
+    Collection, DequeKind, MarkIndex, MarkStore, Marker, ObjRef, ObjectModel, SlotKind, WeakRef,
 };
+use strum::VariantArray;
 
 /// A slot kind by object number (the key of an ephemeron is an object).
 #[derive(Clone, Copy, Debug)]
@@ -114,6 +115,16 @@ impl SoftRefPolicy for KeepThirds {
     }
 }
 
+/// The deque kinds the marker accepts: the exactly-once ones
+/// (`MarkerConfig::validate` rejects the idempotent deque).
+pub fn exactly_once_deques() -> Vec<DequeKind> {
+    DequeKind::VARIANTS
+        .iter()
+        .copied()
+        .filter(|d| d.exactly_once())
+        .collect()
+}
+
 /// Every soft-reference policy: clear all, keep all, ask ([`KeepThirds`]).
 pub fn policies() -> [SoftRefs<'static>; 3] {
     [
@@ -187,6 +198,9 @@ impl<'m, M: ObjectModel + MarkIndex> Counting<'m, M> {
 impl<M: ObjectModel + MarkIndex> ObjectModel for Counting<'_, M> {
     fn size_bytes(&self, obj: ObjRef) -> usize {
         self.inner.size_bytes(obj)
+    }
+    fn footprint_bytes(&self, obj: ObjRef) -> usize {
+        self.inner.footprint_bytes(obj)
     }
     fn slot_count(&self, obj: ObjRef) -> usize {
         self.inner.slot_count(obj)
@@ -284,9 +298,13 @@ pub fn check<M: ObjectModel + MarkIndex>(
     assert_eq!(t.objects_scanned, o.objects, "{what}: objects_scanned");
     assert_eq!(t.slots_scanned, o.references, "{what}: slots scanned");
     assert_eq!(
-        (report.live_objects(), report.live_bytes()),
-        (o.objects, o.bytes),
-        "{what}: live objects and bytes"
+        (
+            report.live_objects(),
+            report.live_bytes(),
+            report.live_footprint_bytes()
+        ),
+        (o.objects, o.bytes, o.footprint_bytes),
+        "{what}: live objects, bytes and footprint bytes"
     );
     let by_type: Vec<(u64, u64)> = report
         .live_by_type()

@@ -77,12 +77,8 @@ workers' share of the machine); marked: objects marked, allocated black included
 
 /// Runs `stealmark bench FILE --mode ...`.
 pub fn run(a: &BenchArgs) -> CliResult {
-    let mut modes = Vec::new();
-    for &m in &a.mode {
-        if !modes.contains(&m) {
-            modes.push(m);
-        }
-    }
+    args::distinct("--mode", &a.mode)?;
+    let modes = a.mode.clone();
     if a.mutators == 0 {
         return Err(CliError::usage("--mutators must be at least 1"));
     }
@@ -121,6 +117,7 @@ pub fn run(a: &BenchArgs) -> CliResult {
     match a.format {
         Format::Json => output::print_json(&serde_json::json!({
             "file": a.file.display().to_string(),
+            "time_unit": "ms",
             "ncpu": args::ncpu(),
             "workers": setup.workers,
             "mutators": setup.mutators,

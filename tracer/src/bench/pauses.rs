@@ -25,8 +25,9 @@ use crate::error::{CliError, CliResult};
 use crate::pause::{median, PauseStats};
 
 /// How a collection runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, strum::Display)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Mode {
     /// Stop the world and mark (`Marker::collect_with`).
     Stw,

@@ -1,5 +1,6 @@
-//! `mark --plot`: each worker's deque length over the last run's pause,
-//! above the distribution of pause times over all runs.
+//! `mark --plot`: the grey objects each worker holds (private stack, deque
+//! and prefetch FIFO) over the median run's pause, above the distribution of
+//! pause times over all runs.
 
 use std::ops::Range;
 use std::path::Path;
@@ -16,25 +17,26 @@ use crate::pause::{percentile, PauseStats};
 pub struct MarkPlot<'a> {
     /// The title line (heap, deque, policy, worker count).
     pub title: &'a str,
-    /// Per worker: sampled (ns from the start of the pause, deque length).
-    pub deque_length: &'a [Vec<(u64, u64)>],
+    /// Per worker: sampled (ns from the start of the pause, grey objects
+    /// held: private stack + deque + prefetch FIFO).
+    pub grey_held: &'a [Vec<(u64, u64)>],
     /// The pause of the run the timeline comes from, in ns.
     pub timeline_pause_ns: u64,
     /// Every measured pause, in milliseconds.
     pub pauses_ms: &'a [f64],
 }
 
-/// Writes the `mark` plot: deque lengths over time, then the pause-time
+/// Writes the `mark` plot: grey objects held over time, then the pause-time
 /// distribution.
 pub fn write_mark_plot(path: &Path, plot: &MarkPlot<'_>) -> CliResult {
     render_to_file(path, (1000, 900), |root| {
         let root = root.titled(plot.title, ("sans-serif", 22)).map_err(err)?;
-        if plot.deque_length.iter().all(Vec::is_empty) {
+        if plot.grey_held.iter().all(Vec::is_empty) {
             // The sequential oracle has no deques: the distribution alone.
             return draw_pause_distribution(&root, plot.pauses_ms);
         }
         let (top, bottom) = root.split_vertically(470);
-        draw_deque_timeline(&top, plot.deque_length, plot.timeline_pause_ns)?;
+        draw_grey_timeline(&top, plot.grey_held, plot.timeline_pause_ns)?;
         draw_pause_distribution(&bottom, plot.pauses_ms)
     })
 }
@@ -71,7 +73,7 @@ fn count_chart<'a, 'b>(
     Ok(chart)
 }
 
-fn draw_deque_timeline(
+fn draw_grey_timeline(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     series: &[Vec<(u64, u64)>],
     pause_ns: u64,
@@ -92,12 +94,12 @@ fn draw_deque_timeline(
     let y_max = top + top / 12 + 1;
     let mut chart = count_chart(
         area,
-        "Deque length of each worker during the run with the median pause",
+        "Grey objects each worker holds (private stack + deque + prefetch FIFO), run with the median pause",
         0f64..x_max,
         y_max,
         (
             "time since the pause started (ms)",
-            "grey objects in the deque",
+            "grey objects held",
         ),
     )?;
     for (w, samples) in series.iter().enumerate() {

@@ -12,7 +12,8 @@ use stealmark_models::ModelError;
 
 use super::RunArgs;
 use crate::error::CliResult;
-use crate::output::{out, outln, print_json, Format, Table};
+use crate::outpath;
+use crate::output::{out, outln, print_json, Deferred, Format, Table};
 use crate::plot::{self, Panel};
 
 /// A model configuration that runs as the abstract model or on real threads
@@ -79,22 +80,35 @@ impl<R> Outcome<R> {
 
 /// Runs `config` (on real threads with `--real`), writes the plot if one is
 /// asked for, and prints the report (one JSON object with `--json`).
+/// The plot is checked before the runs, and a plot that cannot be written
+/// after all still lets the report print.
 pub(super) fn run<W: Workload>(config: W, args: &RunArgs) -> CliResult {
     let plot = args.plot.as_deref();
+    if let Some(path) = plot {
+        outpath::check_writable("--plot", path)?;
+    }
     let deque = args.real.deque()?;
     let outcome = once(config, deque)?;
+    let mut failures = Deferred::default();
+    let mut written = None;
     if let Some(path) = plot {
         let runs = compared(config, deque, outcome.report())?;
-        plot::write_simulate_plot(
+        let result = plot::write_simulate_plot(
             path,
             config.steps(),
             &config.panels(&mode_label(deque), &runs),
-        )?;
+        );
+        if result.is_ok() {
+            written = Some(path);
+        }
+        failures.keep(result);
     }
     if args.json {
-        return print_json(&outcome);
+        print_json(&outcome)?;
+    } else {
+        print_report(config, &outcome, written)?;
     }
-    print_report(config, &outcome, plot)
+    failures.finish("simulate")
 }
 
 /// Prints the report of `outcome`, a run of `config`: the title, the

@@ -1,0 +1,589 @@
+//! An idempotent steal-half deque: the owner pushes and pops with plain
+//! loads and stores (no fence, no CAS), thieves take half of the items with
+//! one CAS, and every item comes out **at least once**: never lost, never
+//! invented, but possibly twice, once to the owner and once to a thief, or
+//! to two thieves. For marking, where scanning a grey object twice is
+//! harmless, that trade removes the owner's fence from every pop.
+//!
+//! It is the idempotent double-ended deque of Michael, Vechev and Saraswat
+//! ("Idempotent Work Stealing", PPoPP 2009), whose thieves take one item,
+//! with StealHalf's batch steal carried over: a thief takes the older half
+//! of what it sees with the same single CAS.
+//!
+//! # Layout
+//!
+//! Two words, on one cache line (the owner writes both on every operation
+//! and thieves read both):
+//!
+//! - the *anchor* (`AtomicU64`): `head` in the low 32 bits (the oldest
+//!   item's index modulo 2^32) and a 32-bit `tag` in the high bits. Thieves
+//!   CAS it to advance `head`; the owner *stores* it, with a new tag, at the
+//!   end of every push and pop;
+//! - `bottom` (`AtomicUsize`): one past the youngest item, written only by
+//!   the owner.
+//!
+//! Items live in `[head, bottom)` of Chase-Lev's circular array (it grows
+//! and shrinks as in [`crate::chase_lev`]).
+//!
+//! # Why nothing is lost
+//!
+//! The owner's store of the anchor at the end of each operation writes the
+//! head that the operation loaded at its start. A thief's CAS that landed in
+//! between is overwritten: the items it took become visible again (the
+//! duplicates), and `head` is back at or below `bottom`. A thief's CAS that
+//! lands after the store fails, because the tag changed. So a thief succeeds
+//! only on an anchor that no owner store has replaced since its load, and
+//! whatever it took beyond the owner's view (with a `bottom` it read before
+//! an owner pop lowered it) is undone by the store of the operation in
+//! progress. The owner's emptiness check compares `bottom` with the head it
+//! loaded, which is never above the true head, so a stale load can only
+//! make it take an item a thief took too. Nothing makes an item vanish.
+//!
+//! # Why nothing is invented
+//!
+//! A thief copies only slots below the `bottom` it read, with an acquire
+//! load, after acquiring the anchor; every such slot was written before that
+//! `bottom` was released (or before the anchor was released, for slots the
+//! owner's store made visible again), in the array the thief loads after
+//! both. A copy is used only if the CAS succeeds, which proves that no owner
+//! store replaced the anchor in between, so the owner cannot have lowered
+//! `head` or reused those slots in an array the thief did not see; see
+//! `docs/design.md` for the resize cases. A slot may hold a newer item than
+//! the one the thief meant to take (the owner popped it and pushed another
+//! between the thief's copy and its CAS, in a window that no store closed):
+//! then the newer item is returned twice and the older one once, by the
+//! owner.
+//!
+//! # How many times
+//!
+//! The owner returns each pushed item at most once (it pops index `j` once
+//! per push to `j`). A thief takes an item only while it lies in
+//! `[head, bottom)`; it is back there after a theft only if an owner store
+//! overwrote that theft, and each owner operation overwrites only the
+//! thefts between its own load and store of the anchor (a few instructions;
+//! after a growth copy the owner reloads the anchor to keep the window
+//! short). So every extraction beyond the first needs its own owner
+//! operation racing a theft of that item, and the stress test
+//! (`tests/stress.rs`) counts how rare that is. Neither the owner nor a
+//! thief can tell that it took a duplicate (the owner would need an atomic
+//! read-modify-write to see the theft it overwrites), so a user that wants
+//! the number counts duplicates itself (a marker: objects scanned minus
+//! objects marked).
+//!
+//! ```
+//! use stealmark_deques::idempotent::Idempotent;
+//! use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
+//!
+//! let (mut victim, thief) = Idempotent::with_capacity(4);
+//! let (mut mine, _) = Idempotent::with_capacity(4);
+//! for i in 0..9 {
+//!     victim.push(i).unwrap();
+//! }
+//! let mut stats = ThiefStats::default();
+//! // The older half, rounded up, with one CAS.
+//! assert_eq!(thief.steal_half(&mut mine, &mut stats), Steal::Success(5));
+//! assert_eq!(stats.cas_attempted, 1);
+//! assert_eq!((victim.len(), mine.len()), (4, 5));
+//! assert_eq!(victim.pop(), Some(8));
+//! assert_eq!(mine.pop(), Some(4));
+//! // The owner never CASes.
+//! assert_eq!(victim.stats().cas_attempted, 0);
+//! ```
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use crossbeam_utils::CachePadded;
+
+use crate::batch::{self, batch_steals, BatchOwner, BatchThief};
+use crate::buffer::{Buffer, SharedBuffer};
+pub use crate::buffer::{Epoch, Quiescent, Reclaim};
+use crate::handle::{arc_handles, array_methods, owner_methods, work_deque};
+use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats};
+
+/// The most items an idempotent deque holds, and the largest array it grows
+/// to (2^27 words, 1 GiB). Live indices must stay well within 2^31 of each
+/// other for the 32-bit head; the limit is StealHalf's, so that a full deque
+/// can be tested. A push into a full deque panics and changes nothing; a
+/// `steal_half` into one moves only what fits.
+pub const MAX_CAPACITY: usize = 1 << 27;
+
+/// A pop shrinks the array when fewer than `capacity / SHRINK_FACTOR` items
+/// remain (as in [`crate::chase_lev`]).
+pub const SHRINK_FACTOR: usize = 4;
+
+/// The idempotent steal-half kind (`idempotent`), with epoch-based
+/// reclamation: items come out at least once (see the module docs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Idempotent;
+
+work_deque!(Idempotent: IdempotentOwner<Epoch>, IdempotentThief<Epoch>, DequeKind::Idempotent);
+
+/// The anchor word: `head` (mod 2^32) in the low half, `tag` in the high.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Anchor(u64);
+
+impl Anchor {
+    fn new(head: usize, tag: u32) -> Anchor {
+        Anchor((u64::from(tag) << 32) | u64::from(head as u32))
+    }
+
+    /// The head, modulo 2^32.
+    fn head(self) -> u32 {
+        self.0 as u32
+    }
+
+    fn tag(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
+
+/// `bottom - head`, for a full index `bottom` and a head modulo 2^32, as a
+/// signed distance: negative when thieves moved the head past `bottom`.
+fn dist(bottom: usize, head: u32) -> isize {
+    (bottom as u32).wrapping_sub(head) as i32 as isize
+}
+
+/// A deque whose indices (and so the 32-bit head) start `before_wrap`
+/// pushes before they wrap, and whose tag starts `before_wrap` owner
+/// operations before it wraps (see `WorkDeque::with_capacity_near_wrap`).
+fn new<R: Reclaim>(
+    capacity: usize,
+    before_wrap: usize,
+) -> (IdempotentOwner<R>, IdempotentThief<R>) {
+    let min_capacity = capacity.clamp(2, MAX_CAPACITY).next_power_of_two();
+    let start = 0usize.wrapping_sub(before_wrap);
+    let tag = 0u32.wrapping_sub(before_wrap as u32);
+    let inner = Arc::new(Inner {
+        ends: CachePadded::new(Ends {
+            anchor: AtomicU64::new(Anchor::new(start, tag).0),
+            bottom: AtomicUsize::new(start),
+        }),
+        buffer: CachePadded::new(SharedBuffer::new(min_capacity)),
+    });
+    let owner = IdempotentOwner {
+        inner: Arc::clone(&inner),
+        bottom: start,
+        head: start,
+        tag,
+        #[cfg(loom)]
+        loaded: Anchor::new(start, tag),
+        min_capacity,
+        stats: OwnerStats::default(),
+        _not_sync: PhantomData,
+    };
+    (owner, IdempotentThief { inner })
+}
+
+/// The two words the owner writes on every operation, on one cache line.
+struct Ends {
+    /// `{tag, head}`: thieves CAS it, the owner stores it.
+    anchor: AtomicU64,
+    /// One past the youngest item (a full, wrapping index); owner writes.
+    bottom: AtomicUsize,
+}
+
+struct Inner<R: Reclaim> {
+    ends: CachePadded<Ends>,
+    buffer: CachePadded<SharedBuffer<R>>,
+}
+
+/// The owner handle of an idempotent deque.
+pub struct IdempotentOwner<R: Reclaim> {
+    inner: Arc<Inner<R>>,
+    /// The owner's copy of `bottom` (it is the only writer).
+    bottom: usize,
+    /// The full index of the head the owner last loaded or stored: never
+    /// above the true head, which only thieves advance.
+    head: usize,
+    /// The tag of the owner's last store (thieves never change it).
+    tag: u32,
+    /// Under loom: the anchor the current operation loaded, to count the
+    /// stores that overwrite a theft (`coverage`).
+    #[cfg(loom)]
+    loaded: Anchor,
+    min_capacity: usize,
+    stats: OwnerStats,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+/// A thief handle of an idempotent deque.
+pub struct IdempotentThief<R: Reclaim> {
+    inner: Arc<Inner<R>>,
+}
+
+arc_handles!(
+    IdempotentOwner,
+    IdempotentThief<R: Reclaim>,
+    inner,
+    [capacity]
+);
+
+impl<R: Reclaim> IdempotentOwner<R> {
+    /// A test hook: a deque with reclamation `R` (the `idempotent` kind is
+    /// [`Epoch`]; the loom models use [`Quiescent`], whose steals pin
+    /// nothing, to keep their state space small), made as by
+    /// [`WorkDeque::with_capacity_near_wrap`](crate::WorkDeque::with_capacity_near_wrap).
+    #[doc(hidden)]
+    pub fn new_pair(capacity: usize, before_wrap: usize) -> (Self, IdempotentThief<R>) {
+        new(capacity, before_wrap)
+    }
+
+    array_methods!();
+
+    /// Loads the anchor and returns its head as a full index, at most
+    /// `bottom`, the owner's bottom when the operation started.
+    ///
+    /// A thief's head never passes that bottom: it takes at most the items
+    /// below a `bottom` it read after the anchor it CASes, and with no owner
+    /// store since that anchor, at most this operation has changed `bottom`
+    /// (a pop lowers it by one, but its head is checked against the bottom
+    /// before the pop). Debug builds (and the loom models) assert it; a
+    /// release build clamps, so that a broken assumption shows as an empty
+    /// deque rather than a huge one.
+    #[inline]
+    fn load_head(&mut self, bottom: usize) -> usize {
+        // Acquire: pairs with the release CAS of a thief, so that its reads
+        // of the slots it took happen before we reuse those slots.
+        let anchor = Anchor(self.inner.ends.anchor.load(Ordering::Acquire));
+        debug_assert_eq!(anchor.tag(), self.tag, "only the owner changes the tag");
+        #[cfg(loom)]
+        {
+            self.loaded = anchor;
+        }
+        let d = dist(bottom, anchor.head());
+        debug_assert!(d >= 0, "a thief moved the head past the owner's bottom");
+        bottom.wrapping_sub(d.max(0) as usize)
+    }
+
+    /// Ends an operation: stores the anchor with `head` (loaded by this
+    /// operation) and a new tag. A thief CAS since our load is overwritten
+    /// (its items are visible again); one after this store fails.
+    #[inline]
+    fn store_anchor(&mut self, head: usize) {
+        if self.tag == u32::MAX {
+            hit!(IdTagWrapped);
+        }
+        self.tag = self.tag.wrapping_add(1);
+        self.head = head;
+        let anchor = Anchor::new(head, self.tag).0;
+        // Release: pairs with the acquire load of the anchor in a steal: a
+        // thief that reads this anchor also sees our earlier stores of
+        // `bottom` and the slots below it (and its CAS continues this
+        // store's release sequence for the next thief).
+        #[cfg(not(loom))]
+        self.inner.ends.anchor.store(anchor, Ordering::Release);
+        // Under loom, the same store as a swap whose result is ignored.
+        // loom 0.7 lets a plain store squeeze between the read and the write
+        // of a concurrent RMW on the same atomic (tokio-rs/loom#254, fix in
+        // the unmerged PR #391): after our store it lets our own next load
+        // return a thief CAS that C++ orders before the store (an RMW reads
+        // the value just before it in modification order, [atomics.order]
+        // p10), a false alarm. Every other writer of the anchor is an RMW,
+        // so the store and the swap allow the same executions; the swap
+        // only extends a thief CAS's release sequence, which nothing here
+        // relies on. See `docs/design.md`.
+        #[cfg(loom)]
+        if self.inner.ends.anchor.swap(anchor, Ordering::Release) != self.loaded.0 {
+            // A thief's CAS came between our load and this store.
+            hit!(IdOwnerOverwroteSteal);
+        }
+    }
+
+    /// Publishes `count` items written above `bottom` (by a push, or by a
+    /// steal into this deque) and ends the operation.
+    #[inline]
+    fn publish(&mut self, count: usize) {
+        let b = self.bottom.wrapping_add(count);
+        // Release fence: pairs with the acquire load of `bottom` in a steal,
+        // which reads the slots below it. A fence rather than a release store,
+        // as in Lê et al.'s Chase-Lev: it also publishes the slots to a thief
+        // whose acquire load reads a later relaxed store of `bottom` (a pop's
+        // decrement or restore), which a release store would not, as a release
+        // sequence no longer includes its thread's later stores (C++20).
+        fence(Ordering::Release);
+        // Relaxed: published by the fence above.
+        self.inner.ends.bottom.store(b, Ordering::Relaxed);
+        self.bottom = b;
+        // Reload: the array may have grown, a copy during which thieves
+        // went on stealing; storing the head loaded before it would show
+        // all of that again. Any head at or above the copy's start is fine.
+        let head = self.load_head(b);
+        self.store_anchor(head);
+    }
+
+    /// Halves the array when fewer than `capacity / SHRINK_FACTOR` of its
+    /// slots hold items, after the anchor store of a pop that left
+    /// `[head, bottom)`: thieves that CAS from now on have loaded that
+    /// anchor or a later one, and take at most what the new array holds.
+    #[inline]
+    fn maybe_shrink(&self, head: usize) {
+        let capacity = self.inner.buffer.owner_load().capacity();
+        let len = self.bottom.wrapping_sub(head);
+        if capacity > self.min_capacity && len < capacity / SHRINK_FACTOR {
+            self.shrink(head, capacity / 2);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn shrink(&self, head: usize, capacity: usize) {
+        self.inner
+            .buffer
+            .replace(capacity, head as isize, self.bottom as isize);
+    }
+}
+
+impl<R: Reclaim> crate::Owner for IdempotentOwner<R> {
+    type Thief = IdempotentThief<R>;
+
+    #[inline]
+    fn push(&mut self, item: usize) -> Result<(), usize> {
+        let b = self.bottom;
+        self.reserve(1).write(b as isize, item);
+        self.publish(1);
+        self.stats.pushes += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<usize> {
+        let b = self.bottom;
+        // The head we last saw is never above the true head: if it is at
+        // `b`, the deque is empty, without touching shared memory.
+        if self.head == b {
+            return None;
+        }
+        let j = b.wrapping_sub(1);
+        // Relaxed: thieves that read it take fewer items; the release store
+        // of the anchor below publishes it to those that acquire the anchor.
+        self.inner.ends.bottom.store(j, Ordering::Relaxed);
+        // No fence: a head loaded before a concurrent theft only makes us
+        // take an item that the thief takes too.
+        let head = self.load_head(b);
+        if head == b {
+            // Thieves took everything. Restore `bottom` (Relaxed: published
+            // by the anchor store, and nothing lies below it any more) and
+            // put the head back at `b` if thieves moved it past.
+            self.inner.ends.bottom.store(b, Ordering::Relaxed);
+            self.store_anchor(b);
+            let capacity = self.inner.buffer.owner_load().capacity();
+            if capacity > self.min_capacity {
+                // As after the store of any pop: copies nothing.
+                self.shrink(b, self.min_capacity);
+            }
+            return None;
+        }
+        let item = self.inner.buffer.owner_load().read(j as isize);
+        self.bottom = j;
+        self.store_anchor(head);
+        self.maybe_shrink(head);
+        self.stats.pops += 1;
+        Some(item)
+    }
+
+    fn len(&self) -> usize {
+        // Relaxed: an estimate; exact for the owner when no thief runs.
+        let anchor = Anchor(self.inner.ends.anchor.load(Ordering::Relaxed));
+        dist(self.bottom, anchor.head()).max(0) as usize
+    }
+
+    owner_methods!(thief: IdempotentThief { inner }, quiesce);
+}
+
+impl<R: Reclaim> BatchOwner for IdempotentOwner<R> {
+    fn bottom(&self) -> usize {
+        self.bottom
+    }
+
+    /// Makes room for `extra` more items above `bottom` and returns the array
+    /// to write them to. Panics (changing nothing) beyond `MAX_CAPACITY`.
+    fn reserve(&mut self, extra: usize) -> &Buffer {
+        let b = self.bottom;
+        let head = self.load_head(b);
+        let len = b.wrapping_sub(head);
+        let buffer = self.inner.buffer.owner_load();
+        if len + extra <= buffer.capacity() {
+            return buffer;
+        }
+        assert!(
+            len + extra <= MAX_CAPACITY,
+            "idempotent deque would exceed its maximum capacity of {MAX_CAPACITY} items"
+        );
+        // Thieves with an older anchor read at most `[head, b)`, which the
+        // new array holds; the head we store later is at or above `head`.
+        self.inner
+            .buffer
+            .replace((len + extra).next_power_of_two(), head as isize, b as isize)
+    }
+
+    fn commit(&mut self, count: usize) {
+        self.publish(count);
+    }
+}
+
+impl<R: Reclaim> BatchThief for IdempotentThief<R> {
+    type Dest = IdempotentOwner<R>;
+
+    /// Takes up to `max` items from the head with one CAS: half of what it
+    /// sees, rounded up, at most `max`. `copy` receives the array, the head
+    /// (modulo 2^32) and the count, and copies the items out before the CAS
+    /// (a successful CAS proves that no owner store came in between).
+    #[inline]
+    fn claim<X>(
+        &self,
+        max: usize,
+        stats: &mut ThiefStats,
+        copy: impl FnOnce(&Buffer, usize, usize) -> X,
+    ) -> Steal<(usize, X)> {
+        let ends = &*self.inner.ends;
+        stats.steal_attempts += 1;
+        let guard = R::pin();
+        // Acquire: pairs with the owner's release store of the anchor (or a
+        // thief CAS in its release sequence): the `bottom` we read next is
+        // at least the one the owner stored before this anchor.
+        let anchor = Anchor(ends.anchor.load(Ordering::Acquire));
+        // Acquire: pairs with the owner's release store of `bottom`: the
+        // slots below it, and the array holding them, are visible.
+        let bottom = ends.bottom.load(Ordering::Acquire);
+        let n = dist(bottom, anchor.head());
+        if n <= 0 {
+            return Steal::Empty;
+        }
+        let count = (n as usize).div_ceil(2).min(max);
+        let head = anchor.head() as usize;
+        let buffer = self.inner.buffer.thief_load(&guard);
+        let copied = copy(buffer, head, count);
+        let new = Anchor::new(head.wrapping_add(count), anchor.tag());
+        stats.cas_attempted += 1;
+        // Release on success: pairs with the owner's acquire load of the
+        // anchor, so that our slot reads happen before it reuses the slots;
+        // the success itself (a read-modify-write reads the latest anchor)
+        // proves no owner store came since our load. Relaxed on failure: we
+        // discard the copy.
+        match ends
+            .anchor
+            .compare_exchange(anchor.0, new.0, Ordering::Release, Ordering::Relaxed)
+        {
+            Ok(_) => {
+                #[cfg(loom)]
+                {
+                    if buffer.is_retired() {
+                        hit!(IdStealFromRetiredArray);
+                    }
+                    if count >= 2 {
+                        hit!(IdStealOfSeveral);
+                    }
+                    if new.head() < anchor.head() {
+                        hit!(IdHeadFieldWrapped);
+                    }
+                }
+                batch::claimed(stats, count, copied)
+            }
+            Err(_) => {
+                hit!(IdStealAborted);
+                batch::aborted(stats)
+            }
+        }
+    }
+}
+
+impl<R: Reclaim> crate::Thief for IdempotentThief<R> {
+    type Owner = IdempotentOwner<R>;
+
+    batch_steals!(
+        /// Takes the older half of the items (rounded up) with one CAS, copying
+        /// them straight into `dest`; at most what `dest` can still hold, and
+        /// nothing, as `Empty`, into a full `dest`.
+        max: MAX_CAPACITY
+    );
+
+    fn len(&self) -> usize {
+        // Acquire: as in `claim`. Only an estimate (clamped at zero):
+        // nothing is read through these values.
+        let anchor = Anchor(self.inner.ends.anchor.load(Ordering::Acquire));
+        let bottom = self.inner.ends.bottom.load(Ordering::Acquire);
+        dist(bottom, anchor.head()).max(0) as usize
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::{Owner, Thief, WorkDeque};
+
+    #[test]
+    fn anchor_round_trips_and_distances_wrap() {
+        let a = Anchor::new((1 << 32) + 17, u32::MAX);
+        assert_eq!((a.head(), a.tag()), (17, u32::MAX));
+        assert_eq!(dist(3, u32::MAX - 1), 5);
+        assert_eq!(dist(usize::MAX, 0), -1);
+        assert_eq!(dist(1 << 40, 0), 0);
+    }
+
+    #[test]
+    fn steals_and_pops_without_owner_cas() {
+        let (mut o, t) = Idempotent::with_capacity(2);
+        let (mut d, _) = Idempotent::with_capacity(2);
+        for i in 0..100 {
+            o.push(i).unwrap();
+        }
+        assert_eq!(o.capacity(), 128);
+        let mut s = ThiefStats::default();
+        assert_eq!(t.steal(&mut s), Steal::Success(0));
+        assert_eq!(t.steal_half(&mut d, &mut s), Steal::Success(50));
+        assert_eq!((o.len(), d.len(), t.len()), (49, 50, 49));
+        assert_eq!(d.pop(), Some(50));
+        for i in (51..100).rev() {
+            assert_eq!(o.pop(), Some(i));
+        }
+        assert_eq!(o.pop(), None);
+        assert_eq!(o.capacity(), 2);
+        assert_eq!(t.steal(&mut s), Steal::Empty);
+        assert_eq!(o.stats().cas_attempted, 0);
+        assert_eq!(s.cas_attempted, 2);
+        // Thieves emptying the deque: the owner's next pop shrinks it.
+        for i in 0..64 {
+            o.push(i).unwrap();
+        }
+        for _ in 0..7 {
+            assert!(t.steal_half(&mut d, &mut s).success().is_some());
+        }
+        assert_eq!(t.steal(&mut s), Steal::Empty);
+        assert_eq!(o.capacity(), 64);
+        assert_eq!(o.pop(), None);
+        assert_eq!(o.capacity(), 2);
+    }
+
+    /// A pop whose anchor load missed a theft returns the stolen item too,
+    /// and its store makes the stolen items visible again: duplicates,
+    /// never a loss. Played out by hand: the "theft" is a CAS on the anchor
+    /// between the owner's load and store.
+    #[test]
+    fn an_owner_store_over_a_theft_duplicates_and_loses_nothing() {
+        let (mut o, t) = Idempotent::with_capacity(4);
+        for i in 0..4 {
+            o.push(i).unwrap();
+        }
+        // What a pop does, with a thief's CAS in the middle.
+        let b = o.bottom;
+        o.inner.ends.bottom.store(b - 1, Ordering::Relaxed);
+        let head = o.load_head(b);
+        let mut s = ThiefStats::default();
+        let (mut d, _) = Idempotent::with_capacity(4);
+        // The thief read `bottom` = 3 and takes [0, 2).
+        assert_eq!(t.steal_half(&mut d, &mut s), Steal::Success(2));
+        let item = o.inner.buffer.owner_load().read((b - 1) as isize);
+        o.bottom = b - 1;
+        o.store_anchor(head);
+        assert_eq!(item, 3);
+        // Items 0 and 1 are in both deques now; nothing is missing.
+        let mut got = vec![item];
+        got.extend(std::iter::from_fn(|| o.pop()));
+        got.extend(std::iter::from_fn(|| d.pop()));
+        got.sort_unstable();
+        assert_eq!(got, [0, 0, 1, 1, 2, 3]);
+    }
+}

@@ -1,0 +1,31 @@
+//! The writer round trip of the V8 importer (see `roundtrip.rs`): what the
+//! importer emits, written with the real `SnapshotWriter` and opened with
+//! the loader, is exactly what was imported, in both layouts.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use stealmark_heap::HeapSink;
+use stealmark_import::{self as import, ImportError, ImportOptions, ImportSummary};
+
+#[path = "chunked.rs"]
+mod chunked;
+#[path = "import_sink.rs"]
+mod import_sink;
+#[path = "record_sink.rs"]
+mod record_sink;
+#[path = "roundtrip.rs"]
+mod roundtrip;
+
+struct V8;
+
+impl roundtrip::Importer for V8 {
+    fn import<S: HeapSink>(
+        data: &[u8],
+        sink: &mut S,
+        options: &ImportOptions,
+    ) -> Result<ImportSummary, ImportError> {
+        import::v8_with(chunked::Chunked::new(data), sink, options)
+    }
+}
+
+fuzz_target!(|data: &[u8]| roundtrip::check::<V8>(data));
