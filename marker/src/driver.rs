@@ -58,20 +58,55 @@ pub(crate) struct Collect<'a, H, S> {
     pub(crate) clear: Option<&'a MarkBitmap>,
     /// The previous collection panicked: empty what it left behind first.
     pub(crate) drain: bool,
+    /// What to run: a whole collection, or a part of a mark cycle.
+    pub(crate) action: Action,
+    /// The collection's (or cycle's) time origin.
+    pub(crate) start: Instant,
+}
+
+/// What a [`Collect`] runs: a whole collection, or one part of a mark cycle
+/// (`crate::cycle`), whose parts share the engine's per-worker records from
+/// `Begin` to `Complete`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// A whole collection: the `roots` step, then the contract's steps.
+    Collect,
+    /// A cycle's start: empty the records (no step runs).
+    Begin,
+    /// A `satb` step of every worker over the entries in `roots`, traced to
+    /// termination; or, with `StepKind::Roots`, a `roots` step (the remark's
+    /// rescan).
+    Trace(StepKind),
+    /// An `increment` on the calling thread alone: shade `roots`, then scan
+    /// up to this many objects.
+    Increment(usize),
+    /// A cycle's end, at the remark: the contract's steps and the records.
+    Complete,
+}
+
+/// What an [`Action`] leaves to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Nothing: the action ran to its end.
+    Done,
+    /// An increment ran out of budget with grey objects left.
+    Grey,
 }
 
 impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for Collect<'_, H, S> {
-    type Output = Result<(), Panic>;
+    type Output = Result<Outcome, Panic>;
 
-    fn visit<D: WorkDeque>(self) -> Result<(), Panic> {
+    fn visit<D: WorkDeque>(self) -> Result<Outcome, Panic> {
         let engine = self.engines.get::<D>();
-        let types = if self.config.count_live {
-            self.heap.type_count()
-        } else {
-            0
-        };
-        engine.begin_collection(types, self.drain);
-        self.stats.steps.clear();
+        if matches!(self.action, Action::Collect | Action::Begin) {
+            let types = if self.config.count_live {
+                self.heap.type_count()
+            } else {
+                0
+            };
+            engine.begin_collection(types, self.drain);
+            self.stats.steps.clear();
+        }
         let mut driver = Driver {
             engine,
             pool: self.pool,
@@ -85,12 +120,19 @@ impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for Collect<'_, H, S> {
             finalizable: self.finalizable,
             soft: self.soft,
             clear: self.clear,
-            start: Instant::now(),
+            start: self.start,
             watch: Watch::Off,
             rounds: 0,
             finalized: false,
         };
-        driver.run()
+        match self.action {
+            Action::Collect => driver.run()?,
+            Action::Begin => {}
+            Action::Trace(kind) => driver.step(kind)?,
+            Action::Increment(budget) => return driver.increment(budget),
+            Action::Complete => driver.complete(None)?,
+        }
+        Ok(Outcome::Done)
     }
 }
 
@@ -124,6 +166,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         self.step(StepKind::Roots)?;
         let roots_end = self.start.elapsed().as_nanos() as u64;
         let last_work = self.slots_max(|s| s.record().stats.last_work_ns);
+        self.complete(Some(roots_end.saturating_sub(last_work)))
+    }
+
+    /// The contract's steps after the strong closure, then the records:
+    /// the end of a collection, or a cycle's remark. `latency` is the first
+    /// step's termination latency, when it has one.
+    fn complete(&mut self, latency: Option<u64>) -> Result<(), Panic> {
         self.settle_contract()?;
         if self.finalizable.chunk_count() > 0 {
             // From here on soft slots are neither kept nor asked about:
@@ -150,7 +199,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         };
         let st = &mut *self.stats;
         st.phase_ns = self.start.elapsed().as_nanos() as u64;
-        st.termination_latency_ns = roots_end.saturating_sub(last_work);
+        st.termination_latency_ns = latency.unwrap_or(0);
         st.config = Some(self.config.clone());
         let t = st.total();
         st.roots = t.roots;
@@ -205,11 +254,27 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
 
     /// Runs one step on every worker.
     fn step(&mut self, kind: StepKind) -> Result<(), Panic> {
+        self.step_with(kind, 0).map(|_| ())
+    }
+
+    /// Runs an `increment` step on the calling thread alone (worker 0):
+    /// shades the entries in `roots`, then scans up to `budget` objects.
+    fn increment(&mut self, budget: usize) -> Result<Outcome, Panic> {
+        if self.step_with(StepKind::Increment, budget)? {
+            Ok(Outcome::Grey)
+        } else {
+            Ok(Outcome::Done)
+        }
+    }
+
+    /// Runs one step (on worker 0 alone for an `increment`, with `budget`);
+    /// whether an increment left grey objects.
+    fn step_with(&mut self, kind: StepKind, budget: usize) -> Result<bool, Panic> {
         let step = Step {
             kind,
             // `register` and `judge` mark nothing: nothing to check.
             watch: match kind {
-                StepKind::Register | StepKind::Judge => Watch::Off,
+                StepKind::Register | StepKind::Judge | StepKind::Preclean => Watch::Off,
                 _ => self.watch,
             },
             soft_strong: matches!(self.soft, SoftRefs::KeepAll) && !self.finalized,
@@ -222,9 +287,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             (Some(&*self.index), None)
         };
         let claims = match kind {
-            StepKind::Roots => Some(Claims::new(self.roots)),
+            StepKind::Roots | StepKind::Satb | StepKind::Increment => Some(Claims::new(self.roots)),
             StepKind::Finalize => Some(Claims::new(self.finalizable)),
-            StepKind::Register | StepKind::Resolve | StepKind::Soft | StepKind::Judge => None,
+            StepKind::Register
+            | StepKind::Resolve
+            | StepKind::Soft
+            | StepKind::Judge
+            | StepKind::Preclean => None,
         };
         self.term.reset(self.config.workers);
         let t0 = Instant::now();
@@ -247,8 +316,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             },
             barrier: Barrier::new(),
             panic: Mutex::new(None),
+            budget,
         };
-        self.pool.broadcast(&|i| phase.run_worker(i));
+        if kind == StepKind::Increment {
+            phase.run_worker(0);
+        } else {
+            self.pool.broadcast(&|i| phase.run_worker(i));
+        }
         let panic = phase.panic.into_inner();
         self.engine.finish_step();
         self.stats.steps.push(StepRecord {
@@ -258,7 +332,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         });
         match panic {
             Some(payload) => Err(payload),
-            None => Ok(()),
+            None => Ok(kind == StepKind::Increment && self.engine.increment_left()),
         }
     }
 }

@@ -126,6 +126,19 @@
 //!   the panic on the calling thread. The marker stays usable: the next
 //!   collection first empties whatever the failed one left in the deques.
 //!
+//! ## Marking while the mutator runs
+//!
+//! [`Marker::start`] begins a [`MarkCycle`] (a pause that copies the
+//! roots); marking then proceeds in increments on the caller's thread
+//! ([`MarkCycle::step`]) or on the GC workers in the background
+//! ([`MarkCycle::concurrently`]), while each mutator thread records the old
+//! value of every reference slot it overwrites through its own
+//! [`MutatorBuffer`] (a snapshot-at-the-beginning barrier) and allocates
+//! black. [`MarkCycle::finish`] is the remark: it completes the closure and
+//! runs the contract's steps. `docs/design.md` ("Concurrent marking") gives
+//! the invariants, the termination argument, and what a runtime does at
+//! safepoints and around native code.
+//!
 //! # The engine
 //!
 //! A collection is a sequence of *steps* (`StepKind`), each one parallel
@@ -172,6 +185,7 @@ mod barrier;
 pub mod bench;
 mod collection;
 mod config;
+mod cycle;
 mod driver;
 mod engines;
 mod ephemeron;
@@ -183,6 +197,7 @@ mod pool;
 mod private;
 mod report;
 mod roots;
+mod satb;
 #[cfg(feature = "bench")]
 pub mod sequential;
 mod stats;
@@ -200,6 +215,7 @@ pub use collection::Collection;
 pub use config::{
     BalancePolicy, ConfigError, DequeKind, MarkerConfig, StealAmount, VictimSelection,
 };
+pub use cycle::{CycleError, CycleStats, MarkCycle, MutatorBuffer};
 pub use marker::Marker;
 pub use report::{Marking, Report};
 pub use stats::{

@@ -3,18 +3,36 @@
 
 use std::time::Instant;
 
-use stealmark_model::{MarkBitmap, MarkIndex, MarkStore, ObjRef, ObjectModel, RootSource};
+use stealmark_model::{
+    MarkBitmap, MarkIndex, MarkStore, ObjRef, ObjectModel, RootSource, SoftRefs,
+};
 
 use crate::collection::Collection;
 use crate::config::{ConfigError, MarkerConfig};
-use crate::driver::Collect;
+use crate::driver::{Action, Collect, Outcome, Panic};
 use crate::engines::Engines;
 use crate::ephemeron::KeyIndex;
 use crate::pool::Pool;
 use crate::report::{Marking, Report};
-use crate::roots::Erased;
+use crate::roots::{Chunks, Erased};
 use crate::stats::MarkStats;
 use crate::termination::Termination;
+
+/// The inputs of one part of a collection or mark cycle
+/// ([`Marker::run_part`]).
+pub(crate) struct Part<'a> {
+    /// The chunks the part's marking step claims: the roots, or the
+    /// entries of a cycle's barrier buffers.
+    pub(crate) roots: &'a dyn Chunks,
+    /// The registered finalizable objects.
+    pub(crate) finalizable: &'a dyn Chunks,
+    /// The soft-reference policy.
+    pub(crate) soft: SoftRefs<'a>,
+    /// What to run.
+    pub(crate) action: Action,
+    /// The collection's (or cycle's) time origin.
+    pub(crate) start: Instant,
+}
 
 /// The parallel mark engine: persistent workers, their deques, and the
 /// buffers of the last collection (reused by the next one).
@@ -227,17 +245,44 @@ impl Marker {
         store: &S,
         collection: &Collection<'_, R, F>,
         clear: Option<&MarkBitmap>,
-    ) -> Result<(), crate::driver::Panic>
+    ) -> Result<(), Panic>
     where
         H: ObjectModel,
         S: MarkStore<H>,
         R: RootSource + ?Sized,
         F: RootSource + ?Sized,
     {
-        let drain = !self.clean;
-        self.clean = false;
         let roots = Erased(collection.roots);
         let finalizable = Erased(collection.finalizable);
+        let part = Part {
+            roots: &roots,
+            finalizable: &finalizable,
+            soft: collection.soft_refs,
+            action: Action::Collect,
+            start: Instant::now(),
+        };
+        self.run_part(heap, store, part, clear).map(|_| ())
+    }
+
+    /// Runs a whole collection or one part of a mark cycle (`crate::cycle`).
+    /// A collection or a cycle's `Begin` first empties what a panicked one
+    /// left behind; until a `Complete` (or a whole collection) succeeds, the
+    /// marker counts as not clean.
+    pub(crate) fn run_part<H, S>(
+        &mut self,
+        heap: &H,
+        store: &S,
+        part: Part<'_>,
+        clear: Option<&MarkBitmap>,
+    ) -> Result<Outcome, Panic>
+    where
+        H: ObjectModel,
+        S: MarkStore<H>,
+    {
+        let drain = !self.clean;
+        if matches!(part.action, Action::Collect | Action::Begin) {
+            self.clean = false;
+        }
         self.config.deque.dispatch(Collect {
             engines: &mut self.engines,
             pool: &self.pool,
@@ -247,16 +292,23 @@ impl Marker {
             stats: &mut self.stats,
             heap,
             store,
-            roots: &roots,
-            finalizable: &finalizable,
-            soft: collection.soft_refs,
+            roots: part.roots,
+            finalizable: part.finalizable,
+            soft: part.soft,
             clear,
             drain,
+            action: part.action,
+            start: part.start,
         })
     }
 
+    /// The statistics of the last collection (or of the cycle so far).
+    pub(crate) fn stats_mut(&mut self) -> &mut MarkStats {
+        &mut self.stats
+    }
+
     /// Records the pause, or re-raises a worker's panic.
-    fn finish(&mut self, result: Result<(), crate::driver::Panic>, start: Instant) {
+    pub(crate) fn finish(&mut self, result: Result<(), Panic>, start: Instant) {
         if let Err(payload) = result {
             std::panic::resume_unwind(payload);
         }

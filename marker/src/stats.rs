@@ -81,6 +81,9 @@ pub struct WorkerStats {
     /// Time spent marking roots (claiming chunks and marking their
     /// references, not tracing from them).
     pub root_ns: u64,
+    /// Entries of the write barrier's buffers (and root snapshot) shaded
+    /// in a mark cycle's `satb` and `increment` steps.
+    pub satb_entries: u64,
     /// Ephemeron slots this worker found in marked objects.
     pub ephemerons: u64,
     /// Ephemeron entries this worker put in the key index (their key was
@@ -159,7 +162,8 @@ pub struct WorkerRecord {
     /// Spans not recorded because the buffer was full.
     pub spans_dropped: u64,
     /// Every soft, weak, phantom and ephemeron slot this worker found in a
-    /// marked object, in the order found (not serialised: they are heap
+    /// marked object, in the order found (a mark cycle moves those with
+    /// marked referents to the front; not serialised: they are heap
     /// addresses, meaningless outside the process).
     #[serde(skip)]
     pub weak_refs: Vec<WeakRef>,
@@ -275,6 +279,19 @@ pub enum StepKind {
     /// Judge the remaining slots (J2): phantom and ephemeron slots, and soft
     /// and weak slots found since J1.
     Judge,
+    /// A mark cycle's step of every worker (in the background, or at the
+    /// remark): shade the entries of the write barrier's buffers (and, first,
+    /// the roots snapshotted at the start), and trace.
+    Satb,
+    /// An incremental step of a mark cycle, on the caller's thread alone:
+    /// shade some pending entries and scan up to a budget of objects.
+    Increment,
+    /// A mark cycle's step between background marking steps (increments do
+    /// the same with what is left of their budget): set aside the
+    /// non-strong slots found so far whose referents (ephemerons: keys) are
+    /// marked, which no judging can clear, so that the remark judges only
+    /// the others (nothing is marked).
+    Preclean,
 }
 
 /// One step of a collection, as it ran.
@@ -340,6 +357,7 @@ impl MarkStats {
             t.live_footprint_bytes += s.live_footprint_bytes;
             t.roots += s.roots;
             t.root_chunks += s.root_chunks;
+            t.satb_entries += s.satb_entries;
             t.root_ns += s.root_ns;
             t.ephemerons += s.ephemerons;
             t.ephemerons_registered += s.ephemerons_registered;

@@ -15,6 +15,11 @@
 //! and get rows of their own (deque `oracle`, `sequential`, `floor`): how
 //! far the engine is from the limit on this heap.
 
+mod mmu;
+mod modes;
+mod mutator;
+mod pauses;
+
 use std::path::PathBuf;
 
 use clap::Args;
@@ -45,8 +50,11 @@ use crate::run::{self, CpuMedians, RunSample};
     stealmark bench heap.smk --threads 1,2 --deques steal-half,chase-lev,crossbeam --runs 20\n  \
     stealmark bench heap.smk --policies on-empty,probabilistic,threshold --format markdown\n  \
     stealmark bench heap.smk --format csv > results.csv --plot bench.svg\n  \
-    stealmark bench heap.smk --threads 1,2 --deques steal-half,idempotent --private-stack off --reference\n\n\
-    The baseline of each ratio is the first deque and the first policy listed, at the same worker count.")]
+    stealmark bench heap.smk --threads 1,2 --deques steal-half,idempotent --private-stack off --reference\n  \
+    stealmark bench heap.smk --mode stw,incremental,concurrent --mutators 1 --threads 1 --plot mmu.svg\n\n\
+    The baseline of each ratio is the first deque and the first policy listed, at the same worker count.\n\
+    With --mode, the pause-time benchmark runs instead: a synthetic mutator writes into a copy-on-write\n\
+    mapping of FILE while each mode marks it (--threads: its first value is the worker count).")]
 pub struct BenchArgs {
     /// Snapshot to mark (from `stealmark gen` or `stealmark import`).
     pub file: PathBuf,
@@ -88,9 +96,38 @@ pub struct BenchArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
-    /// Write an SVG bar chart of the median pauses.
+    /// Write an SVG bar chart of the median pauses (with --mode: the MMU
+    /// curves).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Pause-time benchmark: marking modes, comma-separated, alternated
+    /// (the first is the baseline of the pause ratios).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
+    pub mode: Vec<pauses::Mode>,
+    /// With --mode: mutator threads.
+    #[arg(long, value_name = "M", default_value_t = 1, requires = "mode")]
+    pub mutators: usize,
+    /// With --mode: reference writes per second per mutator thread (0: as
+    /// fast as it can).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = args::count, requires = "mode")]
+    pub write_rate: u64,
+    /// With --mode: allocations per second per mutator thread.
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = args::count, requires = "mode")]
+    pub alloc_rate: u64,
+    /// With --mode: the mutator runs this long before and after each
+    /// collection.
+    #[arg(long, value_name = "MS", default_value_t = 200, requires = "mode")]
+    pub lead_ms: u64,
+    /// With --mode incremental: objects per step.
+    #[arg(long, value_name = "N", default_value_t = 4096, requires = "mode")]
+    pub step_budget: usize,
+    /// With --mode incremental: mutator time between steps, µs.
+    #[arg(long, value_name = "US", default_value_t = 1000, requires = "mode")]
+    pub step_interval_us: u64,
+    /// With --mode: new objects the side arena holds per round (more are
+    /// not allocated).
+    #[arg(long, value_name = "N", default_value_t = 1 << 20, value_parser = args::count, requires = "mode")]
+    pub side_capacity: u64,
 }
 
 /// One configuration of a benchmark matrix.
@@ -567,6 +604,9 @@ pub fn default_threads(ncpu: usize) -> Vec<usize> {
 pub fn run(args: BenchArgs) -> CliResult {
     if let Some(path) = &args.plot {
         outpath::check_writable("--plot", path)?;
+    }
+    if !args.mode.is_empty() {
+        return modes::run(&args);
     }
     args::distinct("--threads", &args.threads)?;
     args::distinct("--deques", &args.deques)?;

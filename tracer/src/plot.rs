@@ -1,6 +1,7 @@
 //! SVG plots drawn with plotters, one module a command: [`mark`] (deque
 //! lengths and pause times), [`bench`](mod@bench) (median pause per
-//! configuration) and [`simulate`] (a balancing model's steal-one and
+//! configuration), [`mmu`] (`bench --mode`: minimum mutator utilization)
+//! and [`simulate`] (a balancing model's steal-one and
 //! steal-half runs).
 //!
 //! The SVG is rendered into memory first and written in one go, so an I/O
@@ -16,10 +17,12 @@ use crate::error::{CliError, CliResult};
 
 mod bench;
 mod mark;
+mod mmu;
 mod simulate;
 
 pub use bench::{write_bench_plot, Bar};
 pub use mark::{write_mark_plot, MarkPlot};
+pub use mmu::{write_mmu_plot, MmuCurve};
 pub use simulate::{write_simulate_plot, Panel, Run};
 
 /// Ten colours that stay distinguishable, also for most colour-blind

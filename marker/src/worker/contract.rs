@@ -32,6 +32,14 @@ pub(crate) struct Contract {
     soft_unasked: usize,
     /// `weak_refs[..j1_end]` were judged at J1.
     pub(super) j1_end: usize,
+    /// `weak_refs[..settled]` have marked referents (ephemerons: keys),
+    /// set aside by a cycle's `preclean` steps: judging skips them.
+    pub(super) settled: usize,
+    /// Ephemeron slots among `weak_refs[..settled]` (live entries).
+    pub(super) settled_entries: u64,
+    /// `weak_refs[settled..looked]` were looked at by a preclean and had
+    /// unmarked referents then.
+    pub(super) looked: usize,
     /// Finalizable objects found unmarked, before resurrection.
     pub(super) candidates: Vec<ObjRef>,
     /// Objects this worker marked while watching, not yet checked against
@@ -54,6 +62,9 @@ impl Contract {
         self.soft_from = 0;
         self.soft_unasked = 0;
         self.j1_end = 0;
+        self.settled = 0;
+        self.settled_entries = 0;
+        self.looked = 0;
         self.candidates.clear();
         self.check.clear();
         self.recheck.clear();

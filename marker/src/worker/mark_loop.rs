@@ -42,7 +42,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Marks the targets still waiting in the edge FIFO.
-    fn flush_edges<const W: u8>(&mut self) {
+    pub(super) fn flush_edges<const W: u8>(&mut self) {
         while let Some(w) = self.edges.pop() {
             self.trace::<W>(obj_ref(w));
         }
@@ -75,7 +75,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// FIFO lives in memory across the call and the one-worker pause grew
     /// by a third.
     #[inline(always)]
-    fn next_local(&mut self) -> Option<usize> {
+    pub(super) fn next_local(&mut self) -> Option<usize> {
         if self.depth == 0 {
             return self.pop();
         }
@@ -149,7 +149,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// counted live (with an exactly-once deque: otherwise objects are
     /// counted when marked, see [`Worker::marked`]).
     #[inline(always)]
-    fn process_object<const W: u8>(&mut self, w: usize) {
+    pub(super) fn process_object<const W: u8>(&mut self, w: usize) {
         let heap = self.phase.heap;
         let obj = obj_ref(w);
         let n = heap.slot_count(obj);
@@ -247,7 +247,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
 
     /// Claims a chunk of a large array, republishes the token while chunks
     /// remain, and scans the chunk.
-    fn process_token<const W: u8>(&mut self, token: usize) {
+    pub(super) fn process_token<const W: u8>(&mut self, token: usize) {
         let Some(claim) = self.phase.engine.arrays.claim(token) else {
             return;
         };

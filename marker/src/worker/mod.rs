@@ -31,6 +31,7 @@
 mod balancing;
 pub(crate) mod contract;
 mod idling;
+mod increment;
 mod mark_loop;
 mod phase;
 mod recording;
@@ -91,9 +92,11 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
 
 impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H, S> {
     /// Starts worker `index`'s share of a step. The slot's records carry
-    /// over from the collection's earlier steps.
+    /// over from the collection's earlier steps, and so does its private
+    /// stack: empty after any step that ran to termination, it holds the
+    /// grey objects an `increment` left (a panicked collection's are
+    /// dropped by the next one, `Engine::begin_collection`).
     fn new(phase: &'p Phase<'a, D, H, S>, index: usize, slot: &'p mut Slot<D>) -> Self {
-        slot.private.clear();
         let c = phase.config;
         let typed = !slot.record.live_by_type.is_empty();
         let mut w = Worker {

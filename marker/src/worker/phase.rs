@@ -66,6 +66,12 @@ impl<D: WorkDeque> Slot<D> {
     pub(crate) fn record(&self) -> &WorkerRecord {
         &self.record
     }
+
+    /// Whether grey objects wait in this worker's private stack or deque
+    /// (after an increment, which may stop with some left).
+    pub(crate) fn grey(&self) -> bool {
+        self.private.len() != 0 || !self.owner.is_empty()
+    }
 }
 
 /// The deques, overflow storage and array descriptors of one deque kind.
@@ -138,6 +144,16 @@ impl<D: WorkDeque> Engine<D> {
             slot.owner.reset_stats();
             slot.thief_stats = ThiefStats::default();
         }
+    }
+
+    /// Whether an increment left work: grey objects anywhere (a worker's
+    /// private stack or deque, the overflow storage), or non-strong slots
+    /// that worker 0 (the increments' worker) has not precleaned.
+    pub(crate) fn increment_left(&mut self) -> bool {
+        let slot0 = self.slots[0].get_mut();
+        slot0.contract.looked < slot0.record.weak_refs.len()
+            || self.slots().any(|s| s.grey())
+            || !self.overflow.is_empty_locked()
     }
 
     /// The workers' slots, between steps.
@@ -226,6 +242,8 @@ pub(crate) struct Phase<'a, D: WorkDeque, H, S> {
     pub(crate) barrier: Barrier,
     /// The first panic raised by a worker, re-raised by the caller.
     pub(crate) panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Objects an `increment` step may scan.
+    pub(crate) budget: usize,
 }
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Phase<'_, D, H, S> {

@@ -31,6 +31,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 self.mark_roots::<W>();
                 self.close::<W>();
             }
+            StepKind::Satb => {
+                self.mark_roots::<W>();
+                self.close::<W>();
+            }
+            StepKind::Increment => self.increment::<W>(),
+            StepKind::Preclean => self.preclean(usize::MAX),
             StepKind::Register => self.register_all(),
             StepKind::Resolve => {
                 if W == SHARED {
@@ -86,9 +92,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             });
             let t1 = self.now_ns();
             let st = &mut self.slot.record.stats;
-            st.roots += n;
-            st.root_chunks += 1;
-            st.root_ns += t1.saturating_sub(t0);
+            if phase.step.kind == StepKind::Roots {
+                st.roots += n;
+                st.root_chunks += 1;
+                st.root_ns += t1.saturating_sub(t0);
+            } else {
+                st.satb_entries += n;
+            }
             self.drain::<W>();
         }
     }
@@ -151,12 +161,41 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         self.slot.contract.soft_asked(end);
     }
 
+    /// Sets aside, of the slots found and not yet looked at, up to `limit`
+    /// whose referents (ephemerons: keys) are marked: they can never be
+    /// cleared (marks only grow within a cycle), and the judging skips
+    /// `weak_refs[..settled]`. Swaps each into place (the records' order
+    /// changes; nothing else does). Nothing is marked.
+    pub(super) fn preclean(&mut self, limit: usize) {
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        let c = &mut self.slot.contract;
+        let refs = &mut self.slot.record.weak_refs;
+        let end = refs.len().min(c.looked.saturating_add(limit));
+        for i in c.looked..end {
+            let r = refs[i];
+            let (marked, entry) = match r.kind {
+                SlotKind::Ephemeron { key } => (store.is_marked(heap, key), true),
+                _ => (store.is_marked(heap, r.target), false),
+            };
+            if marked {
+                refs.swap(c.settled, i);
+                c.settled += 1;
+                c.settled_entries += u64::from(entry);
+            }
+        }
+        c.looked = end;
+        // Every soft slot left to ask about is past `settled`: the policy
+        // is asked only at the remark, after the last preclean.
+        c.soft_from = c.settled;
+    }
+
     /// J1: the soft and weak slots found so far whose referents are not
     /// marked are cleared.
     fn judge_weak(&mut self) {
         let (heap, store) = (self.phase.heap, self.phase.store);
+        let settled = self.slot.contract.settled;
         let rec = &mut self.slot.record;
-        for r in &rec.weak_refs {
+        for r in &rec.weak_refs[settled..] {
             if matches!(r.kind, SlotKind::Soft | SlotKind::Weak) && !store.is_marked(heap, r.target)
             {
                 rec.cleared.push(*r);
@@ -207,9 +246,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     fn judge_rest(&mut self) {
         let (heap, store) = (self.phase.heap, self.phase.store);
         let j1 = self.slot.contract.j1_end;
+        let settled = self.slot.contract.settled;
         let rec = &mut self.slot.record;
-        let mut live_entries = 0;
-        for (i, r) in rec.weak_refs.iter().enumerate() {
+        let mut live_entries = self.slot.contract.settled_entries;
+        for (i, r) in rec.weak_refs.iter().enumerate().skip(settled) {
             let dead = match r.kind {
                 SlotKind::Soft | SlotKind::Weak => i >= j1 && !store.is_marked(heap, r.target),
                 SlotKind::Phantom => !store.is_marked(heap, r.target),

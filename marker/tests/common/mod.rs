@@ -5,6 +5,8 @@
 
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod mutable;
+
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 

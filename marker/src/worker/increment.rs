@@ -1,0 +1,55 @@
+//! An `increment` step of a mark cycle (incremental marking, as V8's):
+//! worker 0 alone, on the caller's thread, shades the entries the step was
+//! given, then scans up to a budget of objects. What it leaves grey stays
+//! in its private stack and deque for the next step.
+
+use stealmark_deques::WorkDeque;
+use stealmark_model::{MarkStore, ObjectModel};
+
+use super::Worker;
+use crate::arrays::ArrayTable;
+
+impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
+    /// This worker's (the only one's) share of an `increment` step.
+    pub(super) fn increment<const W: u8>(&mut self) {
+        let phase = self.phase;
+        if let Some(claims) = &phase.claims {
+            let mut n = 0u64;
+            while let Some(chunk) = claims.claim() {
+                claims.source().scan_chunk(chunk, &mut |entry| {
+                    n += 1;
+                    self.trace::<W>(entry);
+                });
+            }
+            self.slot.record.stats.satb_entries += n;
+        }
+        let mut budget = phase.budget;
+        while budget > 0 {
+            if let Some(w) = self.next_local() {
+                if ArrayTable::is_token(w) {
+                    self.process_token::<W>(w);
+                } else {
+                    self.process_object::<W>(w);
+                }
+                budget -= 1;
+            } else if self.edges.len() != 0 {
+                self.flush_edges::<W>();
+            } else if !self.refill() {
+                break;
+            }
+        }
+        // Out of work with budget left: set aside non-strong slots for the
+        // remark (a preclean, bounded by what is left of the budget).
+        if budget > 0 {
+            self.preclean(budget);
+        }
+        // Out of budget: the delayed edges are marked (their targets join
+        // the private stack) and the prefetched objects go back to it.
+        self.flush_edges::<W>();
+        while let Some(w) = self.fifo.pop() {
+            self.slot.private.push(w);
+        }
+        self.account();
+        self.finish();
+    }
+}

@@ -1,0 +1,463 @@
+//! `stealmark bench --mode`: pause times of stop-the-world, incremental and
+//! concurrent marking with a synthetic mutator running (`mutator`), and
+//! their minimum mutator utilization (`mmu`).
+//!
+//! Each mode has its own copy-on-write mapping of the snapshot (so the
+//! mutator writes without changing the file), side arena, mark bitmap and
+//! marker. A round of a mode is: the mutator runs for `--lead-ms` without
+//! a barrier; one collection in that mode; the mutator runs another
+//! `--lead-ms`. The modes' rounds alternate, after a warm-up round each, so
+//! that their ratios are paired. A pause is what the mutator threads see:
+//! from the first thread stopping to the last one running again
+//! (conservative with several threads).
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use clap::ValueEnum;
+use serde::Serialize;
+use stealmark_heap::{HeapGraph, MarkIndex, ObjRef, Snapshot, SnapshotError};
+use stealmark_marker::{Collection, MarkBitmap, MarkCycle, Marker, MarkerConfig, MutatorBuffer};
+
+use super::mmu::{self, MmuPoint, Pause};
+use super::mutator::{Gc, MutHeap, Mutator, NoGc, Rates, Side, Until};
+use crate::error::{CliError, CliResult};
+use crate::pause::{median, PauseStats};
+
+/// How a collection runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, strum::Display)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum Mode {
+    /// Stop the world and mark (`Marker::collect_with`).
+    Stw,
+    /// Steps on the mutator's thread between its operations.
+    Incremental,
+    /// Background workers while the mutator runs.
+    Concurrent,
+}
+
+/// The knobs of one benchmark.
+#[derive(Clone, Copy, Debug)]
+pub struct Setup {
+    pub workers: usize,
+    pub mutators: usize,
+    pub rates: Rates,
+    pub lead: Duration,
+    pub step_budget: usize,
+    pub step_interval: Duration,
+    /// New objects the side arena holds per round.
+    pub side_capacity: usize,
+}
+
+/// One round of one mode.
+struct Round {
+    len_s: f64,
+    pauses: Vec<Pause>,
+    gc_cpu_ms: f64,
+    /// Operations per second per thread outside marking (no barrier).
+    idle_rate: f64,
+    /// Operations per second per thread while marking, pauses excluded.
+    marking_rate: f64,
+    /// Operations per second per thread over the round, pauses included.
+    rate: f64,
+    marked: u64,
+    /// The engine's own part of the pauses: the start's and the remark's
+    /// (the whole collection's, stop-the-world), ms.
+    engine_ms: (f64, f64),
+    allocated: u64,
+}
+
+/// A mode's summary over its measured rounds.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModeResult {
+    pub mode: Mode,
+    pub rounds: usize,
+    /// The longest pause of any round.
+    pub max_pause_ms: f64,
+    /// Every pause of every round.
+    pub pause_ms: PauseStats,
+    /// Pauses per round (median).
+    pub pauses_per_round: f64,
+    /// Median over rounds of this mode's longest pause over the first
+    /// mode's in the same round.
+    pub max_pause_ratio: f64,
+    /// CPU time of the process not spent by the mutator threads, per round
+    /// (median): the collector's.
+    pub gc_cpu_ms: f64,
+    /// Reference writes per second per mutator thread over a round, pauses
+    /// included (median).
+    pub mutator_ops_per_s: f64,
+    /// Writes per second per thread while marking, pauses excluded, and
+    /// outside marking (no barrier); medians.
+    pub marking_ops_per_s: f64,
+    pub idle_ops_per_s: f64,
+    /// 1 - marking / idle, per round, median: the throughput the mutator
+    /// loses while marking (the barrier, and the workers' share of the
+    /// machine).
+    pub marking_slowdown: f64,
+    /// Objects marked (allocated black included), median.
+    pub marked_objects: u64,
+    /// The engine's part of the start pause and of the remark (the whole
+    /// collection, stop-the-world), medians, ms: the rest of a pause is the
+    /// mutator's stopping and restarting.
+    pub start_ms: f64,
+    pub remark_ms: f64,
+    /// Objects allocated during a round, median.
+    pub allocated_objects: u64,
+    /// The worst MMU over the rounds, per window.
+    pub mmu: Vec<MmuPoint>,
+}
+
+/// Process CPU time, or one thread's, in seconds.
+fn cpu_s(clock: libc::clockid_t) -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock ids used are
+    // the process's and the calling thread's CPU clocks, always present on
+    // Linux. On failure `ts` stays zero.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// What one mutator thread did in one phase.
+#[derive(Clone, Copy)]
+struct Ran {
+    start: Instant,
+    end: Instant,
+    writes: u64,
+    cpu_s: f64,
+    /// Time in incremental steps (counted as pauses).
+    paused_s: f64,
+}
+
+fn run_one(
+    m: &mut Mutator,
+    heap: &MutHeap<'_>,
+    rates: Rates,
+    until: &Until<'_>,
+    gc: &mut impl Gc,
+) -> Ran {
+    let c0 = cpu_s(libc::CLOCK_THREAD_CPUTIME_ID);
+    let w0 = m.writes;
+    let start = Instant::now();
+    m.run(heap, rates, until, gc);
+    Ran {
+        start,
+        end: Instant::now(),
+        writes: m.writes - w0,
+        cpu_s: cpu_s(libc::CLOCK_THREAD_CPUTIME_ID) - c0,
+        paused_s: 0.0,
+    }
+}
+
+/// Runs one phase: mutator 0 on the calling thread (so that no thread is
+/// started or joined inside its pauses) with `gc(0)`, the others on scoped
+/// threads with theirs; each until `until`.
+fn phase<G: Gc>(
+    ms: &mut [Mutator],
+    heap: &MutHeap<'_>,
+    s: &Setup,
+    until: &Until<'_>,
+    gc: &(dyn Fn(usize) -> G + Sync),
+) -> Vec<Ran> {
+    let (first, rest) = ms.split_first_mut().expect("a mutator");
+    std::thread::scope(|sc| {
+        let hs: Vec<_> = rest
+            .iter_mut()
+            .enumerate()
+            .map(|(i, m)| sc.spawn(move || run_one(m, heap, s.rates, until, &mut gc(i + 1))))
+            .collect();
+        let mut out = vec![run_one(first, heap, s.rates, until, &mut gc(0))];
+        out.extend(hs.into_iter().map(|h| h.join().expect("mutator thread")));
+        out
+    })
+}
+
+/// Runs every mutator without a barrier for `d`.
+fn plain(ms: &mut [Mutator], heap: &MutHeap<'_>, s: &Setup, d: Duration) -> Vec<Ran> {
+    phase(ms, heap, s, &Until::Elapsed(d), &|_| NoGc)
+}
+
+/// The concurrent mode's mutator: the barrier, and a stop once the
+/// background marking is quiet.
+struct Quiet<'c, 'm> {
+    buffer: MutatorBuffer<'c, 'm, MutHeap<'m>, MarkBitmap>,
+    cycle: &'c MarkCycle<'m, MutHeap<'m>, MarkBitmap>,
+}
+
+impl Gc for Quiet<'_, '_> {
+    fn pre_write(&mut self, old: Option<ObjRef>) {
+        self.buffer.pre_write(old);
+    }
+    fn allocated(&mut self, obj: ObjRef) {
+        self.buffer.allocate_black(obj);
+    }
+    fn poll(&mut self) -> bool {
+        self.cycle.is_quiet()
+    }
+}
+
+/// The incremental mode's mutator: the barrier, and a step every interval.
+struct Stepping<'c, 'm> {
+    buffer: MutatorBuffer<'c, 'm, MutHeap<'m>, MarkBitmap>,
+    cycle: &'c MarkCycle<'m, MutHeap<'m>, MarkBitmap>,
+    budget: usize,
+    interval: Duration,
+    last: Instant,
+    steps: Vec<(Instant, Instant)>,
+    /// CPU time of the steps (the collector's, on this thread), seconds.
+    step_cpu_s: f64,
+}
+
+impl Gc for Stepping<'_, '_> {
+    fn pre_write(&mut self, old: Option<ObjRef>) {
+        self.buffer.pre_write(old);
+    }
+    fn allocated(&mut self, obj: ObjRef) {
+        self.buffer.allocate_black(obj);
+    }
+    fn poll(&mut self) -> bool {
+        if self.last.elapsed() < self.interval {
+            return false;
+        }
+        // Entries recorded so far go to the step too.
+        self.buffer.flush();
+        let c0 = cpu_s(libc::CLOCK_THREAD_CPUTIME_ID);
+        let t0 = Instant::now();
+        let done = self.cycle.step(self.budget);
+        self.last = Instant::now();
+        self.step_cpu_s += cpu_s(libc::CLOCK_THREAD_CPUTIME_ID) - c0;
+        self.steps.push((t0, self.last));
+        done
+    }
+}
+
+/// One round of `mode`.
+fn round(
+    mode: Mode,
+    marker: &mut Marker,
+    heap: &MutHeap<'_>,
+    roots: &[ObjRef],
+    marks: &mut MarkBitmap,
+    s: &Setup,
+) -> Round {
+    marks.reset(heap.mark_index_bound());
+    heap.side.reset();
+    let mut ms: Vec<Mutator> = (0..s.mutators)
+        .map(|i| Mutator::new(roots, 0x5EED + i as u64))
+        .collect();
+    let t0 = Instant::now();
+    let cpu0 = cpu_s(libc::CLOCK_PROCESS_CPUTIME_ID);
+    let before = plain(&mut ms, heap, s, s.lead);
+    let stop = |r: &[Ran]| r.iter().map(|r| r.end).min().expect("a mutator");
+    let resume = |r: &[Ran]| r.iter().map(|r| r.start).max().expect("a mutator");
+    let mut pauses: Vec<(Instant, Instant)> = Vec::new();
+    let marks = &*marks;
+    let mut engine_ms = (0.0, 0.0);
+    let (marking, after) = match mode {
+        Mode::Stw => {
+            let t = Instant::now();
+            marker.collect_with(heap, marks, &Collection::new(roots));
+            engine_ms.1 = t.elapsed().as_secs_f64() * 1e3;
+            let after = plain(&mut ms, heap, s, s.lead);
+            pauses.push((stop(&before), resume(&after)));
+            (Vec::new(), after)
+        }
+        Mode::Incremental | Mode::Concurrent => {
+            let cycle = marker.start(heap, marks, roots);
+            let flag = AtomicBool::new(false);
+            let marking: Vec<Ran> = if mode == Mode::Concurrent {
+                let never = AtomicBool::new(false);
+                cycle.concurrently(|| {
+                    phase(&mut ms, heap, s, &Until::Flag(&never), &|_| Quiet {
+                        buffer: cycle.mutator(),
+                        cycle: &cycle,
+                    })
+                })
+            } else {
+                // Mutator 0 steps; the others run until it is done.
+                let (first, rest) = ms.split_first_mut().expect("a mutator");
+                let (cycle, flag) = (&cycle, &flag);
+                std::thread::scope(|sc| {
+                    let others: Vec<_> = rest
+                        .iter_mut()
+                        .map(|m| {
+                            sc.spawn(move || {
+                                run_one(m, heap, s.rates, &Until::Flag(flag), &mut cycle.mutator())
+                            })
+                        })
+                        .collect();
+                    let mut gc = Stepping {
+                        buffer: cycle.mutator(),
+                        cycle,
+                        budget: s.step_budget,
+                        interval: s.step_interval,
+                        last: Instant::now(),
+                        steps: Vec::new(),
+                        step_cpu_s: 0.0,
+                    };
+                    let mut ran = run_one(first, heap, s.rates, &Until::Flag(flag), &mut gc);
+                    flag.store(true, Relaxed);
+                    ran.paused_s = gc.steps.iter().map(|(a, b)| (*b - *a).as_secs_f64()).sum();
+                    ran.cpu_s -= gc.step_cpu_s;
+                    pauses.extend(gc.steps.iter().copied());
+                    let mut all = vec![ran];
+                    all.extend(
+                        others
+                            .into_iter()
+                            .map(|h| h.join().expect("mutator thread")),
+                    );
+                    all
+                })
+            };
+            pauses.push((stop(&before), resume(&marking)));
+            let (_, stats) = cycle
+                .finish(&Collection::new(roots))
+                .expect("every mutator buffer is dropped before the remark");
+            engine_ms = (
+                stats.start_pause_ns as f64 * 1e-6,
+                stats.remark_ns as f64 * 1e-6,
+            );
+            let after = plain(&mut ms, heap, s, s.lead);
+            pauses.push((stop(&marking), resume(&after)));
+            (marking, after)
+        }
+    };
+    let end = Instant::now();
+    let cpu = cpu_s(libc::CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+    let mutator_cpu: f64 = [&before, &marking, &after]
+        .iter()
+        .flat_map(|p| p.iter())
+        .map(|r| r.cpu_s)
+        .sum();
+    pauses.sort_by_key(|p| p.0);
+    let pauses: Vec<Pause> = pauses
+        .iter()
+        .map(|(a, b)| Pause {
+            start: (*a - t0).as_secs_f64(),
+            end: (*b - t0).as_secs_f64().max((*a - t0).as_secs_f64()),
+        })
+        .collect();
+    let rate = |rs: &[&[Ran]]| {
+        let (w, t): (u64, f64) = rs
+            .iter()
+            .flat_map(|r| r.iter())
+            .fold((0, 0.0), |(w, t), r| {
+                (
+                    w + r.writes,
+                    t + (r.end - r.start).as_secs_f64() - r.paused_s,
+                )
+            });
+        if t > 0.0 {
+            w as f64 / t
+        } else {
+            0.0
+        }
+    };
+    let len_s = (end - t0).as_secs_f64();
+    let writes: u64 = [&before, &marking, &after]
+        .iter()
+        .flat_map(|p| p.iter())
+        .map(|r| r.writes)
+        .sum();
+    Round {
+        len_s,
+        gc_cpu_ms: (cpu - mutator_cpu).max(0.0) * 1e3,
+        idle_rate: rate(&[&before, &after]),
+        marking_rate: rate(&[&marking]),
+        rate: writes as f64 / len_s / s.mutators as f64,
+        marked: marks.count(),
+        engine_ms,
+        allocated: ms.iter().map(|m| m.allocs).sum(),
+        pauses,
+    }
+}
+
+/// Runs `rounds` measured rounds of every mode, alternated, after one
+/// warm-up round each; summarises each mode.
+pub fn measure(
+    path: &std::path::Path,
+    modes: &[Mode],
+    s: &Setup,
+    rounds: usize,
+) -> CliResult<Vec<ModeResult>> {
+    let open = |path| {
+        Snapshot::open_copy_on_write(path).map_err(|e| match e {
+            SnapshotError::Io { source, .. } => CliError::io("open", path, source),
+            invalid => CliError::snapshot(path, invalid),
+        })
+    };
+    let snapshots: Vec<Snapshot> = modes.iter().map(|_| open(path)).collect::<CliResult<_>>()?;
+    let sides: Vec<Side> = modes.iter().map(|_| Side::new(s.side_capacity)).collect();
+    let heaps: Vec<MutHeap<'_>> = snapshots
+        .iter()
+        .zip(&sides)
+        .map(|(sn, side)| MutHeap::new(sn.view(), side))
+        .collect();
+    let mut marks: Vec<MarkBitmap> = modes.iter().map(|_| MarkBitmap::default()).collect();
+    let mut markers = Vec::new();
+    for _ in modes {
+        let config = MarkerConfig::with_workers(s.workers);
+        markers.push(Marker::new(config).map_err(|e| CliError::usage(e.to_string()))?);
+    }
+    let mut results: Vec<Vec<Round>> = modes.iter().map(|_| Vec::new()).collect();
+    for r in 0..=rounds {
+        for (i, &mode) in modes.iter().enumerate() {
+            let roots = snapshots[i].roots();
+            let round = round(mode, &mut markers[i], &heaps[i], roots, &mut marks[i], s);
+            if r > 0 {
+                results[i].push(round);
+            }
+        }
+    }
+    let max_pause = |r: &Round| r.pauses.iter().map(|p| p.end - p.start).fold(0.0, f64::max) * 1e3;
+    let base: Vec<f64> = results[0].iter().map(max_pause).collect();
+    Ok(modes
+        .iter()
+        .zip(&results)
+        .map(|(&mode, rs)| {
+            let all: Vec<f64> = rs
+                .iter()
+                .flat_map(|r| r.pauses.iter().map(|p| (p.end - p.start) * 1e3))
+                .collect();
+            let med = |f: &dyn Fn(&Round) -> f64| median(&rs.iter().map(f).collect::<Vec<_>>());
+            let ratios: Vec<f64> = rs
+                .iter()
+                .zip(&base)
+                .map(|(r, b)| max_pause(r) / b.max(1e-9))
+                .collect();
+            ModeResult {
+                mode,
+                rounds: rs.len(),
+                max_pause_ms: rs.iter().map(max_pause).fold(0.0, f64::max),
+                pause_ms: PauseStats::from_ms(&all)
+                    .unwrap_or(PauseStats::from_ms(&[0.0]).expect("one")),
+                pauses_per_round: med(&|r| r.pauses.len() as f64),
+                max_pause_ratio: median(&ratios),
+                gc_cpu_ms: med(&|r| r.gc_cpu_ms),
+                mutator_ops_per_s: med(&|r| r.rate),
+                marking_ops_per_s: med(&|r| r.marking_rate),
+                idle_ops_per_s: med(&|r| r.idle_rate),
+                marking_slowdown: med(&|r| {
+                    if r.marking_rate > 0.0 {
+                        1.0 - r.marking_rate / r.idle_rate
+                    } else {
+                        0.0
+                    }
+                }),
+                marked_objects: med(&|r| r.marked as f64) as u64,
+                start_ms: med(&|r| r.engine_ms.0),
+                remark_ms: med(&|r| r.engine_ms.1),
+                allocated_objects: med(&|r| r.allocated as f64) as u64,
+                mmu: mmu::worst(
+                    &rs.iter()
+                        .map(|r| mmu::curve(&r.pauses, r.len_s))
+                        .collect::<Vec<_>>(),
+                ),
+            }
+        })
+        .collect())
+}
