@@ -4,7 +4,7 @@
 //! thread when the background marking stops.
 //!
 //! ```text
-//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+//! RUSTFLAGS="--cfg loom --cfg crossbeam_loom" CARGO_TARGET_DIR=target/loom \
 //!     cargo test -p stealmark-marker --release --lib satb::loom_tests
 //! ```
 //!
