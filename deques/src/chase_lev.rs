@@ -37,7 +37,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::buffer::SharedBuffer;
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
-use crate::handle::{arc_handles, owner_methods};
+use crate::handle::{arc_handles, array_methods, owner_methods};
 use crate::sync::{fence, AtomicIsize, Ordering};
 use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
@@ -138,19 +138,8 @@ pub struct ChaseLevThief<R: Reclaim> {
 arc_handles!(ChaseLevOwner, ChaseLevThief<R: Reclaim>, inner, [capacity]);
 
 impl<R: Reclaim> ChaseLevOwner<R> {
-    /// The current capacity of the circular array.
-    pub fn capacity(&self) -> usize {
-        self.inner.buffer.owner_load().capacity()
-    }
+    array_methods!();
 
-    /// The number of retired arrays not freed yet (always zero with
-    /// epoch-based reclamation, except under Miri).
-    pub fn retired(&self) -> usize {
-        self.inner.buffer.retired_len()
-    }
-}
-
-impl<R: Reclaim> ChaseLevOwner<R> {
     /// Halves the array of `capacity` slots if only `len` items, at logical
     /// indices `[from, to)`, remain and it is above the initial capacity.
     #[inline]
@@ -277,15 +266,7 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
         b.wrapping_sub(t).max(0) as usize
     }
 
-    owner_methods!(thief: ChaseLevThief { inner });
-
-    /// Frees the arrays retired by resizes so far (see
-    /// [`Owner::quiesce`](crate::Owner::quiesce)).
-    unsafe fn quiesce(&mut self) {
-        // SAFETY: the caller guarantees that no thief is inside a steal from
-        // this deque, so no thread holds a retired array.
-        unsafe { self.inner.buffer.free_retired() }
-    }
+    owner_methods!(thief: ChaseLevThief { inner }, quiesce);
 }
 
 impl<R: Reclaim> ChaseLevThief<R> {

@@ -96,11 +96,12 @@ use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
 
+use crate::batch::{self, batch_steals, BatchOwner, BatchThief};
 use crate::buffer::{Buffer, SharedBuffer};
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
-use crate::handle::{arc_handles, owner_methods};
+use crate::handle::{arc_handles, array_methods, owner_methods, work_deque};
 use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
-use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats};
 
 /// The most items an idempotent deque holds, and the largest array it grows
 /// to (2^27 words, 1 GiB). Live indices must stay well within 2^31 of each
@@ -118,19 +119,7 @@ pub const SHRINK_FACTOR: usize = 4;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Idempotent;
 
-impl WorkDeque for Idempotent {
-    type Owner = IdempotentOwner<Epoch>;
-    type Thief = IdempotentThief<Epoch>;
-    const KIND: DequeKind = DequeKind::Idempotent;
-
-    fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity, 0)
-    }
-
-    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity, before_wrap)
-    }
-}
+work_deque!(Idempotent: IdempotentOwner<Epoch>, IdempotentThief<Epoch>, DequeKind::Idempotent);
 
 /// The anchor word: `head` (mod 2^32) in the low half, `tag` in the high.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,22 +225,13 @@ impl<R: Reclaim> IdempotentOwner<R> {
     /// A test hook: a deque with reclamation `R` (the `idempotent` kind is
     /// [`Epoch`]; the loom models use [`Quiescent`], whose steals pin
     /// nothing, to keep their state space small), made as by
-    /// [`WorkDeque::with_capacity_near_wrap`].
+    /// [`WorkDeque::with_capacity_near_wrap`](crate::WorkDeque::with_capacity_near_wrap).
     #[doc(hidden)]
     pub fn new_pair(capacity: usize, before_wrap: usize) -> (Self, IdempotentThief<R>) {
         new(capacity, before_wrap)
     }
 
-    /// The current capacity of the circular array.
-    pub fn capacity(&self) -> usize {
-        self.inner.buffer.owner_load().capacity()
-    }
-
-    /// The number of retired arrays not freed yet (always zero with
-    /// epoch-based reclamation, except under Miri).
-    pub fn retired(&self) -> usize {
-        self.inner.buffer.retired_len()
-    }
+    array_methods!();
 
     /// Loads the anchor and returns its head as a full index, at most
     /// `bottom`, the owner's bottom when the operation started.
@@ -310,27 +290,6 @@ impl<R: Reclaim> IdempotentOwner<R> {
             // A thief's CAS came between our load and this store.
             hit!(IdOwnerOverwroteSteal);
         }
-    }
-
-    /// Makes room for `extra` more items above `bottom` and returns the array
-    /// to write them to. Panics (changing nothing) beyond `MAX_CAPACITY`.
-    fn reserve(&mut self, extra: usize) -> &Buffer {
-        let b = self.bottom;
-        let head = self.load_head(b);
-        let len = b.wrapping_sub(head);
-        let buffer = self.inner.buffer.owner_load();
-        if len + extra <= buffer.capacity() {
-            return buffer;
-        }
-        assert!(
-            len + extra <= MAX_CAPACITY,
-            "idempotent deque would exceed its maximum capacity of {MAX_CAPACITY} items"
-        );
-        // Thieves with an older anchor read at most `[head, b)`, which the
-        // new array holds; the head we store later is at or above `head`.
-        self.inner
-            .buffer
-            .replace((len + extra).next_power_of_two(), head as isize, b as isize)
     }
 
     /// Publishes `count` items written above `bottom` (by a push, or by a
@@ -431,18 +390,43 @@ impl<R: Reclaim> crate::Owner for IdempotentOwner<R> {
         dist(self.bottom, anchor.head()).max(0) as usize
     }
 
-    owner_methods!(thief: IdempotentThief { inner });
+    owner_methods!(thief: IdempotentThief { inner }, quiesce);
+}
 
-    /// Frees the arrays retired by resizes so far (see
-    /// [`Owner::quiesce`](crate::Owner::quiesce)).
-    unsafe fn quiesce(&mut self) {
-        // SAFETY: the caller guarantees that no thief is inside a steal from
-        // this deque, so no thread holds a retired array.
-        unsafe { self.inner.buffer.free_retired() }
+impl<R: Reclaim> BatchOwner for IdempotentOwner<R> {
+    fn bottom(&self) -> usize {
+        self.bottom
+    }
+
+    /// Makes room for `extra` more items above `bottom` and returns the array
+    /// to write them to. Panics (changing nothing) beyond `MAX_CAPACITY`.
+    fn reserve(&mut self, extra: usize) -> &Buffer {
+        let b = self.bottom;
+        let head = self.load_head(b);
+        let len = b.wrapping_sub(head);
+        let buffer = self.inner.buffer.owner_load();
+        if len + extra <= buffer.capacity() {
+            return buffer;
+        }
+        assert!(
+            len + extra <= MAX_CAPACITY,
+            "idempotent deque would exceed its maximum capacity of {MAX_CAPACITY} items"
+        );
+        // Thieves with an older anchor read at most `[head, b)`, which the
+        // new array holds; the head we store later is at or above `head`.
+        self.inner
+            .buffer
+            .replace((len + extra).next_power_of_two(), head as isize, b as isize)
+    }
+
+    fn commit(&mut self, count: usize) {
+        self.publish(count);
     }
 }
 
-impl<R: Reclaim> IdempotentThief<R> {
+impl<R: Reclaim> BatchThief for IdempotentThief<R> {
+    type Dest = IdempotentOwner<R>;
+
     /// Takes up to `max` items from the head with one CAS: half of what it
     /// sees, rounded up, at most `max`. `copy` receives the array, the head
     /// (modulo 2^32) and the count, and copies the items out before the CAS
@@ -496,15 +480,11 @@ impl<R: Reclaim> IdempotentThief<R> {
                         hit!(IdHeadFieldWrapped);
                     }
                 }
-                stats.cas_succeeded += 1;
-                stats.steal_successes += 1;
-                stats.items_stolen += count as u64;
-                Steal::Success((count, copied))
+                batch::claimed(stats, count, copied)
             }
             Err(_) => {
                 hit!(IdStealAborted);
-                stats.steal_aborts += 1;
-                Steal::Abort
+                batch::aborted(stats)
             }
         }
     }
@@ -513,46 +493,12 @@ impl<R: Reclaim> IdempotentThief<R> {
 impl<R: Reclaim> crate::Thief for IdempotentThief<R> {
     type Owner = IdempotentOwner<R>;
 
-    #[inline]
-    fn steal(&self, stats: &mut ThiefStats) -> Steal<usize> {
-        match self.claim(1, stats, |buffer, head, _| buffer.thief_read(head as isize)) {
-            Steal::Success((_, item)) => Steal::Success(item),
-            Steal::Empty => Steal::Empty,
-            Steal::Abort => Steal::Abort,
-        }
-    }
-
-    /// Takes the older half of the items (rounded up) with one CAS, copying
-    /// them straight into `dest`; at most what `dest` can still hold, and
-    /// nothing, as `Empty`, into a full `dest`.
-    fn steal_half(&self, dest: &mut IdempotentOwner<R>, stats: &mut ThiefStats) -> Steal<usize> {
-        if Arc::ptr_eq(&self.inner, &dest.inner) {
-            return Steal::Empty;
-        }
-        // `dest`'s own thieves only shrink it, so this room only grows.
-        let room = MAX_CAPACITY - crate::Owner::len(dest);
-        if room == 0 {
-            return Steal::Empty;
-        }
-        let result = self.claim(room, stats, |buffer, head, count| {
-            let base = dest.bottom;
-            let target = dest.reserve(count);
-            for i in 0..count {
-                target.write(
-                    base.wrapping_add(i) as isize,
-                    buffer.thief_read(head.wrapping_add(i) as isize),
-                );
-            }
-        });
-        match result {
-            Steal::Success((count, ())) => {
-                dest.publish(count);
-                Steal::Success(count)
-            }
-            Steal::Empty => Steal::Empty,
-            Steal::Abort => Steal::Abort,
-        }
-    }
+    batch_steals!(
+        /// Takes the older half of the items (rounded up) with one CAS, copying
+        /// them straight into `dest`; at most what `dest` can still hold, and
+        /// nothing, as `Empty`, into a full `dest`.
+        max: MAX_CAPACITY
+    );
 
     fn len(&self) -> usize {
         // Acquire: as in `claim`. Only an estimate (clamped at zero):
@@ -566,7 +512,7 @@ impl<R: Reclaim> crate::Thief for IdempotentThief<R> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::{Owner, Thief};
+    use crate::{Owner, Thief, WorkDeque};
 
     #[test]
     fn anchor_round_trips_and_distances_wrap() {

@@ -157,6 +157,7 @@ macro_rules! hit {
     };
 }
 
+mod batch;
 mod buffer;
 #[cfg(loom)]
 #[doc(hidden)]

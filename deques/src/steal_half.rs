@@ -76,11 +76,12 @@ use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
 
+use crate::batch::{self, batch_steals, BatchOwner, BatchThief};
 use crate::buffer::{Buffer, SharedBuffer};
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
-use crate::handle::{arc_handles, owner_methods};
+use crate::handle::{arc_handles, array_methods, owner_methods, work_deque};
 use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
-use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
+use crate::{DequeKind, OwnerStats, Steal, ThiefStats};
 
 const TOP_BITS: u32 = 28;
 const TOP_MASK: u64 = (1 << TOP_BITS) - 1;
@@ -112,33 +113,9 @@ pub struct StealHalf;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StealHalfQuiescent;
 
-impl WorkDeque for StealHalf {
-    type Owner = StealHalfOwner<Epoch>;
-    type Thief = StealHalfThief<Epoch>;
-    const KIND: DequeKind = DequeKind::StealHalf;
+work_deque!(StealHalf: StealHalfOwner<Epoch>, StealHalfThief<Epoch>, DequeKind::StealHalf);
 
-    fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity, 0)
-    }
-
-    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity, before_wrap)
-    }
-}
-
-impl WorkDeque for StealHalfQuiescent {
-    type Owner = StealHalfOwner<Quiescent>;
-    type Thief = StealHalfThief<Quiescent>;
-    const KIND: DequeKind = DequeKind::StealHalfQuiescent;
-
-    fn with_capacity(capacity: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity, 0)
-    }
-
-    fn with_capacity_near_wrap(capacity: usize, before_wrap: usize) -> (Self::Owner, Self::Thief) {
-        new(capacity, before_wrap)
-    }
-}
+work_deque!(StealHalfQuiescent: StealHalfOwner<Quiescent>, StealHalfThief<Quiescent>, DequeKind::StealHalfQuiescent);
 
 /// The packed steal range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -325,22 +302,13 @@ fn grow<R: Reclaim>(buffer: &SharedBuffer<R>, top: usize, bottom: usize, needed:
 }
 
 impl<R: Reclaim> StealHalfOwner<R> {
-    /// The current capacity of the circular array.
-    pub fn capacity(&self) -> usize {
-        self.inner.buffer.owner_load().capacity()
-    }
+    array_methods!();
 
     /// The number of items thieves may currently claim (the length of the
     /// steal range).
     pub fn steal_range_len(&self) -> usize {
         // Relaxed: a snapshot for inspection.
         Range(self.inner.range.load(Ordering::Relaxed)).len()
-    }
-
-    /// The number of retired arrays not freed yet (always zero with
-    /// epoch-based reclamation, except under Miri).
-    pub fn retired(&self) -> usize {
-        self.inner.buffer.retired_len()
     }
 
     /// Records `new`, whose top is the full index `top`, as our last write.
@@ -373,75 +341,45 @@ impl<R: Reclaim> StealHalfOwner<R> {
             let top = self.full_top(seen);
             let len = self.bottom.wrapping_sub(top);
             let new = Range::new(seen.tag() + 1, top, owner_len(len), true);
-            self.stats.cas_attempted += 1;
-            // SeqCst on success: its release half publishes the slots of the
-            // new range to thieves (pairs with their acquire load of the
-            // range). Acquire on failure: pairs with the winning thief's CAS,
-            // so its slot reads happen before we reuse those slots.
-            match self.inner.range.compare_exchange(
-                seen.0,
-                new.0,
-                Ordering::SeqCst,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => {
-                    self.stats.cas_succeeded += 1;
-                    if seen.tag() == TAG_MASK {
-                        hit!(ShTagWrapped);
-                    }
+            match self.cas_range(seen, new) {
+                Ok(()) => {
                     self.set_prev(new, top);
                     check_invariant(new.len(), len);
                     return;
                 }
                 Err(current) => {
                     hit!(ShRearmRetried);
-                    seen = Range(current);
+                    seen = current;
                 }
             }
         }
     }
 
-    /// Makes room for `extra` more items; returns the array to write them to.
-    fn reserve(&mut self, extra: usize) -> &Buffer {
-        // Acquire: pairs with thieves' CAS; see `push`.
-        let word = Range(self.inner.range.load(Ordering::Acquire));
-        let top = self.full_top(word);
-        let len = self.bottom.wrapping_sub(top);
-        let buffer = self.inner.buffer.owner_load();
-        if len + extra > buffer.capacity() {
-            grow(&self.inner.buffer, top, self.bottom, len + extra)
-        } else {
-            buffer
+    /// The owner's CAS of the range word from `seen` to `new` (a word of
+    /// ours with the next tag), counted in its stats; on failure, returns
+    /// the current word.
+    #[inline]
+    fn cas_range(&mut self, seen: Range, new: Range) -> Result<(), Range> {
+        self.stats.cas_attempted += 1;
+        // SeqCst on success: totally ordered with the thieves' CASes; its
+        // release half publishes the slots of the new range to thieves
+        // (pairs with their acquire load of the range). Acquire on failure:
+        // pairs with the winning thief's CAS, so that its slot reads happen
+        // before we reuse those slots.
+        match self
+            .inner
+            .range
+            .compare_exchange(seen.0, new.0, Ordering::SeqCst, Ordering::Acquire)
+        {
+            Ok(_) => {
+                self.stats.cas_succeeded += 1;
+                if seen.tag() == TAG_MASK {
+                    hit!(ShTagWrapped);
+                }
+                Ok(())
+            }
+            Err(current) => Err(Range(current)),
         }
-    }
-
-    /// Publishes `count` items written above `bottom` by a steal into this
-    /// deque, re-arming the steal range first if needed.
-    fn commit(&mut self, count: usize) {
-        // Acquire: pairs with thieves' CAS; see `push`.
-        let word = Range(self.inner.range.load(Ordering::Acquire));
-        let top = self.full_top(word);
-        let old_len = self.bottom.wrapping_sub(top);
-        self.bottom = self.bottom.wrapping_add(count);
-        // Re-arm before publishing `bottom`, so that no thief sees the new
-        // bottom with a range sized for the old length. The new range may
-        // reach above the published bottom: its slots are written, and the
-        // CAS publishes them.
-        if word != self.prev || owner_len(old_len + count) > word.len() {
-            self.rearm(word);
-        } else {
-            check_invariant(self.prev.len(), old_len + count);
-        }
-        // Release fence: pairs with the acquire load of `bottom` by thieves,
-        // publishing the slots the steal wrote. A fence rather than a release
-        // store, as in Lê et al.'s Chase-Lev: it also publishes the slots to a
-        // thief whose acquire load reads a later relaxed store of `bottom` (a
-        // pop's decrement or restore), which a release store would not, as a
-        // release sequence no longer includes its thread's later stores
-        // (C++20).
-        fence(Ordering::Release);
-        // Relaxed: published by the fence above.
-        self.inner.bottom.store(self.bottom, Ordering::Relaxed);
     }
 
     /// Shrinks the array after a pop that left `len` items from `top`.
@@ -508,20 +446,12 @@ impl<R: Reclaim> StealHalfOwner<R> {
                 // anyway, and then we try again with the new one.
                 while word.len() != 0 {
                     let new = Range::new(word.tag() + 1, b, 0, true);
-                    self.stats.cas_attempted += 1;
-                    // SeqCst on success, Acquire on failure: as in `rearm`.
-                    match self.inner.range.compare_exchange(
-                        word.0,
-                        new.0,
-                        Ordering::SeqCst,
-                        Ordering::Acquire,
-                    ) {
-                        Ok(_) => {
-                            self.stats.cas_succeeded += 1;
+                    match self.cas_range(word, new) {
+                        Ok(()) => {
                             self.set_prev(new, b);
                             word = new;
                         }
-                        Err(current) => word = Range(current),
+                        Err(current) => word = current,
                     }
                 }
                 self.shrink_emptied(word, b);
@@ -534,21 +464,8 @@ impl<R: Reclaim> StealHalfOwner<R> {
             } else {
                 Range::new(word.tag() + 1, top, owner_len(len - 1), true)
             };
-            self.stats.cas_attempted += 1;
-            // SeqCst on success: totally ordered with the thieves' CASes; its
-            // release half publishes the new range. Acquire on failure: pairs
-            // with the winning thief's CAS (see `push`).
-            match self.inner.range.compare_exchange(
-                word.0,
-                new.0,
-                Ordering::SeqCst,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => {
-                    self.stats.cas_succeeded += 1;
-                    if word.tag() == TAG_MASK {
-                        hit!(ShTagWrapped);
-                    }
+            match self.cas_range(word, new) {
+                Ok(()) => {
                     self.set_prev(new, if len == 1 { b } else { top });
                     check_invariant(new.len(), len - 1);
                     let item = self.inner.buffer.owner_load().read(j as isize);
@@ -565,7 +482,7 @@ impl<R: Reclaim> StealHalfOwner<R> {
                 }
                 Err(current) => {
                     hit!(ShPopCasRetried);
-                    word = Range(current);
+                    word = current;
                 }
             }
         }
@@ -661,18 +578,61 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
         self.bottom.wrapping_sub(self.full_top(word))
     }
 
-    owner_methods!(thief: StealHalfThief { inner });
+    owner_methods!(thief: StealHalfThief { inner }, quiesce);
+}
 
-    /// Frees the arrays retired by resizes so far (see
-    /// [`Owner::quiesce`](crate::Owner::quiesce)).
-    unsafe fn quiesce(&mut self) {
-        // SAFETY: the caller guarantees that no thief is inside a steal from
-        // this deque, so no thread holds a retired array.
-        unsafe { self.inner.buffer.free_retired() }
+impl<R: Reclaim> BatchOwner for StealHalfOwner<R> {
+    fn bottom(&self) -> usize {
+        self.bottom
+    }
+
+    /// Makes room for `extra` more items; returns the array to write them to.
+    fn reserve(&mut self, extra: usize) -> &Buffer {
+        // Acquire: pairs with thieves' CAS; see `push`.
+        let word = Range(self.inner.range.load(Ordering::Acquire));
+        let top = self.full_top(word);
+        let len = self.bottom.wrapping_sub(top);
+        let buffer = self.inner.buffer.owner_load();
+        if len + extra > buffer.capacity() {
+            grow(&self.inner.buffer, top, self.bottom, len + extra)
+        } else {
+            buffer
+        }
+    }
+
+    /// Publishes `count` items written above `bottom` by a steal into this
+    /// deque, re-arming the steal range first if needed.
+    fn commit(&mut self, count: usize) {
+        // Acquire: pairs with thieves' CAS; see `push`.
+        let word = Range(self.inner.range.load(Ordering::Acquire));
+        let top = self.full_top(word);
+        let old_len = self.bottom.wrapping_sub(top);
+        self.bottom = self.bottom.wrapping_add(count);
+        // Re-arm before publishing `bottom`, so that no thief sees the new
+        // bottom with a range sized for the old length. The new range may
+        // reach above the published bottom: its slots are written, and the
+        // CAS publishes them.
+        if word != self.prev || owner_len(old_len + count) > word.len() {
+            self.rearm(word);
+        } else {
+            check_invariant(self.prev.len(), old_len + count);
+        }
+        // Release fence: pairs with the acquire load of `bottom` by thieves,
+        // publishing the slots the steal wrote. A fence rather than a release
+        // store, as in Lê et al.'s Chase-Lev: it also publishes the slots to a
+        // thief whose acquire load reads a later relaxed store of `bottom` (a
+        // pop's decrement or restore), which a release store would not, as a
+        // release sequence no longer includes its thread's later stores
+        // (C++20).
+        fence(Ordering::Release);
+        // Relaxed: published by the fence above.
+        self.inner.bottom.store(self.bottom, Ordering::Relaxed);
     }
 }
 
-impl<R: Reclaim> StealHalfThief<R> {
+impl<R: Reclaim> BatchThief for StealHalfThief<R> {
+    type Dest = StealHalfOwner<R>;
+
     /// Claims up to `max` items of the steal range with one CAS. `copy`
     /// receives the array, the top index and the count, and copies the items
     /// out before the CAS (a successful CAS proves the copy current).
@@ -754,19 +714,17 @@ impl<R: Reclaim> StealHalfThief<R> {
                 check_invariant(new_len, seen);
                 #[cfg(loom)]
                 self.count_success(word, count, seen, max > 1, buffer);
-                stats.cas_succeeded += 1;
-                stats.steal_successes += 1;
-                stats.items_stolen += count as u64;
-                Steal::Success((count, copied))
+                batch::claimed(stats, count, copied)
             }
             Err(_) => {
                 hit!(ShStealAborted);
-                stats.steal_aborts += 1;
-                Steal::Abort
+                batch::aborted(stats)
             }
         }
     }
+}
 
+impl<R: Reclaim> StealHalfThief<R> {
     /// Under loom: counts the branches a successful claim reached.
     #[cfg(loom)]
     fn count_success(&self, word: Range, count: usize, seen: usize, batch: bool, buffer: &Buffer) {
@@ -790,49 +748,15 @@ impl<R: Reclaim> StealHalfThief<R> {
 impl<R: Reclaim> crate::Thief for StealHalfThief<R> {
     type Owner = StealHalfOwner<R>;
 
-    #[inline]
-    fn steal(&self, stats: &mut ThiefStats) -> Steal<usize> {
-        match self.claim(1, stats, |buffer, top, _| buffer.thief_read(top as isize)) {
-            Steal::Success((_, item)) => Steal::Success(item),
-            Steal::Empty => Steal::Empty,
-            Steal::Abort => Steal::Abort,
-        }
-    }
-
-    /// Takes the whole steal range with one CAS, copying it straight into
-    /// `dest`: between an eighth and a quarter of the victim's items when the
-    /// owner armed the range, up to half of them when a thief did.
-    ///
-    /// Moves at most what `dest` can still hold (`MAX_CAPACITY` items in
-    /// all), and nothing, as `Empty`, into a full `dest`.
-    fn steal_half(&self, dest: &mut StealHalfOwner<R>, stats: &mut ThiefStats) -> Steal<usize> {
-        if Arc::ptr_eq(&self.inner, &dest.inner) {
-            return Steal::Empty;
-        }
-        // `dest`'s own thieves only shrink it, so this room only grows.
-        let room = MAX_CAPACITY - crate::Owner::len(dest);
-        if room == 0 {
-            return Steal::Empty;
-        }
-        let result = self.claim(room, stats, |buffer, top, count| {
-            let base = dest.bottom;
-            let target = dest.reserve(count);
-            for i in 0..count {
-                target.write(
-                    base.wrapping_add(i) as isize,
-                    buffer.thief_read(top.wrapping_add(i) as isize),
-                );
-            }
-        });
-        match result {
-            Steal::Success((count, ())) => {
-                dest.commit(count);
-                Steal::Success(count)
-            }
-            Steal::Empty => Steal::Empty,
-            Steal::Abort => Steal::Abort,
-        }
-    }
+    batch_steals!(
+        /// Takes the whole steal range with one CAS, copying it straight into
+        /// `dest`: between an eighth and a quarter of the victim's items when the
+        /// owner armed the range, up to half of them when a thief did.
+        ///
+        /// Moves at most what `dest` can still hold (`MAX_CAPACITY` items in
+        /// all), and nothing, as `Empty`, into a full `dest`.
+        max: MAX_CAPACITY
+    );
 
     fn len(&self) -> usize {
         // Acquire: pairs with the CAS that wrote the word and with the
@@ -849,7 +773,7 @@ mod tests {
     #[cfg(not(loom))]
     use super::*;
     #[cfg(not(loom))]
-    use crate::{Owner, Thief};
+    use crate::{Owner, Thief, WorkDeque};
     use std::cell::RefCell;
 
     thread_local! {

@@ -197,6 +197,39 @@ fn push_grow_pop_vs_steal<D: WorkDeque>(n: usize, before_wrap: Option<usize>) ->
     got
 }
 
+/// The owner pushes `1..=pushed` into a deque of `capacity`, a thief runs
+/// `steal` on its own thread, and the owner runs `race` meanwhile (which
+/// returns what it popped); then the owner pops the rest. Returns every item
+/// that came out.
+fn owner_vs_thief<D: WorkDeque>(
+    capacity: usize,
+    pushed: usize,
+    steal: fn(&D::Thief) -> Vec<usize>,
+    race: impl FnOnce(&mut D::Owner) -> Vec<usize>,
+) -> Vec<usize> {
+    let (mut owner, thief) = D::with_capacity(capacity);
+    for i in 1..=pushed {
+        owner.push(i).unwrap();
+    }
+    let stealer = thread::spawn(move || steal(&thief));
+    let mut got = race(&mut owner);
+    got.extend(stealer.join().unwrap());
+    got.extend(std::iter::from_fn(|| owner.pop()));
+    got
+}
+
+/// The owner's push of a third item into an array of two grows it while a
+/// thief runs `steal`; with an epoch kind, the owner then tries to advance
+/// the epoch, so that loom explores the deferred free of the retired array
+/// racing the steal. Returns every item that came out.
+fn growth_vs_steal<D: WorkDeque>(steal: fn(&D::Thief) -> Vec<usize>) -> Vec<usize> {
+    owner_vs_thief::<D>(2, 2, steal, |owner| {
+        owner.push(3).unwrap();
+        coverage::collect_epoch(2);
+        Vec::new()
+    })
+}
+
 /// Two thieves and the owner race for the last two items.
 fn last_items_race<D: WorkDeque>(before_wrap: usize) -> Vec<usize> {
     let (mut owner, thief) = D::with_capacity_near_wrap(2, before_wrap);
@@ -250,17 +283,7 @@ fn chase_lev_epoch_reclaims_an_array_a_thief_read() {
             Branch::ArrayFreed,
             Branch::FreedArrayAThiefReadAfterRetire,
         ],
-        || {
-            let (mut owner, thief) = ChaseLev::with_capacity(2);
-            owner.push(1).unwrap();
-            owner.push(2).unwrap();
-            let stealer = thread::spawn(move || steal_all(&thief, 1));
-            owner.push(3).unwrap();
-            coverage::collect_epoch(2);
-            let mut got: Vec<usize> = stealer.join().unwrap();
-            got.extend(std::iter::from_fn(|| owner.pop()));
-            assert_exactly_once(got, 3);
-        },
+        || assert_exactly_once(growth_vs_steal::<ChaseLev>(|t| steal_all(t, 1)), 3),
     );
 }
 
@@ -335,13 +358,12 @@ fn steal_half_batch_vs_pop() {
         "steal_half_batch_vs_pop",
         &[Branch::ShPopWithoutCas, Branch::ShPopCasRetried],
         || {
-            let (mut owner, thief) = StealHalfQuiescent::with_capacity(2);
-            for i in 1..=4 {
-                owner.push(i).unwrap();
-            }
-            let stealer = thread::spawn(move || steal_half_once::<StealHalfQuiescent>(&thief));
-            let mut got: Vec<usize> = std::iter::from_fn(|| owner.pop()).collect();
-            got.extend(stealer.join().unwrap());
+            let got = owner_vs_thief::<StealHalfQuiescent>(
+                2,
+                4,
+                steal_half_once::<StealHalfQuiescent>,
+                |owner| std::iter::from_fn(|| owner.pop()).collect(),
+            );
             assert_exactly_once(got, 4);
         },
     );
@@ -462,15 +484,10 @@ fn steal_half_victim_grows_during_steal_half() {
             Branch::FreedArrayAThiefReadAfterRetire,
         ],
         || {
-            let (mut owner, thief) = StealHalf::with_capacity(2);
-            owner.push(1).unwrap();
-            owner.push(2).unwrap();
-            let stealer = thread::spawn(move || steal_half_once::<StealHalf>(&thief));
-            owner.push(3).unwrap();
-            coverage::collect_epoch(2);
-            let mut got: Vec<usize> = stealer.join().unwrap();
-            got.extend(std::iter::from_fn(|| owner.pop()));
-            assert_exactly_once(got, 3);
+            assert_exactly_once(
+                growth_vs_steal::<StealHalf>(steal_half_once::<StealHalf>),
+                3,
+            )
         },
     );
 }
@@ -630,15 +647,11 @@ fn idempotent_steal_half_vs_growth_and_pop() {
             Branch::IdDuplicateReturned,
         ],
         || {
-            let (mut owner, thief) = IdempotentQ::with_capacity(2);
-            for i in 1..=2 {
-                owner.push(i).unwrap();
-            }
-            let stealer = thread::spawn(move || steal_half_once::<IdempotentQ>(&thief));
-            owner.push(3).unwrap();
-            let mut got: Vec<usize> = owner.pop().into_iter().collect();
-            got.extend(stealer.join().unwrap());
-            got.extend(std::iter::from_fn(|| owner.pop()));
+            let got =
+                owner_vs_thief::<IdempotentQ>(2, 2, steal_half_once::<IdempotentQ>, |owner| {
+                    owner.push(3).unwrap();
+                    owner.pop().into_iter().collect()
+                });
             if assert_at_least_once(got, 3) > 0 {
                 coverage::note(Branch::IdDuplicateReturned);
             }
@@ -659,15 +672,7 @@ fn idempotent_epoch_reclaims_an_array_a_thief_read() {
             Branch::FreedArrayAThiefReadAfterRetire,
         ],
         || {
-            let (mut owner, thief) = Idempotent::with_capacity(2);
-            owner.push(1).unwrap();
-            owner.push(2).unwrap();
-            let stealer = thread::spawn(move || steal_all(&thief, 1));
-            owner.push(3).unwrap();
-            coverage::collect_epoch(2);
-            let mut got: Vec<usize> = stealer.join().unwrap();
-            got.extend(std::iter::from_fn(|| owner.pop()));
-            assert_at_least_once(got, 3);
+            assert_at_least_once(growth_vs_steal::<Idempotent>(|t| steal_all(t, 1)), 3);
         },
     );
 }

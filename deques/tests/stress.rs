@@ -190,6 +190,54 @@ fn run<D: WorkDeque>(
     counts
 }
 
+/// What names a run in a failure: its seed, thief count and steal mode.
+#[derive(Clone, Copy)]
+struct RunId {
+    seed: u64,
+    thieves: usize,
+    half: bool,
+}
+
+impl std::fmt::Display for RunId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let RunId {
+            seed,
+            thieves,
+            half,
+        } = self;
+        write!(f, "seed {seed}, {thieves} thieves, half {half}")
+    }
+}
+
+/// Runs `run::<D>` for every thief count (1 to `max_thieves()`), seed and
+/// steal mode (single, or single and half), and hands each run's counts to
+/// `check`.
+fn each_run<D: WorkDeque>(
+    capacity: usize,
+    before_wrap: Option<usize>,
+    mut check: impl FnMut(RunId, &[u32]),
+) {
+    for thieves in 1..=max_thieves() {
+        for seed in seeds() {
+            for half in [false, true] {
+                let counts = run::<D>(
+                    seed * 101 + thieves as u64,
+                    thieves,
+                    half,
+                    capacity,
+                    before_wrap,
+                );
+                let id = RunId {
+                    seed,
+                    thieves,
+                    half,
+                };
+                check(id, &counts);
+            }
+        }
+    }
+}
+
 fn exactly_once<D: WorkDeque>(capacity: usize) {
     exactly_once_from::<D>(capacity, None);
 }
@@ -197,58 +245,31 @@ fn exactly_once<D: WorkDeque>(capacity: usize) {
 /// `exactly_once` on deques whose indices and tags start `before_wrap`
 /// steps before they wrap.
 fn exactly_once_from<D: WorkDeque>(capacity: usize, before_wrap: Option<usize>) {
-    for thieves in 1..=max_thieves() {
-        for seed in seeds() {
-            for half in [false, true] {
-                let counts = run::<D>(
-                    seed * 101 + thieves as u64,
-                    thieves,
-                    half,
-                    capacity,
-                    before_wrap,
-                );
-                if let Some((i, &n)) = counts.iter().enumerate().find(|(_, &n)| n != 1) {
-                    panic!(
-                        "{}: item {} came out {n} times (seed {seed}, {thieves} thieves, half {half})",
-                        D::KIND,
-                        i + 1
-                    );
-                }
-            }
+    each_run::<D>(capacity, before_wrap, |id, counts| {
+        if let Some((i, &n)) = counts.iter().enumerate().find(|(_, &n)| n != 1) {
+            panic!("{}: item {} came out {n} times ({id})", D::KIND, i + 1);
         }
-    }
+    });
 }
 
 /// At least once: every item comes out, none is invented (checked by
 /// `run`); returns the duplicates (extractions beyond the first) and the
 /// items, summed over the runs.
 fn at_least_once<D: WorkDeque>(capacity: usize, before_wrap: Option<usize>) -> (u64, u64) {
-    let (mut duplicates, mut items) = (0, 0);
-    for thieves in 1..=max_thieves() {
-        let mut row = 0;
-        for seed in seeds() {
-            for half in [false, true] {
-                let counts = run::<D>(
-                    seed * 101 + thieves as u64,
-                    thieves,
-                    half,
-                    capacity,
-                    before_wrap,
-                );
-                if let Some(i) = counts.iter().position(|&n| n == 0) {
-                    panic!(
-                        "{}: item {} was lost (seed {seed}, {thieves} thieves, half {half})",
-                        D::KIND,
-                        i + 1
-                    );
-                }
-                row += counts.iter().map(|&n| u64::from(n - 1)).sum::<u64>();
-                items += counts.len() as u64;
-            }
+    // Duplicates by thief count.
+    let mut rows = vec![0u64; max_thieves() + 1];
+    let mut items = 0;
+    each_run::<D>(capacity, before_wrap, |id, counts| {
+        if let Some(i) = counts.iter().position(|&n| n == 0) {
+            panic!("{}: item {} was lost ({id})", D::KIND, i + 1);
         }
+        rows[id.thieves] += counts.iter().map(|&n| u64::from(n - 1)).sum::<u64>();
+        items += counts.len() as u64;
+    });
+    for (thieves, row) in rows.iter().enumerate().skip(1) {
         eprintln!("{}: {thieves} thieves: {row} duplicates", D::KIND);
-        duplicates += row;
     }
+    let duplicates = rows.iter().sum::<u64>();
     eprintln!(
         "{}: {duplicates} duplicates in {items} items ({:.4}%)",
         D::KIND,
@@ -268,40 +289,29 @@ fn idempotent_at_least_once_across_wraps() {
     at_least_once::<Idempotent>(2, Some(if cfg!(miri) { 20 } else { 500 }));
 }
 
-#[test]
-fn locked_exactly_once() {
-    exactly_once::<Locked>(16);
+/// One `#[test]` a kind, with its attributes: `exactly_once::<Kind>` at the
+/// given initial capacity.
+macro_rules! exactly_once_tests {
+    ($($(#[$attr:meta])* $name:ident: $kind:ty, $capacity:expr;)*) => {
+        $(
+            #[test]
+            $(#[$attr])*
+            fn $name() {
+                exactly_once::<$kind>($capacity);
+            }
+        )*
+    };
 }
 
-#[test]
-#[cfg_attr(miri, ignore = "crossbeam-deque reads slots racily")]
-fn crossbeam_exactly_once() {
-    exactly_once::<Crossbeam>(16);
-}
-
-#[test]
-fn chase_lev_exactly_once() {
-    exactly_once::<ChaseLev>(2);
-}
-
-#[test]
-fn chase_lev_quiescent_exactly_once() {
-    exactly_once::<ChaseLevQuiescent>(2);
-}
-
-#[test]
-fn steal_half_exactly_once() {
-    exactly_once::<StealHalf>(2);
-}
-
-#[test]
-fn steal_half_quiescent_exactly_once() {
-    exactly_once::<StealHalfQuiescent>(2);
-}
-
-#[test]
-fn abp_exactly_once() {
-    exactly_once::<Abp>(64);
+exactly_once_tests! {
+    locked_exactly_once: Locked, 16;
+    #[cfg_attr(miri, ignore = "crossbeam-deque reads slots racily")]
+    crossbeam_exactly_once: Crossbeam, 16;
+    chase_lev_exactly_once: ChaseLev, 2;
+    chase_lev_quiescent_exactly_once: ChaseLevQuiescent, 2;
+    steal_half_exactly_once: StealHalf, 2;
+    steal_half_quiescent_exactly_once: StealHalfQuiescent, 2;
+    abp_exactly_once: Abp, 64;
 }
 
 /// Indices and tags start 500 steps before they wrap: StealHalf's full index

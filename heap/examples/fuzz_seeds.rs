@@ -6,17 +6,19 @@
 
 use std::path::PathBuf;
 
-use stealmark_heap::{
-    generate, ArenaFormat, ArenaLayout, GenConfig, HeapSink, ObjectHeader, Shape, Slot,
-    SnapshotWriter, TypeKind,
-};
+use stealmark_heap::{generate, ArenaLayout, GenConfig, HeapSink, Shape, Slot, SnapshotWriter};
 
-/// The format document, whose section 13 lists a version 1 file.
+/// The format document, whose sections 12.2 and 13 list a compressed file
+/// and a version 1 file.
 const FORMAT: &str = include_str!("../../docs/snapshot-format.md");
 
-/// The bytes of the version 1 example (the listing of section 13).
-fn version_1_example() -> Result<Vec<u8>, Box<dyn std::error::Error>> {
-    let at = FORMAT.find("## 13. Version 1").ok_or("no section 13")?;
+/// The bytes of the listing in the first code block after `heading` (each
+/// row: an offset, two-digit hex bytes, a meaning); `tests/format_doc.rs`
+/// checks that the listings are what the writer writes.
+fn listing(heading: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    let at = FORMAT
+        .find(heading)
+        .ok_or_else(|| format!("no {heading}"))?;
     let rest = &FORMAT[at..];
     let start = rest.find("```\noffset").ok_or("no listing")? + 4;
     let len = rest[start..].find("```").ok_or("no listing end")?;
@@ -40,7 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .unwrap_or_else(|| "fuzz/corpus/snapshot_open".into()),
     );
     std::fs::create_dir_all(&dir)?;
-    std::fs::write(dir.join("v1-pair.smh"), version_1_example()?)?;
+    std::fs::write(dir.join("v1-pair.smh"), listing("## 13. Version 1")?)?;
     SnapshotWriter::create(dir.join("empty.smh"))?.finish()?;
     let mut w = SnapshotWriter::create(dir.join("pair.smh"))?;
     let t = w.type_name("Pair")?;
@@ -53,42 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The compressed example of the format document: an ephemeron table, a
     // weak reference, a per-slot weak slot, runtime sizes, a finalizable
     // object.
-    let layout = ArenaLayout::Compressed;
-    let mut w = SnapshotWriter::create(dir.join("weakmap-compressed.smh"))?;
-    w.set_format(ArenaFormat::COMPRESSED.with_runtime_sizes())?;
-    let map = w.type_name("Map")?;
-    let weak_ref = w.type_name("WeakRef")?;
-    let node = w.type_name("Node")?;
-    w.type_kind(map, TypeKind::EphemeronTable)?;
-    w.type_kind(weak_ref, TypeKind::WeakRef)?;
-    let headers = [
-        ObjectHeader::sized(map, 2, 24, layout),
-        ObjectHeader::sized(weak_ref, 1, 16, layout),
-        ObjectHeader::sized(node, 2, 16, layout),
-        ObjectHeader::sized(node, 0, 16, layout),
-    ];
-    let mut pos = vec![w.next_pos()];
-    for h in &headers[..3] {
-        let next = pos
-            .last()
-            .and_then(|p| p.add_words(h.size_words(layout)))
-            .ok_or("overflow")?;
-        pos.push(next);
-    }
-    let slots: [&[Slot]; 4] = [
-        &[Slot::strong(pos[2]), Slot::strong(pos[3])],
-        &[Slot::strong(pos[3])],
-        &[Slot::strong(pos[1]), Slot::weak(pos[0])],
-        &[],
-    ];
-    for (h, s) in headers.iter().zip(slots) {
-        w.begin_object(*h)?;
-        w.slots(s)?;
-    }
-    w.root(pos[0])?;
-    w.root(pos[1])?;
-    w.finalizable(pos[3])?;
-    w.finish()?;
+    std::fs::write(dir.join("weakmap-compressed.smh"), listing("### 12.2")?)?;
     for (shape, objects) in [
         (Shape::Runtime, 40),
         (Shape::List, 6),

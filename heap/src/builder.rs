@@ -11,9 +11,10 @@ use bumpalo::Bump;
 use crate::arena::{
     ArenaFormat, ArenaLayout, ObjectHeader, Pos, Slot, TypeKind, COMPRESSED_MAX_WORDS,
 };
-use crate::error::BuildError;
+use crate::error::{BuildError, SinkError};
 use crate::graph::HeapGraph;
-use crate::sink::{resolve_kinds, HeapSink, KindConflict};
+use crate::sink::HeapSink;
+use crate::sink_state::{compressed_index, next_type_id, too_many_slots, SinkState};
 use crate::validate::{check_reference, validate_arena, ArenaSpec, Fault};
 use crate::view::{HeapView, ViewParts};
 use stealmark_model::ObjRef;
@@ -53,21 +54,14 @@ pub struct HeapBuilder {
     region: NonNull<u64>,
     cap: usize,
     len: usize,
-    format: ArenaFormat,
-    objects: u64,
-    /// The half word where the next slot of the current object goes, and how
-    /// many slots remain.
+    /// The format, the current object and its slots still expected, the
+    /// declared kinds.
+    state: SinkState,
+    /// The half word where the next slot of the current object goes.
     cursor: usize,
-    pending: usize,
-    /// The type of the current object.
-    current_type: u32,
     roots: Vec<Pos>,
     finalizable: Vec<Pos>,
     types: Vec<String>,
-    /// Kind codes by type id (absent: plain).
-    kinds: Vec<u8>,
-    /// Type ids whose objects received a per-slot weak slot.
-    weak_types: BTreeSet<u32>,
     /// Half-word indices of the compressed arena's weak slots.
     weak_slots: BTreeSet<u64>,
 }
@@ -79,8 +73,8 @@ unsafe impl Send for HeapBuilder {}
 impl fmt::Debug for HeapBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HeapBuilder")
-            .field("format", &self.format)
-            .field("objects", &self.objects)
+            .field("format", &self.state.format)
+            .field("objects", &self.state.objects)
             .field("words", &self.len)
             .field("roots", &self.roots.len())
             .finish()
@@ -99,6 +93,11 @@ fn set_half(words: &mut [u64], j: usize, value: u32) {
     let shift = 32 * (j % 2);
     let w = (w & !(0xffff_ffff << shift)) | u64::from(value) << shift;
     words[j / 2] = w.to_le();
+}
+
+/// A builder call that does not fit.
+fn misuse(message: String) -> BuildError {
+    SinkError::Misuse(message).into()
 }
 
 /// Half word `j` of `words`.
@@ -123,16 +122,11 @@ impl HeapBuilder {
             region,
             cap,
             len: 1,
-            format: ArenaFormat::WIDE,
-            objects: 0,
+            state: SinkState::new(),
             cursor: 0,
-            pending: 0,
-            current_type: 0,
             roots: Vec::new(),
             finalizable: Vec::new(),
             types: Vec::new(),
-            kinds: Vec::new(),
-            weak_types: BTreeSet::new(),
             weak_slots: BTreeSet::new(),
         }
     }
@@ -151,7 +145,7 @@ impl HeapBuilder {
     /// Makes room for `extra` more words, moving the arena to a larger bump
     /// allocation if needed.
     fn grow(&mut self, extra: u64) -> Result<(), BuildError> {
-        let limit = match self.format.layout {
+        let limit = match self.state.format.layout {
             ArenaLayout::Wide => (isize::MAX as u64) / 8,
             ArenaLayout::Compressed => COMPRESSED_MAX_WORDS,
         };
@@ -173,16 +167,6 @@ impl HeapBuilder {
         Ok(())
     }
 
-    fn check_no_pending(&self, what: &str) -> Result<(), BuildError> {
-        if self.pending != 0 {
-            return Err(BuildError::Misuse(format!(
-                "{what}: the object begun last still expects {} slots",
-                self.pending
-            )));
-        }
-        Ok(())
-    }
-
     /// Allocates an object whose slots are all null, and returns its
     /// position (for a format without runtime sizes).
     pub fn alloc(
@@ -192,7 +176,7 @@ impl HeapBuilder {
         payload_words: u32,
     ) -> Result<Pos, BuildError> {
         let pos = self.begin_object(ObjectHeader::new(type_id, slots, payload_words))?;
-        self.pending = 0;
+        self.state.pending = 0;
         Ok(pos)
     }
 
@@ -200,38 +184,32 @@ impl HeapBuilder {
     pub fn set_slot(&mut self, obj: Pos, index: u32, slot: Slot) -> Result<(), BuildError> {
         let at = usize::try_from(obj.word_index()).unwrap_or(usize::MAX);
         if at >= self.len {
-            return Err(BuildError::Misuse(format!("set_slot: no object at {obj}")));
+            return Err(misuse(format!("set_slot: no object at {obj}")));
         }
         let slots = u64::from_le(self.words()[at]) as u32;
         if index >= slots {
-            return Err(BuildError::Misuse(format!(
+            return Err(misuse(format!(
                 "set_slot: slot {index} of the object at {obj}, which has {slots} slots"
             )));
         }
-        let type_id = match self.format.layout {
+        let layout = self.state.format.layout;
+        let type_id = match layout {
             ArenaLayout::Wide => u64::from_le(self.words()[at + 1]) as u32,
             ArenaLayout::Compressed => get_half(self.words(), 2 * at + 2),
         };
-        let first = 2 * at + self.format.layout.header_halves() as usize;
-        let j = first + index as usize * self.format.layout.slot_halves() as usize;
+        let first = 2 * at + layout.header_halves() as usize;
+        let j = first + index as usize * layout.slot_halves() as usize;
         self.put_slot(j, type_id, slot)
     }
 
     /// Writes `slot` at half word `j`, a slot of an object of type
     /// `type_id`.
     fn put_slot(&mut self, j: usize, type_id: u32, slot: Slot) -> Result<(), BuildError> {
-        if slot.is_weak() {
-            self.weak_types.insert(type_id);
-        }
-        match self.format.layout {
+        self.state.note_slot(type_id, slot);
+        match self.state.format.layout {
             ArenaLayout::Wide => self.words_mut()[j / 2] = slot.raw().to_le(),
             ArenaLayout::Compressed => {
-                let index = match slot.target() {
-                    None => 0,
-                    Some(p) => {
-                        u32::try_from(p.word_index()).map_err(|_| BuildError::TooFar { pos: p })?
-                    }
-                };
+                let index = compressed_index(slot)?;
                 set_half(self.words_mut(), j, index);
                 if slot.is_weak() {
                     self.weak_slots.insert(j as u64);
@@ -245,33 +223,19 @@ impl HeapBuilder {
 
     /// The number of objects so far.
     pub fn object_count(&self) -> u64 {
-        self.objects
-    }
-
-    /// The kinds by type id after the weak-slot upgrade, checked.
-    fn resolved_kinds(&self) -> Result<Vec<u8>, BuildError> {
-        resolve_kinds(&self.kinds, &self.weak_types, self.types.len()).map_err(|c| match c {
-            KindConflict::WeakSlot { type_id, kind } => {
-                BuildError::WeakSlotNotAllowed { type_id, kind }
-            }
-            KindConflict::PastTypeCount {
-                type_id,
-                type_count,
-            } => BuildError::Misuse(format!(
-                "type id {type_id} has a kind but there are only {type_count} type names"
-            )),
-        })
+        self.state.objects
     }
 
     /// Validates the arena, the roots and the finalizable objects and
     /// returns the heap.
     pub fn finish(self) -> Result<Heap, BuildError> {
-        self.check_no_pending("finish")?;
-        let kinds = self.resolved_kinds()?;
+        self.state.check_complete("finish")?;
+        let kinds = self.state.resolved_kinds(self.types.len())?;
         let weak_slots: Vec<u64> = self.weak_slots.iter().map(|&j| j.to_le()).collect();
         let words = self.words();
+        let format = self.state.format;
         let spec = ArenaSpec {
-            format: self.format,
+            format,
             type_count: self.types.len() as u64,
             kinds: &kinds,
             default_kind: TypeKind::Plain,
@@ -302,7 +266,7 @@ impl HeapBuilder {
         Ok(Heap {
             region: self.region,
             len: self.len,
-            format: self.format,
+            format,
             objects: summary.objects,
             runtime_bytes: summary.runtime_bytes,
             starts: summary.starts,
@@ -320,18 +284,11 @@ impl HeapSink for HeapBuilder {
     type Error = BuildError;
 
     fn set_format(&mut self, format: ArenaFormat) -> Result<(), BuildError> {
-        if self.objects > 0 && format != self.format {
-            return Err(BuildError::Misuse(format!(
-                "set_format: {} objects were already emitted in the {} layout",
-                self.objects, self.format.layout
-            )));
-        }
-        self.format = format;
-        Ok(())
+        Ok(self.state.set_format(format)?)
     }
 
     fn format(&self) -> ArenaFormat {
-        self.format
+        self.state.format
     }
 
     fn reserve(&mut self, _objects: u64, arena_words: u64) {
@@ -340,9 +297,8 @@ impl HeapSink for HeapBuilder {
     }
 
     fn begin_object(&mut self, header: ObjectHeader) -> Result<Pos, BuildError> {
-        self.check_no_pending("begin_object")?;
-        check_header(self.format, header).map_err(BuildError::Misuse)?;
-        let layout = self.format.layout;
+        self.state.check_begin(header)?;
+        let layout = self.state.format.layout;
         let size = header.size_words(layout);
         self.grow(size)?;
         let at = self.len;
@@ -355,34 +311,23 @@ impl HeapSink for HeapBuilder {
             ArenaLayout::Compressed => set_half(words, 2 * at + 2, header.type_id),
         }
         self.cursor = 2 * at + layout.header_halves() as usize;
-        self.pending = header.slots as usize;
-        self.current_type = header.type_id;
-        self.objects += 1;
+        self.state.begun(header);
         Ok(pos)
     }
 
     fn slots(&mut self, slots: &[Slot]) -> Result<(), BuildError> {
-        if slots.len() > self.pending {
-            return Err(BuildError::Misuse(format!(
-                "slots: {} slots given, the current object expects {} more",
-                slots.len(),
-                self.pending
-            )));
-        }
-        let step = self.format.layout.slot_halves() as usize;
+        self.state.check_slots(slots.len())?;
+        let step = self.state.format.layout.slot_halves() as usize;
         for &s in slots {
-            self.put_slot(self.cursor, self.current_type, s)?;
+            self.put_slot(self.cursor, self.state.current_type, s)?;
             self.cursor += step;
         }
-        self.pending -= slots.len();
+        self.state.pending -= slots.len() as u64;
         Ok(())
     }
 
     fn too_many_slots(&self, count: usize) -> BuildError {
-        BuildError::Misuse(format!(
-            "an object cannot have {count} slots (at most {})",
-            u32::MAX
-        ))
+        too_many_slots(count).into()
     }
 
     fn root(&mut self, target: Pos) -> Result<(), BuildError> {
@@ -396,50 +341,18 @@ impl HeapSink for HeapBuilder {
     }
 
     fn type_name(&mut self, name: &str) -> Result<u32, BuildError> {
-        let id = u32::try_from(self.types.len())
-            .map_err(|_| BuildError::Misuse("too many type names".into()))?;
+        let id = next_type_id(self.types.len())?;
         self.types.push(name.to_owned());
         Ok(id)
     }
 
     fn type_kind(&mut self, type_id: u32, kind: TypeKind) -> Result<(), BuildError> {
-        let t = type_id as usize;
-        if self.kinds.len() <= t {
-            self.kinds.resize(t + 1, TypeKind::Plain.code());
-        }
-        self.kinds[t] = kind.code();
+        self.state.type_kind(type_id, kind);
         Ok(())
     }
 
     fn next_pos(&self) -> Pos {
         Pos::from_word_index(self.len as u64).expect("arena index fits")
-    }
-}
-
-/// Checks that a header has a runtime size exactly when the format records
-/// them, and a payload that matches it. Returns what is wrong.
-pub(crate) fn check_header(format: ArenaFormat, header: ObjectHeader) -> Result<(), String> {
-    match (format.runtime_sizes, header.runtime_size) {
-        (false, None) => Ok(()),
-        (false, Some(_)) => Err(
-            "an object with a runtime size in an arena that records none (set the format first)"
-                .into(),
-        ),
-        (true, None) => {
-            Err("an object without a runtime size in an arena that records them".into())
-        }
-        (true, Some(size)) => {
-            let expected = ObjectHeader::sized(header.type_id, header.slots, size, format.layout);
-            if expected.payload_words == header.payload_words {
-                Ok(())
-            } else {
-                Err(format!(
-                    "an object of {size} runtime bytes and {} slots has {} payload words in the {} \
-                     layout, not {} (use ObjectHeader::sized)",
-                    header.slots, expected.payload_words, format.layout, header.payload_words
-                ))
-            }
-        }
     }
 }
 
@@ -592,11 +505,11 @@ mod tests {
         let p = b.alloc(0, 2, 0).unwrap();
         assert!(matches!(
             b.set_slot(p, 2, Slot::NULL),
-            Err(BuildError::Misuse(_))
+            Err(BuildError::Sink(SinkError::Misuse(_)))
         ));
         assert!(matches!(
             b.set_slot(Pos::from_offset(800).unwrap(), 0, Slot::NULL),
-            Err(BuildError::Misuse(_))
+            Err(BuildError::Sink(SinkError::Misuse(_)))
         ));
         assert!(b.set_format(ArenaFormat::COMPRESSED).is_err());
         b.set_slot(p, 0, Slot::strong(Pos::from_offset(16).unwrap()))
@@ -613,9 +526,12 @@ mod tests {
         b.slots(&[Slot::NULL]).unwrap();
         assert!(matches!(
             b.slots(&[Slot::NULL, Slot::NULL]),
-            Err(BuildError::Misuse(_))
+            Err(BuildError::Sink(SinkError::Misuse(_)))
         ));
-        assert!(matches!(b.alloc(0, 0, 0), Err(BuildError::Misuse(_))));
+        assert!(matches!(
+            b.alloc(0, 0, 0),
+            Err(BuildError::Sink(SinkError::Misuse(_)))
+        ));
         b.slots(&[Slot::NULL]).unwrap();
         b.root(Pos::from_offset(64).unwrap()).unwrap();
         let err = b.finish().unwrap_err();
@@ -642,10 +558,10 @@ mod tests {
         b.set_slot(p, 0, Slot::weak(p)).unwrap();
         assert!(matches!(
             b.finish(),
-            Err(BuildError::WeakSlotNotAllowed {
+            Err(BuildError::Sink(SinkError::WeakSlotNotAllowed {
                 kind: TypeKind::WeakRef,
                 ..
-            })
+            }))
         ));
     }
 }

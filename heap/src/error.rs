@@ -379,30 +379,15 @@ pub enum BuildError {
         /// What is wrong.
         problem: Problem,
     },
-    /// A slot or object call that does not fit the object being written.
-    #[error("{0}")]
-    Misuse(String),
+    /// A call that does not fit the layout or the object being emitted.
+    #[error(transparent)]
+    Sink(#[from] SinkError),
     /// The arena would exceed the address space, or the 32 GiB of the
     /// compressed layout.
     #[error("the heap is too large for its layout ({words} words)")]
     TooLarge {
         /// The arena size requested, in words.
         words: u64,
-    },
-    /// A reference beyond the 32 GiB a compressed slot addresses.
-    #[error("position {pos} is beyond the 32 GiB a compressed reference addresses")]
-    TooFar {
-        /// The position.
-        pos: crate::arena::Pos,
-    },
-    /// A per-slot weak reference in objects of a type whose kind is not
-    /// plain or weak-slots.
-    #[error("per-slot weak reference in an object of type {type_id}, whose kind is {kind}")]
-    WeakSlotNotAllowed {
-        /// The type id.
-        type_id: u32,
-        /// Its kind.
-        kind: TypeKind,
     },
     /// A root or finalizable position that is not an object of the heap.
     #[error("{what} {pos} is not an object of the heap: {problem}")]
@@ -423,7 +408,20 @@ pub enum WriteError {
     /// The output failed.
     #[error("cannot write snapshot: {0}")]
     Io(#[from] io::Error),
-    /// A call that does not fit the object being written.
+    /// A call that does not fit the layout or the object being written.
+    #[error(transparent)]
+    Sink(#[from] SinkError),
+}
+
+/// A [`HeapSink`](crate::HeapSink) call that does not fit the layout or the
+/// object being emitted: what [`HeapBuilder`](crate::HeapBuilder)
+/// ([`BuildError::Sink`]) and [`SnapshotWriter`](crate::SnapshotWriter)
+/// ([`WriteError::Sink`]) both refuse.
+#[derive(Clone, PartialEq, Eq, Debug, Error)]
+#[non_exhaustive]
+pub enum SinkError {
+    /// A slot or object call that does not fit the object being emitted,
+    /// or calls out of order.
     #[error("{0}")]
     Misuse(String),
     /// A reference beyond the 32 GiB a compressed slot addresses.

@@ -41,13 +41,14 @@ pub mod generate;
 mod graph;
 mod oracle;
 mod sink;
+mod sink_state;
 pub mod snapshot;
 mod validate;
 mod view;
 
 pub use arena::{ArenaFormat, ArenaLayout, ObjectHeader, Pos, Slot, TypeKind};
 pub use builder::{Heap, HeapBuilder};
-pub use error::{BuildError, Problem, Section, SnapshotError, StoreError, WriteError};
+pub use error::{BuildError, Problem, Section, SinkError, SnapshotError, StoreError, WriteError};
 pub use generate::{generate, generate_heap, GenConfig, GenError, GenInfo, Generated, Shape};
 pub use graph::HeapGraph;
 pub use oracle::{mark_sequential, oracle, OracleInput, OracleResult};

@@ -44,6 +44,9 @@ pub struct OracleResult {
     pub objects: u64,
     /// Bytes of the objects marked (their `size_bytes`): the live bytes.
     pub bytes: u64,
+    /// The marked objects' `footprint_bytes` (their arena bytes in a snapshot
+    /// that records runtime sizes; else the same as `bytes`).
+    pub footprint_bytes: u64,
     /// Non-null reference slots scanned in marked objects, of every kind.
     pub references: u64,
     /// Every soft, weak, phantom and ephemeron slot of a marked object, in
@@ -149,6 +152,7 @@ pub fn oracle<M: ObjectModel + MarkIndex>(model: &M, input: &OracleInput<'_>) ->
         marked: o.marked,
         objects: o.objects,
         bytes: o.bytes,
+        footprint_bytes: o.footprint_bytes,
         references: o.references,
         weak_refs: o.found,
         cleared,
@@ -179,6 +183,7 @@ struct Oracle<'m, M> {
     found: Vec<WeakRef>,
     objects: u64,
     bytes: u64,
+    footprint_bytes: u64,
     references: u64,
     by_type: Vec<(u64, u64)>,
 }
@@ -193,6 +198,7 @@ impl<'m, M: ObjectModel + MarkIndex> Oracle<'m, M> {
             found: Vec::new(),
             objects: 0,
             bytes: 0,
+            footprint_bytes: 0,
             references: 0,
             by_type: vec![(0, 0); model.type_count()],
         }
@@ -221,6 +227,7 @@ impl<'m, M: ObjectModel + MarkIndex> Oracle<'m, M> {
             self.objects += 1;
             let size = model.size_bytes(obj) as u64;
             self.bytes += size;
+            self.footprint_bytes += model.footprint_bytes(obj) as u64;
             if !self.by_type.is_empty() {
                 let t = &mut self.by_type[model.type_id(obj)];
                 t.0 += 1;

@@ -108,6 +108,17 @@ fn target(base: usize, offset: usize) -> Option<ObjRef> {
     NonZeroUsize::new(base.wrapping_add(offset)).map(ObjRef::from_aligned)
 }
 
+/// The kind of a slot of a weak-slots object: weak if it carries the
+/// per-slot weak mark, else strong.
+#[inline(always)]
+fn weak_or_strong(weak: bool) -> SlotKind {
+    if weak {
+        SlotKind::Weak
+    } else {
+        SlotKind::Strong
+    }
+}
+
 impl<'a> HeapView<'a> {
     /// Wraps validated parts. Crate-internal: the type's existence is the
     /// proof of validation.
@@ -499,15 +510,7 @@ impl<'a> HeapView<'a> {
                     k += usize::from(weak);
                     let v = self.load32(j as usize) as usize;
                     if let Some(t) = (v != 0).then(|| target(base, v << 3)).flatten() {
-                        visit(
-                            i,
-                            t,
-                            if weak {
-                                SlotKind::Weak
-                            } else {
-                                SlotKind::Strong
-                            },
-                        );
+                        visit(i, t, weak_or_strong(weak));
                     }
                 }
                 return;
@@ -518,15 +521,7 @@ impl<'a> HeapView<'a> {
                     let offset = (v & !WEAK_BIT) as usize;
                     if let Some(t) = (offset != 0).then(|| target(base, offset)).flatten() {
                         let weak = v & WEAK_BIT != 0;
-                        visit(
-                            i,
-                            t,
-                            if weak {
-                                SlotKind::Weak
-                            } else {
-                                SlotKind::Strong
-                            },
-                        );
+                        visit(i, t, weak_or_strong(weak));
                     }
                 }
                 return;
@@ -585,6 +580,11 @@ impl ObjectModel for HeapView<'_> {
         } else {
             self.format.object_words(layout) as usize * 8
         }
+    }
+
+    #[inline(always)]
+    fn footprint_bytes(&self, obj: ObjRef) -> usize {
+        self.format.object_words(self.load64(self.index(obj))) as usize * 8
     }
 
     #[inline(always)]
@@ -782,6 +782,9 @@ mod tests {
             let r: Vec<ObjRef> = pos.iter().map(|&p| v.obj_ref(p).unwrap()).collect();
             assert_eq!(heap.finalizable(), &[r[1]]);
             assert_eq!(v.size_bytes(r[0]), 100);
+            for (h, &o) in headers.iter().zip(&r) {
+                assert_eq!(v.footprint_bytes(o) as u64, h.size_words(layout) * 8);
+            }
             assert_eq!(v.runtime_bytes(), 500);
             assert_eq!(v.object_bytes(), 5 * 104);
             for (i, k) in [SlotKind::Weak, SlotKind::Soft, SlotKind::Phantom]

@@ -5,8 +5,8 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use stealmark_heap::{
-    generate_heap, mark_sequential, ArenaLayout, GenConfig, HeapGraph, MarkIndex, ObjectModel,
-    Shape, SlotKind,
+    generate_heap, mark_sequential, oracle, ArenaLayout, GenConfig, HeapGraph, MarkIndex,
+    ObjectModel, OracleInput, Shape, SlotKind,
 };
 
 fn fingerprint(config: &GenConfig) -> u64 {
@@ -32,7 +32,9 @@ fn shape_names_round_trip() {
             "wide",
             "big-array",
             "dag",
-            "runtime"
+            "runtime",
+            "weak",
+            "ephemeron-chain"
         ]
     );
     for s in Shape::ALL {
@@ -45,7 +47,12 @@ fn shape_names_round_trip() {
 #[test]
 fn every_shape_matches_its_claims() {
     for &shape in Shape::ALL {
-        for garbage in [0.0, 0.3] {
+        let fractions: &[f64] = if shape == Shape::EphemeronChain {
+            &[0.0]
+        } else {
+            &[0.0, 0.3]
+        };
+        for &garbage in fractions {
             let config = GenConfig::new(shape, 20_000).seed(11).garbage(garbage);
             let g = generate_heap(&config).unwrap();
             let view = g.heap.view();
@@ -59,8 +66,17 @@ fn every_shape_matches_its_claims() {
             if shape != Shape::Dag {
                 assert_eq!(g.info.objects, 20_000, "{shape}");
             }
-            let oracle = mark_sequential(&view, g.heap.roots());
+            let input = OracleInput {
+                finalizable: g.heap.finalizable(),
+                ..OracleInput::roots(g.heap.roots())
+            };
+            let oracle = oracle(&view, &input);
             assert_eq!(oracle.marked.count(), oracle.objects);
+            assert_eq!(
+                g.heap.finalizable().len() as u64,
+                g.info.finalizable,
+                "{shape}"
+            );
             if let Some(reachable) = g.info.reachable {
                 assert_eq!(oracle.objects, reachable, "{shape} garbage {garbage}");
             }

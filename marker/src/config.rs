@@ -166,6 +166,20 @@ pub struct MarkerConfig {
     /// Arrays with more than twice this many slots are scanned in chunks of
     /// this many slots, claimed by any worker.
     pub array_chunk: usize,
+    /// Count live objects, their bytes and a histogram by type while
+    /// marking ([`Report::live_bytes`](crate::Report::live_bytes),
+    /// [`Report::live_by_type`](crate::Report::live_by_type)). It costs a
+    /// few percent of the pause (`docs/benchmarks.md`, "Runtime contract");
+    /// a runtime that counts live bytes in its sweep can turn it off, and
+    /// then live bytes are zero and the histogram empty (live objects are
+    /// still counted: the workers count objects scanned anyway).
+    pub count_live: bool,
+    /// Rounds of ephemeron resolution per collection that register waiting
+    /// ephemerons in a step of their own and then read the key index
+    /// without locks or fences; a later round shares the index and
+    /// registers ephemerons as it finds them (fenced), ending the rounds
+    /// (`docs/design.md`, "Ephemerons"). 0 shares it from the first round.
+    pub ephemeron_frozen_rounds: u32,
     /// Objects scanned between two samples of the deque-length timeline
     /// (0 turns the timeline off).
     pub timeline_interval: u32,
@@ -273,6 +287,8 @@ impl Default for MarkerConfig {
             deque_reserve: 32,
             deque_capacity: 4096,
             array_chunk: 512,
+            count_live: true,
+            ephemeron_frozen_rounds: 4,
             timeline_interval: 4096,
             spans: false,
             seed: 0x5EED_57EA_1A4C,

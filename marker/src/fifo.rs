@@ -1,4 +1,5 @@
-//! The prefetch FIFO between a worker's mark stack and its scan loop.
+//! The prefetch FIFO between a worker's mark stack and its scan loop, and
+//! the batch of objects scanned that wait to be counted live.
 //!
 //! An object popped from the stack is prefetched and enters the FIFO; it is
 //! scanned when it leaves, `depth` pops later, by which time its cache line
@@ -46,6 +47,51 @@ impl Fifo {
         self.head = (self.head + 1) % MarkerConfig::MAX_PREFETCH;
         self.len -= 1;
         Some(w)
+    }
+}
+
+/// A fixed buffer of mark-stack words, filled one by one and emptied at
+/// once (the objects scanned and not yet counted live).
+pub(crate) struct Batch {
+    words: [usize; ACCOUNT_BATCH],
+    len: usize,
+}
+
+/// The batch's capacity.
+const ACCOUNT_BATCH: usize = crate::worker::ACCOUNT_BATCH;
+
+impl Batch {
+    pub(crate) const fn new() -> Batch {
+        Batch {
+            words: [0; ACCOUNT_BATCH],
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Appends `w`; the caller empties a full batch first.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, w: usize) {
+        self.words[self.len] = w;
+        self.len += 1;
+    }
+
+    /// Empties the batch.
+    #[inline(always)]
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+impl<'a> IntoIterator for &'a Batch {
+    type Item = &'a usize;
+    type IntoIter = std::slice::Iter<'a, usize>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.words[..self.len].iter()
     }
 }
 

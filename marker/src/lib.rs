@@ -1,14 +1,143 @@
-//! The stealmark parallel mark engine.
+//! The stealmark parallel mark engine, and how a runtime embeds it as its
+//! mark phase.
 //!
 //! A [`Marker`] owns a pool of persistent GC worker threads, parked between
-//! collections (the thread that calls [`Marker::mark`] is worker 0), and one work-stealing deque per worker. Each call to
-//! [`Marker::mark`] traces a heap (any [`ObjectModel`]) from a set of roots,
-//! in the style of Flood et al. (2001):
+//! collections (the thread that calls a collection is worker 0), and one
+//! work-stealing deque per worker. A collection traces a heap from its
+//! roots in parallel, in the style of Flood et al. (2001), and implements
+//! the whole runtime contract: soft, weak and phantom references,
+//! ephemerons (WeakMap entries) and finalization with resurrection, in the
+//! order `docs/design.md` ("Runtime contract") gives.
 //!
-//! - each worker marks its share of the roots, then pops grey objects from
-//!   its private stack (else its deque), through a small prefetch FIFO, and
-//!   scans them; each target's mark word is prefetched through a second
-//!   FIFO, and the targets whose mark bit it set go on its private stack;
+//! # Embedding guide
+//!
+//! A runtime's binding supplies four things and gets one report back.
+//!
+//! 1. **The object model** ([`ObjectModel`]): each object's size, its
+//!    reference slots and their [`SlotKind`]s (strong, soft, weak, phantom,
+//!    or an ephemeron's value with its key), and optionally its type, for a
+//!    live-object histogram. The engine is generic over it and
+//!    monomorphised, so `scan_slots` inlines into the mark loop. Slots are
+//!    reported with their index, and that index comes back in the report of
+//!    cleared slots.
+//! 2. **Mark bits.** Either the marker's own side bitmap ([`Marker::collect`],
+//!    [`Marker::mark`]: the heap also implements [`MarkIndex`], dense
+//!    indices), or the runtime's own bits, for example in object headers
+//!    ([`Marker::collect_with`], [`Marker::mark_with`]: implement
+//!    [`MarkStore`], whose `try_mark` is an atomic read-modify-write and
+//!    `is_marked` an atomic load of the same bit; clear the bits before each
+//!    collection).
+//! 3. **Roots and finalizable objects**, each a [`RootSource`]: chunks the
+//!    workers claim in parallel (one per thread stack, per block of
+//!    handles, ...). A slice of references is split into chunks of
+//!    [`ROOT_CHUNK`](model::ROOT_CHUNK). Registered finalizable objects are
+//!    the runtime's list of objects with finalizers that have not run yet.
+//! 4. **A soft-reference policy** ([`SoftRefs`](model::SoftRefs)): clear
+//!    every soft referent that is not strongly reachable (when memory is
+//!    short), keep them all, or ask the runtime per referent
+//!    ([`SoftRefPolicy`](model::SoftRefPolicy), called from the workers in
+//!    parallel).
+//!
+//! They go into a [`Collection`]; the result is a [`Report`] (with the
+//! bitmap, a [`Marking`]), borrowed from the marker until the next
+//! collection. It gives
+//!
+//! - the slots to clear ([`Report::cleared`], or [`Report::cleared_by_worker`]
+//!   to clear them with several threads): `holder`'s field `slot`, exactly;
+//! - the objects whose finalizers should run ([`Report::to_finalize`]): they
+//!   are marked, with everything they reach, and the runtime unregisters
+//!   them (a finalizer runs once);
+//! - live objects and bytes, in total and per type ([`Report::live_bytes`],
+//!   [`Report::live_by_type`]), counted by the workers while they mark;
+//! - statistics ([`MarkStats`]): per worker, per step.
+//!
+//! Then the runtime sweeps: everything unmarked is garbage.
+//!
+//! ```
+//! use std::ops::Range;
+//! use stealmark_marker::{Collection, MarkIndex, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind};
+//!
+//! /// Object `i` has the slots `self.0[i]`: (target, kind).
+//! struct Heap(Vec<Vec<(usize, Kind)>>);
+//! #[derive(Clone, Copy)]
+//! enum Kind { Strong, Weak, Value { key: usize } }
+//!
+//! impl ObjectModel for Heap {
+//!     fn size_bytes(&self, o: ObjRef) -> usize { 16 + 8 * self.0[o.index()].len() }
+//!     fn slot_count(&self, o: ObjRef) -> usize { self.0[o.index()].len() }
+//!     fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(&self, o: ObjRef, s: Range<usize>, mut visit: V) {
+//!         let slots = &self.0[o.index()];
+//!         for i in s.start..s.end.min(slots.len()) {
+//!             let (target, kind) = slots[i];
+//!             let kind = match kind {
+//!                 Kind::Strong => SlotKind::Strong,
+//!                 Kind::Weak => SlotKind::Weak,
+//!                 Kind::Value { key } => SlotKind::Ephemeron { key: ObjRef::from_index(key) },
+//!             };
+//!             visit(i, ObjRef::from_index(target), kind);
+//!         }
+//!     }
+//!     fn prefetch(&self, _: ObjRef) {} // the words are not addresses
+//! }
+//! impl MarkIndex for Heap {
+//!     fn mark_index_bound(&self) -> usize { self.0.len() }
+//!     fn mark_index(&self, o: ObjRef) -> usize { o.index() }
+//! }
+//!
+//! use Kind::*;
+//! let heap = Heap(vec![
+//!     vec![(1, Strong), (2, Strong), (5, Weak)],                           // 0: the root
+//!     vec![(2, Weak), (3, Value { key: 2 }), (4, Weak), (5, Value { key: 4 })], // 1: a WeakMap
+//!     vec![], vec![], vec![], vec![],
+//!     vec![(7, Strong)], // 6: finalizable, unreachable
+//!     vec![],
+//! ]);
+//! let roots = [ObjRef::from_index(0)];
+//! let finalizable = [ObjRef::from_index(6)];
+//! let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
+//! let m = marker.collect(&heap, &Collection::new(&roots[..]).finalizable(&finalizable[..]));
+//! // Key 2 is live, so value 3 is too; key 4 is dead, so is 5; 6 is
+//! // resurrected for its finalizer, with 7.
+//! assert_eq!(m.bitmap.iter().collect::<Vec<_>>(), [0, 1, 2, 3, 6, 7]);
+//! let report = m.report();
+//! let mut cleared: Vec<(usize, usize)> =
+//!     report.cleared().map(|w| (w.holder.index(), w.slot)).collect();
+//! cleared.sort();
+//! // The root's weak field to 5, and the dead entry (4 -> 5): its key slot
+//! // and its value slot.
+//! assert_eq!(cleared, [(0, 2), (1, 2), (1, 3)]);
+//! assert_eq!(report.to_finalize().collect::<Vec<_>>(), [ObjRef::from_index(6)]);
+//! assert_eq!(report.live_objects(), 6);
+//! ```
+//!
+//! `examples/embed_runtime.rs` (in the repository root) is a small runtime
+//! built this way: header mark bits, weak fields, WeakMaps, finalizers, a
+//! sweep, and invariants checked after every collection.
+//!
+//! ## Threads, memory and failure
+//!
+//! - Every callback (`scan_slots`, `RootSource::scan_chunk`,
+//!   `SoftRefPolicy::keep`, the mark store) runs on the GC workers, in
+//!   parallel; the heap must not change during a collection.
+//! - Buffers (deques, stacks, records, the key index) grow to the largest
+//!   collection seen and are reused: a steady state allocates nothing.
+//! - A heap that breaks its contract (a reference outside the heap, a
+//!   `type_id` out of range) makes a worker panic; the collection re-raises
+//!   the panic on the calling thread. The marker stays usable: the next
+//!   collection first empties whatever the failed one left in the deques.
+//!
+//! # The engine
+//!
+//! A collection is a sequence of *steps* (`StepKind`), each one parallel
+//! job of every worker with its own termination; a step that has nothing
+//! to do does not run, so a heap with only strong slots costs one step.
+//! In each marking step:
+//!
+//! - workers claim root chunks through an atomic counter, mark their
+//!   references and trace from them; then pop grey objects from a private
+//!   stack (else their deque), through a small prefetch FIFO, and scan
+//!   them; each target's mark word is prefetched through a second FIFO,
+//!   and the targets whose mark bit a worker set go on its private stack;
 //! - a worker shares its oldest private objects through its deque: a small
 //!   reserve while everyone is busy, generously while anyone is hungry;
 //! - a worker whose deque is empty steals (one item or half a deque) from
@@ -19,52 +148,34 @@
 //! - a bounded (`abp`) deque overflows into storage shared by all workers;
 //! - termination is detected through one global status word; idle workers
 //!   spin, yield, then park, and busy workers wake them in proportion to the
-//!   work they have to spare.
+//!   work they have to spare;
+//! - non-strong slots are recorded by the worker that finds them and judged
+//!   by it, in parallel with the others; ephemerons whose keys are not yet
+//!   marked wait in a key index, so that marking a key releases exactly its
+//!   values (linear in the number of entries, chains included).
 //!
 //! The engine is generic over the deque kind and the heap, and monomorphised:
 //! the run-time [`MarkerConfig::deque`], any [`DequeKind`], picks the
 //! instantiation through [`DequeKind::dispatch`], once in [`Marker::new`]
-//! (which makes that kind's deques) and once per phase (which runs the mark
-//! loop compiled for that kind).
-//!
-//! ```
-//! use stealmark_marker::{MarkIndex, ObjRef, ObjectModel, SlotKind};
-//! use stealmark_marker::{Marker, MarkerConfig};
-//!
-//! /// A heap of `n` objects where object `i` points to `2i+1` and `2i+2`.
-//! struct Tree(usize);
-//! impl ObjectModel for Tree {
-//!     fn size_bytes(&self, _: ObjRef) -> usize { 24 }
-//!     fn slot_count(&self, _: ObjRef) -> usize { 2 }
-//!     fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(&self, o: ObjRef, s: std::ops::Range<usize>, mut v: V) {
-//!         for k in s.start.min(2)..s.end.min(2) {
-//!             let c = 2 * o.index() + 1 + k;
-//!             if c < self.0 { v(k, ObjRef::from_index(c), SlotKind::Strong) }
-//!         }
-//!     }
-//!     fn prefetch(&self, _: ObjRef) {}
-//! }
-//! impl MarkIndex for Tree {
-//!     fn mark_index_bound(&self) -> usize { self.0 }
-//!     fn mark_index(&self, o: ObjRef) -> usize { o.index() }
-//! }
-//!
-//! let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
-//! let heap = Tree(1000);
-//! let root = ObjRef::from_index(0);
-//! let marking = marker.mark(&heap, &[root]);
-//! assert_eq!(marking.bitmap.count(), 1000);
-//! assert_eq!(marking.stats.objects_marked(), 1000);
-//! ```
+//! (which makes that kind's deques) and once per collection (which runs the
+//! mark loop compiled for that kind).
 
 mod arrays;
+mod barrier;
 #[cfg(feature = "bench")]
 pub mod bench;
+mod collection;
 mod config;
+mod driver;
+mod engines;
+mod ephemeron;
 mod fifo;
+mod marker;
 mod overflow;
 mod pool;
 mod private;
+mod report;
+mod roots;
 #[cfg(feature = "bench")]
 pub mod sequential;
 mod stats;
@@ -78,240 +189,17 @@ pub mod sync;
 mod termination;
 mod worker;
 
-use std::any::Any;
-use std::time::Instant;
-
-use parking_lot::Mutex;
-use stealmark_deques::{DequeVisitor, WorkDeque};
-
+pub use collection::Collection;
 pub use config::{
     BalancePolicy, ConfigError, DequeKind, MarkerConfig, StealAmount, VictimSelection,
 };
-pub use stats::{MarkStats, Span, SpanKind, TimelineSample, WorkerRecord, WorkerStats};
-pub use stealmark_model::{
-    self as model, MarkBitmap, MarkIndex, MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef,
+pub use marker::Marker;
+pub use report::{Marking, Report};
+pub use stats::{
+    EphemeronStats, MarkStats, Span, SpanKind, StepKind, StepRecord, TimelineSample, TypeCount,
+    WorkerRecord, WorkerStats,
 };
-
-use pool::Pool;
-use termination::Termination;
-use worker::{Engine, Phase};
-
-/// The engine of the configured deque kind, an `Engine<D>` for the `D` that
-/// [`DequeKind::dispatch`] picks for [`MarkerConfig::deque`], behind its
-/// type. A phase dispatches on the kind again and recovers the
-/// `Engine<D>` with one type check ([`Engines::get`]); everything after it
-/// is monomorphised for `D`.
-struct Engines(Box<dyn Any + Send + Sync>);
-
-impl Engines {
-    fn new(config: &MarkerConfig) -> Engines {
-        /// Makes the engine of one deque kind.
-        struct New<'a>(&'a MarkerConfig);
-        impl DequeVisitor for New<'_> {
-            type Output = Engines;
-            fn visit<D: WorkDeque>(self) -> Engines {
-                Engines(Box::new(Engine::<D>::new(self.0)))
-            }
-        }
-        config.deque.dispatch(New(config))
-    }
-
-    /// The engine, which must be an `Engine<D>`: `D` is the type that
-    /// dispatching on the kind these engines were made for gives.
-    fn get<D: WorkDeque>(&mut self) -> &mut Engine<D> {
-        self.0
-            .downcast_mut()
-            .expect("the engine was made for the configured deque kind")
-    }
-}
-
-/// One phase of [`Marker::run`], run over the configured deque kind: the
-/// marker's parts it uses and the phase's arguments. Returns the payload of
-/// a worker's panic, if one panicked.
-struct RunPhase<'a, H, S> {
-    engines: &'a mut Engines,
-    pool: &'a Pool,
-    term: &'a Termination,
-    config: &'a MarkerConfig,
-    records: &'a mut Vec<WorkerRecord>,
-    heap: &'a H,
-    store: &'a S,
-    roots: &'a [ObjRef],
-    clear: Option<&'a MarkBitmap>,
-    start: Instant,
-}
-
-impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for RunPhase<'_, H, S> {
-    type Output = Option<Box<dyn Any + Send>>;
-
-    fn visit<D: WorkDeque>(self) -> Self::Output {
-        let engine = self.engines.get::<D>();
-        engine.reset();
-        let phase = Phase {
-            engine: &*engine,
-            heap: self.heap,
-            store: self.store,
-            roots: self.roots,
-            config: self.config,
-            term: self.term,
-            start: self.start,
-            clear: self.clear,
-            cleared: std::sync::atomic::AtomicUsize::new(0),
-            panic: Mutex::new(None),
-        };
-        self.pool.broadcast(&|i| phase.run_worker(i));
-        let panic = phase.panic.into_inner();
-        // Hand the records to the stats, keeping both sets of buffers.
-        self.records
-            .resize_with(self.config.workers, WorkerRecord::default);
-        engine.finish_phase(self.records);
-        panic
-    }
-}
-
-/// The parallel mark engine: persistent workers, their deques, and the
-/// buffers of the last phase (reused by the next one).
-pub struct Marker {
-    config: MarkerConfig,
-    pool: Pool,
-    term: Termination,
-    engines: Engines,
-    bitmap: MarkBitmap,
-    stats: MarkStats,
-}
-
-/// The result of [`Marker::mark`]: borrowed from the marker until its next
-/// phase.
-#[derive(Debug, Clone, Copy)]
-pub struct Marking<'m> {
-    /// One bit per mark index, set for every reachable object.
-    pub bitmap: &'m MarkBitmap,
-    /// The phase's statistics.
-    pub stats: &'m MarkStats,
-}
-
-impl Marking<'_> {
-    /// Whether `obj` was marked.
-    pub fn is_marked<H: ObjectModel + MarkIndex>(&self, heap: &H, obj: ObjRef) -> bool {
-        self.bitmap.contains(heap.mark_index(obj))
-    }
-
-    /// Every weak reference found in a reachable object (not traced).
-    pub fn weak_refs(&self) -> impl Iterator<Item = &WeakRef> + '_ {
-        self.stats.workers.iter().flat_map(|r| r.weak_refs.iter())
-    }
-}
-
-impl Marker {
-    /// Validates `config`, starts `config.workers - 1` worker threads (the
-    /// thread that calls `mark` is worker 0; the others are parked
-    /// until the first phase) and allocates their deques.
-    pub fn new(config: MarkerConfig) -> Result<Marker, ConfigError> {
-        config.validate()?;
-        let engines = Engines::new(&config);
-        Ok(Marker {
-            pool: Pool::new(config.workers),
-            term: Termination::new(),
-            engines,
-            bitmap: MarkBitmap::default(),
-            stats: MarkStats::default(),
-            config,
-        })
-    }
-
-    /// The current configuration.
-    pub fn config(&self) -> &MarkerConfig {
-        &self.config
-    }
-
-    /// Switches to `config`. Keeps the worker threads when the worker count
-    /// is unchanged and the deques when their kind and capacity are too.
-    pub fn reconfigure(&mut self, config: MarkerConfig) -> Result<(), ConfigError> {
-        config.validate()?;
-        let old = &self.config;
-        if config.workers != old.workers
-            || config.deque != old.deque
-            || config.deque_capacity != old.deque_capacity
-        {
-            self.engines = Engines::new(&config);
-        }
-        if config.workers != self.pool.workers() {
-            self.pool = Pool::new(config.workers);
-        }
-        self.config = config;
-        Ok(())
-    }
-
-    /// Marks everything reachable from `roots` in the marker's own side
-    /// bitmap, which the workers clear first (each its own part, so that the
-    /// bitmap's lines start out in the caches of the cores that mark), and
-    /// returns it with the statistics.
-    ///
-    /// Panics if a worker panicked (a heap whose [`ObjectModel`] breaks its
-    /// contract), re-raising the worker's panic.
-    pub fn mark<H: ObjectModel + MarkIndex>(&mut self, heap: &H, roots: &[ObjRef]) -> Marking<'_> {
-        let start = Instant::now();
-        let mut bitmap = std::mem::take(&mut self.bitmap);
-        bitmap.resize_uncleared(heap.mark_index_bound());
-        self.run(heap, roots, &bitmap, Some(&bitmap), start);
-        self.bitmap = bitmap;
-        Marking {
-            bitmap: &self.bitmap,
-            stats: &self.stats,
-        }
-    }
-
-    /// Marks everything reachable from `roots` in `store` (for example mark
-    /// bits in object headers), which the caller has cleared. Returns the
-    /// phase's statistics.
-    pub fn mark_with<H: ObjectModel, S: MarkStore<H>>(
-        &mut self,
-        heap: &H,
-        roots: &[ObjRef],
-        store: &S,
-    ) -> &MarkStats {
-        self.run(heap, roots, store, None, Instant::now());
-        &self.stats
-    }
-
-    fn run<H: ObjectModel, S: MarkStore<H>>(
-        &mut self,
-        heap: &H,
-        roots: &[ObjRef],
-        store: &S,
-        clear: Option<&MarkBitmap>,
-        start: Instant,
-    ) {
-        self.term.reset(self.config.workers);
-        let phase_start = Instant::now();
-        let panic = self.config.deque.dispatch(RunPhase {
-            engines: &mut self.engines,
-            pool: &self.pool,
-            term: &self.term,
-            config: &self.config,
-            records: &mut self.stats.workers,
-            heap,
-            store,
-            roots,
-            clear,
-            start: phase_start,
-        });
-        let end = Instant::now();
-        if let Some(payload) = panic {
-            std::panic::resume_unwind(payload);
-        }
-        let phase_ns = (end - phase_start).as_nanos() as u64;
-        let last_work = self
-            .stats
-            .workers
-            .iter()
-            .map(|r| r.stats.last_work_ns)
-            .max()
-            .unwrap_or(0);
-        self.stats.config = Some(self.config.clone());
-        self.stats.pause_ns = (end - start).as_nanos() as u64;
-        self.stats.phase_ns = phase_ns;
-        self.stats.termination_latency_ns = phase_ns.saturating_sub(last_work);
-        self.stats.roots = roots.len() as u64;
-    }
-}
+pub use stealmark_model::{
+    self as model, MarkBitmap, MarkIndex, MarkStore, ObjRef, ObjectModel, RootSource, SlotKind,
+    WeakRef,
+};

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use stealmark_model::WeakRef;
+use stealmark_model::{ObjRef, WeakRef};
 
 use crate::config::MarkerConfig;
 
@@ -58,6 +58,35 @@ pub struct WorkerStats {
     pub termination_ns: u64,
     /// When this worker finished scanning its last object.
     pub last_work_ns: u64,
+    /// Bytes of the objects this worker scanned (their `size_bytes`): its
+    /// share of the live bytes.
+    pub live_bytes: u64,
+    /// The [`footprint_bytes`](stealmark_model::ObjectModel::footprint_bytes)
+    /// of the objects this worker scanned.
+    pub live_footprint_bytes: u64,
+    /// References this worker read from root chunks.
+    pub roots: u64,
+    /// Root chunks this worker claimed.
+    pub root_chunks: u64,
+    /// Time spent marking roots (claiming chunks and marking their
+    /// references, not tracing from them).
+    pub root_ns: u64,
+    /// Ephemeron slots this worker found in marked objects.
+    pub ephemerons: u64,
+    /// Ephemeron entries this worker put in the key index (their key was
+    /// unmarked after the strong closure, or when found later).
+    pub ephemerons_registered: u64,
+    /// Values this worker took from the key index because it marked their
+    /// key.
+    pub ephemerons_released: u64,
+    /// Ephemeron slots this worker judged live (key marked at the end).
+    pub ephemeron_values_traced: u64,
+    /// Soft referents this worker kept alive by the soft-reference policy.
+    pub soft_kept: u64,
+    /// Slots this worker reported cleared.
+    pub cleared: u64,
+    /// Objects this worker reported to finalize.
+    pub finalized: u64,
 }
 
 /// One sample of a worker's deque length.
@@ -119,10 +148,23 @@ pub struct WorkerRecord {
     pub spans: Vec<Span>,
     /// Spans not recorded because the buffer was full.
     pub spans_dropped: u64,
-    /// Weak references this worker found (not serialised: they are heap
+    /// Every soft, weak, phantom and ephemeron slot this worker found in a
+    /// marked object, in the order found (not serialised: they are heap
     /// addresses, meaningless outside the process).
     #[serde(skip)]
     pub weak_refs: Vec<WeakRef>,
+    /// The slots this worker judged cleared (J1 and J2 of the runtime
+    /// contract).
+    #[serde(skip)]
+    pub cleared: Vec<WeakRef>,
+    /// The finalizable objects this worker found unreachable (and
+    /// resurrected); no object is in two workers' lists.
+    #[serde(skip)]
+    pub to_finalize: Vec<ObjRef>,
+    /// Per type id, the objects this worker scanned (empty when the heap has
+    /// no types).
+    #[serde(skip)]
+    pub live_by_type: Vec<TypeCount>,
 }
 
 impl WorkerRecord {
@@ -132,32 +174,118 @@ impl WorkerRecord {
     /// Spans kept per worker.
     pub const MAX_SPANS: usize = 1 << 16;
 
-    pub(crate) fn clear(&mut self) {
+    /// Empties the record for a new collection of a heap with `types` types,
+    /// keeping every buffer.
+    pub(crate) fn clear(&mut self, types: usize) {
         self.stats = WorkerStats::default();
         self.timeline.clear();
         self.spans.clear();
         self.spans_dropped = 0;
         self.weak_refs.clear();
+        self.cleared.clear();
+        self.to_finalize.clear();
+        self.live_by_type.clear();
+        self.live_by_type.resize(types, TypeCount::default());
     }
 }
 
-/// Statistics of one mark phase.
+/// Statistics and records of one collection (every step of it).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct MarkStats {
     /// The configuration that produced them.
     pub config: Option<MarkerConfig>,
     /// Per-worker records, indexed by worker.
     pub workers: Vec<WorkerRecord>,
-    /// Wall time of the whole `mark` call: bitmap reset, hand-off, marking,
-    /// termination and hand-back.
+    /// Wall time of the whole call (`mark`, `collect`, ...): every step,
+    /// with its hand-off and hand-back, and the bookkeeping between.
     pub pause_ns: u64,
-    /// Wall time from the hand-off to the workers to the end of the phase.
+    /// Wall time from the first hand-off to the workers to the end of the
+    /// last step.
     pub phase_ns: u64,
-    /// From the last object scanned (by any worker) to the end of the pause:
-    /// the termination latency.
+    /// From the last object scanned (by any worker) to the end of the first
+    /// step (the strong closure from the roots): the termination latency.
     pub termination_latency_ns: u64,
-    /// Roots given.
+    /// Roots read (every reference of every root chunk).
     pub roots: u64,
+    /// Objects marked: the live objects.
+    pub live_objects: u64,
+    /// Bytes of the objects marked (their `size_bytes`): the live bytes.
+    pub live_bytes: u64,
+    /// The live objects'
+    /// [`footprint_bytes`](stealmark_model::ObjectModel::footprint_bytes)
+    /// (their storage in a heap snapshot; the live bytes for a runtime's
+    /// heap).
+    pub live_footprint_bytes: u64,
+    /// Per type id, the live objects and bytes (empty when the heap has no
+    /// types): the workers' counts, summed.
+    pub live_by_type: Vec<TypeCount>,
+    /// The steps of the collection, in order (see [`StepKind`]).
+    pub steps: Vec<StepRecord>,
+}
+
+/// Live objects and bytes of one type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TypeCount {
+    /// Objects.
+    pub objects: u64,
+    /// Bytes (the sum of their `size_bytes`).
+    pub bytes: u64,
+}
+
+/// A step of a collection: one parallel job of every worker, with its own
+/// termination. `docs/design.md` ("Runtime contract") gives the algorithm
+/// of each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepKind {
+    /// Mark the roots, chunk by chunk, and trace (the strong closure; soft
+    /// slots too when every soft referent is kept).
+    Roots,
+    /// Register the ephemerons found waiting for their keys in the key
+    /// index (nothing is marked).
+    Register,
+    /// Trace the values of the waiting ephemerons whose keys were marked by
+    /// then, and trace, releasing the values of every key marked (the
+    /// rounds of ephemeron resolution). After many rounds, one that
+    /// registers ephemerons as it finds them instead.
+    Resolve,
+    /// Ask the soft-reference policy about the soft slots found since the
+    /// last time, mark the referents it keeps, and trace.
+    Soft,
+    /// Judge soft and weak slots (J1), take the unreachable finalizable
+    /// objects, resurrect them, and trace.
+    Finalize,
+    /// Judge the remaining slots (J2): phantom and ephemeron slots, and soft
+    /// and weak slots found since J1.
+    Judge,
+}
+
+/// One step of a collection, as it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StepRecord {
+    /// What the step did.
+    pub kind: StepKind,
+    /// Whether newly marked objects were checked against the ephemeron key
+    /// index (every marking step after the first `register`).
+    pub watch: bool,
+    /// Wall time, from the hand-off to the workers to the last one's return.
+    pub ns: u64,
+}
+
+/// Ephemeron figures of a collection (see [`crate::Report::ephemerons`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct EphemeronStats {
+    /// Ephemeron slots found in marked objects.
+    pub pairs: u64,
+    /// Entries that waited in the key index.
+    pub registered: u64,
+    /// Values released from the key index by the marking of their keys.
+    pub released: u64,
+    /// Ephemeron slots whose key was marked at the end (the live entries;
+    /// their values were traced through them).
+    pub values_traced: u64,
+    /// `resolve` steps: the rounds of ephemeron resolution.
+    pub rounds: u64,
 }
 
 impl MarkStats {
@@ -190,8 +318,30 @@ impl MarkStats {
             t.termination_attempts += s.termination_attempts;
             t.termination_ns += s.termination_ns;
             t.last_work_ns = t.last_work_ns.max(s.last_work_ns);
+            t.live_bytes += s.live_bytes;
+            t.live_footprint_bytes += s.live_footprint_bytes;
+            t.roots += s.roots;
+            t.root_chunks += s.root_chunks;
+            t.root_ns += s.root_ns;
+            t.ephemerons += s.ephemerons;
+            t.ephemerons_registered += s.ephemerons_registered;
+            t.ephemerons_released += s.ephemerons_released;
+            t.ephemeron_values_traced += s.ephemeron_values_traced;
+            t.soft_kept += s.soft_kept;
+            t.cleared += s.cleared;
+            t.finalized += s.finalized;
         }
         t
+    }
+
+    /// The longest root phase of any worker: the time until every root was
+    /// marked.
+    pub fn root_phase_ns(&self) -> u64 {
+        self.workers
+            .iter()
+            .map(|r| r.stats.root_ns)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Objects marked in total.

@@ -1,15 +1,21 @@
 //! With the test-only `inject-delays` feature, workers yield and sleep at
-//! random points (before steals, while idle, while marking). Marking must
-//! still find exactly the oracle's set and must never hang.
+//! random points (before steals, while idle, while marking, when they find
+//! non-strong slots, when they check the ephemeron key index). A collection
+//! must still produce exactly the oracle's results (marked set, slots
+//! scanned per object, so array chunks; non-strong slots found, slots
+//! cleared, objects to finalize, counts) and must never hang.
 //!
 //! Run: `cargo test -p stealmark-marker --features inject-delays --test delays`
 
 #![cfg(feature = "inject-delays")]
 
+mod common;
+
 use std::sync::mpsc;
 use std::time::Duration;
 
-use stealmark_heap::{generate_heap, mark_sequential, GenConfig, HeapGraph, Shape};
+use common::{check, expect, policies, random_graph};
+use stealmark_heap::{generate_heap, GenConfig, HeapGraph, OracleInput, Shape};
 use stealmark_marker::{BalancePolicy, DequeKind, Marker, MarkerConfig, StealAmount};
 use strum::VariantArray;
 
@@ -23,15 +29,24 @@ fn delayed_workers_never_lose_work_or_hang() {
             Shape::List,
             Shape::BigArray,
             Shape::Wide,
+            Shape::Weak,
+            Shape::EphemeronChain,
         ];
         let heaps: Vec<_> = shapes
             .iter()
             .map(|&s| {
                 let g = generate_heap(&GenConfig::new(s, 4000).seed(5)).unwrap();
-                let o = mark_sequential(&g.heap.view(), g.heap.roots());
-                (g, o)
+                let soft_refs = policies()[s as usize % 3];
+                let input = OracleInput {
+                    roots: g.heap.roots(),
+                    finalizable: g.heap.finalizable(),
+                    soft_refs,
+                };
+                let e = expect(&g.heap.view(), &input);
+                (g, soft_refs, e)
             })
             .collect();
+        let graphs: Vec<_> = (0..2).map(|s| random_graph(100 + s, 600)).collect();
         for &deque in DequeKind::VARIANTS.iter().filter(|d| d.exactly_once()) {
             for &workers in &[2, 3, 8, 16] {
                 for &policy in BalancePolicy::VARIANTS {
@@ -42,17 +57,36 @@ fn delayed_workers_never_lose_work_or_hang() {
                     c.deque_capacity = 32;
                     c.array_chunk = 128;
                     c.balance_interval = 4;
+                    c.private_work = workers != 3;
+                    c.ephemeron_frozen_rounds = [4, 0][workers % 2];
                     c.seed = workers as u64;
                     let mut marker = Marker::new(c).unwrap();
-                    for (g, o) in &heaps {
-                        let m = marker.mark(&g.heap.view(), g.heap.roots());
-                        assert!(
-                            *m.bitmap == o.marked,
-                            "{} {deque} {workers} {policy}: {} marked, oracle {}",
-                            g.info.shape,
-                            m.bitmap.count(),
-                            o.objects
-                        );
+                    for (g, soft_refs, e) in &heaps {
+                        let what = format!("{} {deque} {workers} {policy}", g.info.shape);
+                        let input = OracleInput {
+                            roots: g.heap.roots(),
+                            finalizable: g.heap.finalizable(),
+                            soft_refs: *soft_refs,
+                        };
+                        check(&mut marker, &g.heap.view(), &input, e, &what);
+                    }
+                    marker
+                        .reconfigure(MarkerConfig {
+                            array_chunk: 16,
+                            ..marker.config().clone()
+                        })
+                        .unwrap();
+                    for (s, (g, roots, finalizable)) in graphs.iter().enumerate() {
+                        for soft_refs in policies() {
+                            let input = OracleInput {
+                                roots,
+                                finalizable,
+                                soft_refs,
+                            };
+                            let what =
+                                format!("graph {s} {deque} {workers} {policy} {soft_refs:?}");
+                            check(&mut marker, g, &input, &expect(g, &input), &what);
+                        }
                     }
                     tx.send(()).unwrap();
                 }

@@ -1,53 +1,79 @@
-//! Oracle equality: for every generator shape, deque, policy and steal
-//! amount, at 1, 2, 3, 8 and 16 workers, the engine marks exactly the
-//! oracle's set, finds exactly its weak references, and counts exactly its
-//! objects. Each marker is reused across shapes and collections.
+//! Oracle equality: for every generator shape (`weak` and
+//! `ephemeron-chain` with their finalizable objects, under every soft
+//! policy), deque, balancing policy and steal amount, at 1, 2, 3, 8 and 16
+//! workers, with and without private work, the engine marks exactly the
+//! oracle's set, scans exactly the slots the oracle scans in every object
+//! (an array chunk scanned twice or skipped fails), finds exactly its
+//! non-strong slots, clears what it clears, finalizes what it finalizes,
+//! and counts exactly its objects, bytes, types and live ephemerons. Each
+//! marker is reused across shapes and collections.
 
-use stealmark_heap::{
-    generate_heap, mark_sequential, GenConfig, Generated, HeapGraph, OracleResult, Shape,
-};
+mod common;
+
+use common::{check, expect, policies, Expect};
+use stealmark_heap::{generate_heap, GenConfig, Generated, HeapGraph, OracleInput, Shape};
+use stealmark_marker::model::SoftRefs;
 use stealmark_marker::{
-    BalancePolicy, DequeKind, Marker, MarkerConfig, StealAmount, VictimSelection, WeakRef,
+    BalancePolicy, DequeKind, Marker, MarkerConfig, SlotKind, StealAmount, VictimSelection,
 };
 use strum::VariantArray;
 
 /// Small enough that the whole matrix runs in about a minute on 2 cores.
 const OBJECTS: u64 = 10_000;
 
-fn heaps() -> Vec<(Generated, OracleResult)> {
+/// A generated heap and what the oracle expects of it under each soft
+/// policy (only `ClearAll` for a heap without soft slots: the policy cannot
+/// change its outcome).
+struct Case {
+    g: Generated,
+    expect: Vec<(SoftRefs<'static>, Expect)>,
+}
+
+fn case(g: Generated) -> Case {
+    let clear_all = expect(&g.heap.view(), &input(&g, SoftRefs::ClearAll));
+    let has_soft = clear_all
+        .oracle
+        .weak_refs
+        .iter()
+        .any(|w| w.kind == SlotKind::Soft);
+    let mut expect_by_policy = vec![(SoftRefs::ClearAll, clear_all)];
+    if has_soft {
+        expect_by_policy.extend(
+            policies()
+                .into_iter()
+                .filter(|p| !matches!(p, SoftRefs::ClearAll))
+                .map(|soft_refs| (soft_refs, expect(&g.heap.view(), &input(&g, soft_refs)))),
+        );
+    }
+    Case {
+        g,
+        expect: expect_by_policy,
+    }
+}
+
+fn input<'g>(g: &'g Generated, soft_refs: SoftRefs<'static>) -> OracleInput<'g> {
+    OracleInput {
+        roots: g.heap.roots(),
+        finalizable: g.heap.finalizable(),
+        soft_refs,
+    }
+}
+
+fn heaps() -> Vec<Case> {
     Shape::ALL
         .iter()
         .map(|&shape| {
-            let g = generate_heap(&GenConfig::new(shape, OBJECTS).seed(11)).expect("generator");
-            let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
-            (g, oracle)
+            case(generate_heap(&GenConfig::new(shape, OBJECTS).seed(11)).expect("generator"))
         })
         .collect()
 }
 
-fn check(marker: &mut Marker, g: &Generated, oracle: &OracleResult, what: &str) {
-    let view = g.heap.view();
-    let m = marker.mark(&view, g.heap.roots());
-    if *m.bitmap != oracle.marked {
-        let first = m.bitmap.first_difference(&oracle.marked);
-        panic!(
-            "{what}: marked {} objects, oracle {}; first difference near {first:?}",
-            m.bitmap.count(),
-            oracle.objects
-        );
+fn check_case(marker: &mut Marker, c: &Case, what: &str) {
+    let view = c.g.heap.view();
+    for (soft_refs, e) in &c.expect {
+        let what = format!("{what} {soft_refs:?}");
+        check(marker, &view, &input(&c.g, *soft_refs), e, &what);
     }
-    assert_eq!(
-        m.stats.objects_marked(),
-        oracle.objects,
-        "{what}: objects_marked"
-    );
-    let t = m.stats.total();
-    assert_eq!(t.objects_scanned, oracle.objects, "{what}: objects_scanned");
-    let mut weak: Vec<WeakRef> = m.weak_refs().copied().collect();
-    let mut expect = oracle.weak_refs.clone();
-    weak.sort_unstable();
-    expect.sort_unstable();
-    assert_eq!(weak, expect, "{what}: weak references");
 }
 
 #[test]
@@ -63,20 +89,23 @@ fn every_shape_deque_policy_steal_and_worker_count_matches_the_oracle() {
                     c.deque = deque;
                     c.policy = policy;
                     c.steal = steal;
-                    // Alternate the victim selection and the prefetch FIFO.
+                    // Alternate the victim selection, the prefetch FIFO
+                    // and private work.
                     c.victim = VictimSelection::VARIANTS[n % 2];
                     c.prefetch = [8, 0, 16][n % 3];
+                    c.private_work = (n / 2) % 2 == 0;
+                    c.ephemeron_frozen_rounds = [4, 0][(n / 4) % 2];
                     // A small bounded deque, so that `abp` overflows.
                     c.deque_capacity = 64;
                     c.array_chunk = 64;
                     let mut marker = Marker::new(c.clone()).expect("valid config");
-                    for (g, oracle) in &heaps {
+                    for case in &heaps {
                         let what = format!(
-                            "{} deque={deque} workers={workers} policy={policy} steal={steal} victim={} prefetch={}",
-                            g.info.shape, c.victim, c.prefetch
+                            "{} deque={deque} workers={workers} policy={policy} steal={steal} victim={} prefetch={} private={}",
+                            case.g.info.shape, c.victim, c.prefetch, c.private_work
                         );
-                        check(&mut marker, g, oracle, &what);
-                        check(&mut marker, g, oracle, &what);
+                        check_case(&mut marker, case, &what);
+                        check_case(&mut marker, case, &what);
                     }
                 }
             }
@@ -86,14 +115,16 @@ fn every_shape_deque_policy_steal_and_worker_count_matches_the_oracle() {
 
 #[test]
 fn abp_overflow_is_shared_and_used() {
-    let g = generate_heap(&GenConfig::new(Shape::Wide, 20_000)).unwrap();
-    let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
+    let g = case(generate_heap(&GenConfig::new(Shape::Wide, 20_000)).unwrap());
     let mut c = MarkerConfig::with_workers(2);
     c.deque = DequeKind::Abp;
     c.deque_capacity = 16;
     let mut marker = Marker::new(c).unwrap();
-    check(&mut marker, &g, &oracle, "wide abp cap 16");
-    let t = marker.mark(&g.heap.view(), g.heap.roots()).stats.total();
+    check_case(&mut marker, &g, "wide abp cap 16");
+    let t = marker
+        .mark(&g.g.heap.view(), g.g.heap.roots())
+        .stats
+        .total();
     assert!(
         t.overflow_pushes > 0,
         "a 16-entry deque must overflow on `wide`"
@@ -106,13 +137,12 @@ fn abp_overflow_is_shared_and_used() {
 
 #[test]
 fn big_array_is_scanned_in_chunks_by_several_workers() {
-    let g = generate_heap(&GenConfig::new(Shape::BigArray, 50_000)).unwrap();
-    let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
+    let g = case(generate_heap(&GenConfig::new(Shape::BigArray, 50_000)).unwrap());
     let mut c = MarkerConfig::with_workers(4);
     c.array_chunk = 256;
     let mut marker = Marker::new(c).unwrap();
-    check(&mut marker, &g, &oracle, "big-array 4 workers");
-    let m = marker.mark(&g.heap.view(), g.heap.roots());
+    check_case(&mut marker, &g, "big-array 4 workers");
+    let m = marker.mark(&g.g.heap.view(), g.g.heap.roots());
     let chunks: Vec<u64> = m
         .stats
         .workers
@@ -129,8 +159,7 @@ fn big_array_is_scanned_in_chunks_by_several_workers() {
 
 #[test]
 fn reconfigure_switches_deque_and_worker_count() {
-    let g = generate_heap(&GenConfig::new(Shape::Runtime, 5000)).unwrap();
-    let oracle = mark_sequential(&g.heap.view(), g.heap.roots());
+    let g = case(generate_heap(&GenConfig::new(Shape::Weak, 5000)).unwrap());
     let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
     for (i, &deque) in DequeKind::VARIANTS
         .iter()
@@ -140,10 +169,10 @@ fn reconfigure_switches_deque_and_worker_count() {
         let mut c = MarkerConfig::with_workers(1 + i % 3);
         c.deque = deque;
         marker.reconfigure(c).unwrap();
-        check(&mut marker, &g, &oracle, &format!("reconfigured {deque}"));
+        check_case(&mut marker, &g, &format!("reconfigured {deque}"));
         assert_eq!(
             marker
-                .mark(&g.heap.view(), g.heap.roots())
+                .mark(&g.g.heap.view(), g.g.heap.roots())
                 .stats
                 .workers
                 .len(),

@@ -227,9 +227,18 @@ impl<H: ObjectModel + MarkIndex + ?Sized> MarkStore<H> for MarkBitmap {
         self.set(heap.mark_index(obj))
     }
 
+    /// # Panics
+    ///
+    /// If the object's mark index is out of range, as [`MarkBitmap::set`]
+    /// does: a weak referent or an ephemeron key outside the heap is a
+    /// broken contract, not a dead object.
     #[inline]
     fn is_marked(&self, heap: &H, obj: ObjRef) -> bool {
-        self.contains(heap.mark_index(obj))
+        let index = heap.mark_index(obj);
+        if index >= self.bits {
+            index_out_of_range(index, self.bits);
+        }
+        self.contains(index)
     }
 
     #[inline]
@@ -287,6 +296,36 @@ mod tests {
         // 70 bits: index 100 lies inside the second word, so only the
         // contract check catches it.
         MarkBitmap::new(70).set(100);
+    }
+
+    #[test]
+    #[should_panic(expected = "MarkIndex::mark_index broke its contract")]
+    fn is_marked_past_the_end_names_the_contract() {
+        struct Numbered;
+        impl ObjectModel for Numbered {
+            fn size_bytes(&self, _: ObjRef) -> usize {
+                8
+            }
+            fn slot_count(&self, _: ObjRef) -> usize {
+                0
+            }
+            fn scan_slots<V: FnMut(usize, ObjRef, crate::SlotKind)>(
+                &self,
+                _: ObjRef,
+                _: std::ops::Range<usize>,
+                _: V,
+            ) {
+            }
+        }
+        impl MarkIndex for Numbered {
+            fn mark_index_bound(&self) -> usize {
+                70
+            }
+            fn mark_index(&self, o: ObjRef) -> usize {
+                o.index()
+            }
+        }
+        MarkBitmap::new(70).is_marked(&Numbered, ObjRef::from_index(100));
     }
 
     #[test]

@@ -18,6 +18,17 @@ pub trait MarkStore<H: ObjectModel + ?Sized>: Sync {
     fn try_mark(&self, heap: &H, obj: ObjRef) -> bool;
 
     /// Whether `obj` is marked.
+    ///
+    /// Must read, with an atomic load, the location that
+    /// [`MarkStore::try_mark`] writes with an atomic read-modify-write, so
+    /// that sequentially consistent fences order the two: the engine's
+    /// ephemeron key index relies on it (a worker that registers an entry
+    /// for a key and one that marks the key each fence, then look at what
+    /// the other wrote; at least one of them sees it).
+    ///
+    /// An object the store cannot hold (outside the heap) is a broken
+    /// contract: panic with a message that says so, as
+    /// [`MarkBitmap`](crate::MarkBitmap) does, rather than answer `false`.
     fn is_marked(&self, heap: &H, obj: ObjRef) -> bool;
 
     /// Hints that `try_mark(heap, obj)` comes soon. The default prefetches

@@ -27,6 +27,17 @@ pub trait ObjectModel: Sync {
     /// the marked objects as the live bytes.
     fn size_bytes(&self, obj: ObjRef) -> usize;
 
+    /// The bytes the object takes in the model's own storage, where that
+    /// differs from [`ObjectModel::size_bytes`]: a heap snapshot that records
+    /// each object's size in the runtime it came from lays the object out in
+    /// its own format, of another size. The engine sums it over the marked
+    /// objects beside the live bytes. The default is `size_bytes`, which is
+    /// right for a runtime's own heap.
+    #[inline]
+    fn footprint_bytes(&self, obj: ObjRef) -> usize {
+        self.size_bytes(obj)
+    }
+
     /// The number of reference slots the object has (null ones included).
     fn slot_count(&self, obj: ObjRef) -> usize;
 

@@ -87,7 +87,7 @@ pub struct GenArgs {
 
 /// The shape names, parsed into the heap's [`Shape`].
 fn shape() -> impl TypedValueParser<Value = Shape> {
-    PossibleValuesParser::new(Shape::EVERY.iter().map(|s| s.name())).try_map(|s| s.parse::<Shape>())
+    PossibleValuesParser::new(Shape::ALL.iter().map(|s| s.name())).try_map(|s| s.parse::<Shape>())
 }
 
 /// Parses a garbage fraction in [0, 1).

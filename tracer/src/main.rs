@@ -13,6 +13,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod args;
 mod bench;
+mod contract;
 mod cputime;
 mod demo;
 mod error;

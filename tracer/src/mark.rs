@@ -7,13 +7,14 @@ use std::time::Instant;
 
 use clap::Args;
 use serde::Serialize;
-use stealmark_heap::{mark_sequential, HeapGraph, HeapView, MarkIndex, ObjRef, ObjectModel};
+use stealmark_heap::{oracle, HeapGraph, OracleInput, Snapshot};
 use stealmark_marker::{
-    BalancePolicy, DequeKind, MarkBitmap, MarkStats, MarkerConfig, StealAmount, VictimSelection,
+    BalancePolicy, Collection, DequeKind, MarkStats, MarkerConfig, StealAmount, VictimSelection,
     WorkerRecord, WorkerStats,
 };
 
 use crate::args::{self, BalanceArgs};
+use crate::contract::{self, Contract, SoftRefsArg};
 use crate::cputime;
 use crate::error::{CliError, CliResult};
 use crate::heapfile;
@@ -31,6 +32,7 @@ use crate::trace_event::{self, RunTrace};
     stealmark mark heap.smk --policy probabilistic --steal half --victim best-of-2 --json\n  \
     stealmark mark heap.smk --trace-out trace.json --plot mark.svg   (open trace.json in https://ui.perfetto.dev)\n  \
     stealmark mark heap.smk --sequential --runs 5\n  \
+    stealmark mark heap.smk --soft-refs keep --histogram 30\n  \
     stealmark mark heap.smk --threads 16 --verify")]
 pub struct MarkArgs {
     /// Snapshot to mark (from `stealmark gen` or `stealmark import`).
@@ -81,10 +83,22 @@ pub struct MarkArgs {
     /// and the distribution of pause times.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
-    /// Check the last run's marked set against the sequential oracle (exit
-    /// 1 if they differ).
+    /// Check the last run against the sequential oracle: the marked set,
+    /// the slots to clear, the objects to finalize, live objects, bytes and
+    /// types, non-strong slots and live ephemerons (exit 1 if any differs).
     #[arg(long, conflicts_with = "sequential")]
     pub verify: bool,
+    /// Soft references: `clear` clears every soft reference whose referent
+    /// nothing stronger reaches (what a runtime does under memory pressure,
+    /// and what `stealmark info`'s reachable counts assume); `keep` keeps and
+    /// traces every soft referent.
+    #[arg(long, value_name = "POLICY", default_value = "clear", value_parser = args::named::<SoftRefsArg>())]
+    pub soft_refs: SoftRefsArg,
+    /// Print the live objects by type, the N types with the most live bytes
+    /// first (as `jmap -histo:live`); `--json` lists N types in
+    /// `live_by_type` (20 without this flag).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "20", value_parser = args::positive::<usize>)]
+    pub histogram: Option<usize>,
 }
 
 /// The JSON document of `mark --json`.
@@ -94,7 +108,12 @@ struct MarkReport {
     objects: u64,
     roots: u64,
     marked_objects: u64,
+    /// The live bytes (`live_bytes`, kept under its earlier name).
     marked_bytes: u64,
+    /// The runtime contract's figures (soft policy, live bytes in runtime
+    /// and arena sizes, weak slots, ephemerons, finalization, histogram).
+    #[serde(flatten)]
+    contract: Contract,
     runs: usize,
     warmup: usize,
     threads: usize,
@@ -114,9 +133,12 @@ struct MarkReport {
     /// Per worker, the counters of the run with the median pause.
     workers: Vec<WorkerReport>,
     per_run: Vec<RunSample>,
-    /// With `--verify`: whether the marked set equals the oracle's.
+    /// With `--verify`: whether every output equals the oracle's.
     #[serde(skip_serializing_if = "Option::is_none")]
     verified: Option<bool>,
+    /// With `--verify`: the outputs that differ from the oracle's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    differences: Vec<&'static str>,
 }
 
 /// The CPU time of the pauses.
@@ -188,8 +210,12 @@ pub fn run(args: MarkArgs) -> CliResult {
     let heap = snapshot.view();
     let roots = snapshot.roots();
     if args.sequential {
-        return run_sequential(&args, &heap, roots);
+        return run_sequential(&args, &snapshot);
     }
+    let collection = Collection::new(roots)
+        .finalizable(snapshot.finalizable())
+        .soft_refs(args.soft_refs.policy());
+    let top = args.histogram.unwrap_or(contract::DEFAULT_TOP);
     args.balance.check(&[args.policy], "--policy")?;
     let mut config = MarkerConfig::with_workers(args.threads.unwrap_or_else(args::ncpu));
     config.deque = args.deque;
@@ -206,26 +232,32 @@ pub fn run(args: MarkArgs) -> CliResult {
 
     let mut expected = None;
     for _ in 0..args.warmup {
-        let (sample, _) = run::mark_once(&mut marker, &heap, roots, expected)?;
+        let (sample, _) = run::mark_once(&mut marker, &heap, &collection, expected)?;
         expected = Some(sample.marked_objects);
     }
     let mut samples = Vec::with_capacity(args.runs);
     let mut all_stats: Vec<MarkStats> = Vec::with_capacity(args.runs);
-    let mut marked_bytes = 0;
-    let mut verified = None;
+    let mut figures = None;
+    let mut differences = Vec::new();
     for i in 0..args.runs {
-        let (sample, marking) = run::mark_once(&mut marker, &heap, roots, expected)?;
+        let (sample, marking) = run::mark_once(&mut marker, &heap, &collection, expected)?;
         expected = Some(sample.marked_objects);
         samples.push(sample);
         all_stats.push(marking.stats.clone());
         if i + 1 == args.runs {
-            marked_bytes = count_marked_bytes(&heap, marking.bitmap);
+            figures = Some(Contract::of_engine(
+                &marking,
+                &snapshot,
+                args.soft_refs,
+                top,
+            ));
             if args.verify {
-                let oracle = mark_sequential(&heap, roots);
-                verified = Some(*marking.bitmap == oracle.marked);
+                let o = oracle(&heap, &oracle_input(&args, &snapshot));
+                differences = contract::differences(&marking, &o);
             }
         }
     }
+    let figures = figures.expect("at least one run");
     run::warn_if_descheduled([(
         format!("{} x{}", config.deque, config.workers),
         &samples[..],
@@ -242,7 +274,8 @@ pub fn run(args: MarkArgs) -> CliResult {
         objects: heap.object_count(),
         roots: roots.len() as u64,
         marked_objects: samples[mid].marked_objects,
-        marked_bytes,
+        marked_bytes: figures.live_bytes,
+        contract: figures,
         runs: args.runs,
         warmup: args.warmup,
         threads: config.workers,
@@ -261,7 +294,8 @@ pub fn run(args: MarkArgs) -> CliResult {
         termination_latency_ms: PauseStats::from_ms(&term_ms).expect("at least one run"),
         workers: run::worker_reports(&all_stats[mid]),
         per_run: samples.clone(),
-        verified,
+        verified: args.verify.then_some(differences.is_empty()),
+        differences,
     };
 
     // A file that cannot be written after all still lets the results print.
@@ -295,7 +329,10 @@ pub fn run(args: MarkArgs) -> CliResult {
     if report.verified == Some(false) {
         failures.first(CliError::failed(
             "verifying",
-            "the marked set differs from the sequential oracle's; this is a bug in the marker, please report it with the snapshot and the command line",
+            format!(
+                "the engine's {} differ from the sequential oracle's; this is a bug in the marker, please report it with the snapshot and the command line",
+                report.differences.join(", ")
+            ),
         ));
     }
     failures.finish("mark")
@@ -376,24 +413,27 @@ fn write_trace(
     Ok(())
 }
 
-/// Sums the sizes of the marked objects.
-fn count_marked_bytes(heap: &HeapView<'_>, bitmap: &MarkBitmap) -> u64 {
-    heap.objects()
-        .filter(|&o| bitmap.contains(heap.mark_index(o)))
-        .map(|o| heap.size_bytes(o) as u64)
-        .sum()
+/// The oracle's input for the collection `args` asks for.
+fn oracle_input<'s>(args: &MarkArgs, snapshot: &'s Snapshot) -> OracleInput<'s> {
+    OracleInput {
+        roots: snapshot.roots(),
+        finalizable: snapshot.finalizable(),
+        soft_refs: args.soft_refs.policy(),
+    }
 }
 
-fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> CliResult {
+fn run_sequential(args: &MarkArgs, snapshot: &Snapshot) -> CliResult {
+    let heap = snapshot.view();
+    let roots = snapshot.roots();
+    let input = oracle_input(args, snapshot);
     let mut samples = Vec::with_capacity(args.runs);
-    let mut marked = (0, 0);
+    let mut last = None;
     // The oracle's one "worker": what it marked and scanned in the last run.
     let mut worker = WorkerStats::default();
     for i in 0..args.warmup + args.runs {
         let start = Instant::now();
-        let (result, cpu) = cputime::measure(|| mark_sequential(heap, roots));
+        let (result, cpu) = cputime::measure(|| oracle(&heap, &input));
         let pause_ns = start.elapsed().as_nanos() as u64;
-        marked = (result.objects, result.bytes);
         worker = WorkerStats {
             objects_marked: result.objects,
             objects_scanned: result.objects,
@@ -413,15 +453,24 @@ fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> Cli
                 marked_objects: result.objects,
             });
         }
+        last = Some(result);
     }
+    let result = last.expect("at least one run");
+    let figures = Contract::of_oracle(
+        &result,
+        snapshot,
+        args.soft_refs,
+        args.histogram.unwrap_or(contract::DEFAULT_TOP),
+    );
     run::warn_if_descheduled([("sequential".to_string(), &samples[..])]);
     let pauses: Vec<f64> = samples.iter().map(RunSample::pause_ms).collect();
     let report = MarkReport {
         file: args.file.display().to_string(),
         objects: heap.object_count(),
         roots: roots.len() as u64,
-        marked_objects: marked.0,
-        marked_bytes: marked.1,
+        marked_objects: result.objects,
+        marked_bytes: figures.live_bytes,
+        contract: figures,
         runs: args.runs,
         warmup: args.warmup,
         threads: 1,
@@ -445,6 +494,7 @@ fn run_sequential(args: &MarkArgs, heap: &HeapView<'_>, roots: &[ObjRef]) -> Cli
         }],
         per_run: samples,
         verified: None,
+        differences: Vec::new(),
     };
     let mut failures = Deferred::default();
     if let Some(path) = &args.plot {
@@ -471,10 +521,13 @@ fn file_name(path: &Path) -> String {
 /// Prints the report as `--json` asks.
 fn print(args: &MarkArgs, report: &MarkReport) -> CliResult {
     if args.json {
-        output::print_json(report)
-    } else {
-        print_report(report)
+        return output::print_json(report);
     }
+    print_report(report)?;
+    if args.histogram.is_some() {
+        contract::print_histogram(&report.contract, report.marked_objects)?;
+    }
+    Ok(())
 }
 
 fn print_report(r: &MarkReport) -> CliResult {
@@ -488,13 +541,13 @@ fn print_report(r: &MarkReport) -> CliResult {
         outln!(
             "marked {} objects ({}) with the sequential oracle",
             output::count(r.marked_objects),
-            output::bytes(r.marked_bytes)
+            contract::live_bytes_text(&r.contract)
         )?;
     } else if let Some(engine) = &r.engine {
         outln!(
             "marked {} objects ({}) with {} deques, {}, thieves take {} from {} victims, prefetch {}, {}",
             output::count(r.marked_objects),
-            output::bytes(r.marked_bytes),
+            contract::live_bytes_text(&r.contract),
             r.deque,
             policy_title(engine),
             r.steal,
@@ -503,9 +556,15 @@ fn print_report(r: &MarkReport) -> CliResult {
             output::counted(r.threads as u64, "worker")
         )?;
     }
+    contract::print_summary(&r.contract)?;
     match r.verified {
-        Some(true) => outln!("verified: the marked set equals the sequential oracle's")?,
-        Some(false) => outln!("verified: the marked set DIFFERS from the sequential oracle's")?,
+        Some(true) => outln!(
+            "verified: the marked set, cleared slots, objects to finalize, live bytes and types equal the sequential oracle's"
+        )?,
+        Some(false) => outln!(
+            "verified: the {} DIFFER from the sequential oracle's",
+            r.differences.join(", ")
+        )?,
         None => {}
     }
     let p = &r.pause_ms;

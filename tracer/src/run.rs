@@ -3,8 +3,8 @@
 //! the whole statistics for traces and plots.
 
 use serde::Serialize;
-use stealmark_heap::{MarkIndex, ObjRef, ObjectModel};
-use stealmark_marker::{MarkStats, Marker, MarkerConfig, Marking, WorkerStats};
+use stealmark_heap::{MarkIndex, ObjectModel};
+use stealmark_marker::{Collection, MarkStats, Marker, MarkerConfig, Marking, WorkerStats};
 
 use crate::cputime::{self, CpuTime};
 use crate::error::{CliError, CliResult};
@@ -159,15 +159,16 @@ pub fn new_marker(config: MarkerConfig) -> CliResult<Marker> {
     Marker::new(config).map_err(|e| CliError::usage(e.to_string()))
 }
 
-/// Runs one mark phase and returns its sample. `expected` is the object
-/// count of an earlier phase: every phase must mark the same set.
+/// Runs one collection (roots, finalizable objects, soft-reference policy)
+/// and returns its sample. `expected` is the object count of an earlier
+/// collection: every collection must mark the same set.
 pub fn mark_once<'m, H: ObjectModel + MarkIndex>(
     marker: &'m mut Marker,
     heap: &H,
-    roots: &[ObjRef],
+    collection: &Collection<'_>,
     expected: Option<u64>,
 ) -> CliResult<(RunSample, Marking<'m>)> {
-    let (marking, cpu) = cputime::measure(|| marker.mark(heap, roots));
+    let (marking, cpu) = cputime::measure(|| marker.collect(heap, collection));
     let sample = RunSample::of(&marking, cpu);
     if let Some(expected) = expected {
         if expected != sample.marked_objects {

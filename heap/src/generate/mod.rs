@@ -81,25 +81,11 @@ pub enum Shape {
 }
 
 impl Shape {
-    /// The shapes whose heaps have only strong and weak slots and no
-    /// finalizable objects: a marker that traces strong slots and reports
-    /// the others is checked on them against [`mark_sequential`](crate::mark_sequential).
-    /// [`Shape::EVERY`] adds the shapes that need the whole runtime contract.
+    /// Every shape, in declaration order. `weak` and `ephemeron-chain` have
+    /// every slot kind of the runtime contract and finalizable objects; check
+    /// a marker on them against [`oracle`](crate::oracle) with the heap's
+    /// [`finalizable`](crate::HeapGraph::finalizable) objects.
     pub const ALL: &'static [Shape] = &[
-        Shape::Random,
-        Shape::PowerLaw,
-        Shape::BinaryTree,
-        Shape::List,
-        Shape::Wide,
-        Shape::BigArray,
-        Shape::Dag,
-        Shape::Runtime,
-    ];
-
-    /// Every shape, in declaration order: [`Shape::ALL`], then `weak` and
-    /// `ephemeron-chain`, which have ephemerons (and finalizable objects) and
-    /// are checked against [`oracle`](crate::oracle).
-    pub const EVERY: &'static [Shape] = &[
         Shape::Random,
         Shape::PowerLaw,
         Shape::BinaryTree,
@@ -153,7 +139,7 @@ impl FromStr for Shape {
     type Err = UnknownShape;
 
     fn from_str(s: &str) -> Result<Shape, UnknownShape> {
-        Shape::EVERY
+        Shape::ALL
             .iter()
             .copied()
             .find(|shape| shape.name() == s)
@@ -405,22 +391,21 @@ pub fn generate<S: HeapSink>(
     }
     let live = (config.objects - garbage.min(config.objects - 1)).max(1);
     let garbage = config.objects - live;
+    let g = shapes::Gen {
+        live,
+        garbage,
+        pref,
+        rng: &mut rng,
+        sink: &mut *sink,
+    };
     let mut info = match config.shape {
-        Shape::Random => shapes::random(live, config.degree, garbage, pref, &mut rng, sink)?,
-        Shape::PowerLaw => shapes::power_law(live, config.degree, garbage, pref, &mut rng, sink)?,
-        Shape::BinaryTree => shapes::binary_tree(live, garbage, pref, sink)?,
-        Shape::List => shapes::list(live, garbage, pref, sink)?,
-        Shape::Wide => shapes::wide(live, garbage, pref, sink)?,
-        Shape::BigArray => shapes::big_array(live, garbage, pref, sink)?,
-        Shape::Dag => shapes::dag(
-            live,
-            config.branch,
-            config.depth,
-            garbage,
-            pref,
-            &mut rng,
-            sink,
-        )?,
+        Shape::Random => shapes::random(g, config.degree)?,
+        Shape::PowerLaw => shapes::power_law(g, config.degree)?,
+        Shape::BinaryTree => shapes::binary_tree(g)?,
+        Shape::List => shapes::list(g)?,
+        Shape::Wide => shapes::wide(g)?,
+        Shape::BigArray => shapes::big_array(g)?,
+        Shape::Dag => shapes::dag(g, config.branch, config.depth)?,
         Shape::Runtime | Shape::Weak | Shape::EphemeronChain => unreachable!("handled above"),
     };
     shapes::garbage(garbage, &mut rng, sink)?;

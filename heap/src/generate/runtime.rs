@@ -209,7 +209,7 @@ impl RandomPicks {
 }
 
 /// Picks a value from `(value, weight)` pairs in proportion to the weights.
-fn pick_weighted<T: Copy>(table: &[(T, u32)], rng: &mut Pcg64) -> T {
+pub(super) fn pick_weighted<T: Copy>(table: &[(T, u32)], rng: &mut Pcg64) -> T {
     let total: u64 = table.iter().map(|&(_, w)| u64::from(w)).sum();
     let mut pick = rng.random_range(0..total);
     for &(value, weight) in table {

@@ -54,9 +54,49 @@ fn info(
 /// The result of a shape: its info, or a configuration or sink error.
 type ShapeResult<S> = Result<GenInfo, GenError<<S as HeapSink>::Error>>;
 
+/// What a regular shape generates from: how many live objects it lays out,
+/// how many garbage objects follow them (the arena must hold those too),
+/// the layout asked for, the random source and the sink.
+pub(super) struct Gen<'a, S> {
+    pub(super) live: u64,
+    pub(super) garbage: u64,
+    pub(super) pref: Option<ArenaLayout>,
+    pub(super) rng: &'a mut Pcg64,
+    pub(super) sink: &'a mut S,
+}
+
+impl<S: HeapSink> Gen<'_, S> {
+    /// Chooses the layout (`pref`, else compressed when the heap fits) for
+    /// `live_words(layout)` live arena words followed by the garbage, and
+    /// reserves room in the sink for `objects` objects; returns the layout
+    /// and the live words.
+    fn lay_out(
+        &mut self,
+        objects: u64,
+        live_words: impl Fn(ArenaLayout) -> u64,
+    ) -> Result<(ArenaLayout, u64), GenError<S::Error>> {
+        let garbage = self.garbage;
+        let layout = setup(self.sink, self.pref, |l| {
+            live_words(l) + garbage_words(garbage, l)
+        })?;
+        let words = live_words(layout);
+        self.sink
+            .reserve(objects, words + garbage_words(garbage, layout));
+        Ok((layout, words))
+    }
+
+    /// Roots the object at `start`, from which all `objects` objects are
+    /// reachable, and says what was generated.
+    fn rooted(self, start: Pos, objects: u64, words: u64, layout: ArenaLayout) -> ShapeResult<S> {
+        self.sink.root(start)?;
+        Ok(info(objects, 1, words, Some(objects), layout))
+    }
+}
+
 /// `n` objects of one header, laid out one after another in the layout the
 /// sink was set up for.
 struct Uniform {
+    header: ObjectHeader,
     start: Pos,
     size_words: u64,
     n: u64,
@@ -65,25 +105,24 @@ struct Uniform {
 }
 
 impl Uniform {
-    /// Chooses the layout (`pref`, else compressed when the heap fits) and
-    /// reserves room in `sink` for `n` objects of `header` followed by
-    /// `garbage` garbage objects, starting at its next position.
-    fn reserve<S: HeapSink>(
-        sink: &mut S,
-        header: ObjectHeader,
-        n: u64,
-        garbage: u64,
-        pref: Option<ArenaLayout>,
+    /// Names the type `name` and lays out all of `g`'s live objects as
+    /// objects of it with `slots` slots and `payload_words` payload words,
+    /// from the sink's next position.
+    fn named<S: HeapSink>(
+        g: &mut Gen<'_, S>,
+        name: &str,
+        slots: u32,
+        payload_words: u32,
     ) -> Result<Uniform, GenError<S::Error>> {
-        let total = |l| 1 + n * header.size_words(l) + garbage_words(garbage, l);
-        let layout = setup(sink, pref, total)?;
-        let size_words = header.size_words(layout);
-        sink.reserve(n, total(layout));
+        let header = ObjectHeader::new(g.sink.type_name(name)?, slots, payload_words);
+        let n = g.live;
+        let (layout, arena_words) = g.lay_out(n, |l| 1 + n * header.size_words(l))?;
         Ok(Uniform {
-            start: sink.next_pos(),
-            size_words,
+            header,
+            start: g.sink.next_pos(),
+            size_words: header.size_words(layout),
             n,
-            arena_words: 1 + n * size_words,
+            arena_words,
             layout,
         })
     }
@@ -105,9 +144,8 @@ impl Uniform {
     }
 
     /// Roots the first object, from which every object is reachable.
-    fn root_first<S: HeapSink>(&self, sink: &mut S) -> ShapeResult<S> {
-        sink.root(self.start)?;
-        Ok(info(self.n, 1, self.arena_words, Some(self.n), self.layout))
+    fn root_first<S: HeapSink>(&self, g: Gen<'_, S>) -> ShapeResult<S> {
+        g.rooted(self.start, self.n, self.arena_words, self.layout)
     }
 }
 
@@ -131,20 +169,14 @@ fn emit<S: HeapSink>(
     Ok(pos)
 }
 
-pub(super) fn random<S: HeapSink>(
-    n: u64,
-    degree: u32,
-    garbage: u64,
-    pref: Option<ArenaLayout>,
-    rng: &mut Pcg64,
-    sink: &mut S,
-) -> ShapeResult<S> {
-    let ty = sink.type_name("Node")?;
-    let header = ObjectHeader::new(ty, degree, 0);
-    let objects = Uniform::reserve(sink, header, n, garbage, pref)?;
+pub(super) fn random<S: HeapSink>(mut g: Gen<'_, S>, degree: u32) -> ShapeResult<S> {
+    let objects = Uniform::named(&mut g, "Node", degree, 0)?;
+    let Gen {
+        live: n, rng, sink, ..
+    } = g;
     let mut buf = Vec::with_capacity(degree as usize);
     for _ in 0..n {
-        emit(sink, header, &mut buf, |_| {
+        emit(sink, objects.header, &mut buf, |_| {
             objects.slot_to(rng.random_range(0..n))
         })?;
     }
@@ -155,17 +187,9 @@ pub(super) fn random<S: HeapSink>(
     Ok(info(n, roots, objects.arena_words, None, objects.layout))
 }
 
-pub(super) fn power_law<S: HeapSink>(
-    n: u64,
-    degree: u32,
-    garbage: u64,
-    pref: Option<ArenaLayout>,
-    rng: &mut Pcg64,
-    sink: &mut S,
-) -> ShapeResult<S> {
-    let ty = sink.type_name("Node")?;
-    let header = ObjectHeader::new(ty, degree, 0);
-    let objects = Uniform::reserve(sink, header, n, garbage, pref)?;
+pub(super) fn power_law<S: HeapSink>(mut g: Gen<'_, S>, degree: u32) -> ShapeResult<S> {
+    let objects = Uniform::named(&mut g, "Node", degree, 0)?;
+    let n = g.live;
     // The backbone (slots 0 and 1) is a breadth-first binary tree, so that
     // every object is reachable from object 0; with degree 1 it is a chain.
     let tree_slots = u64::from(degree.min(2));
@@ -179,8 +203,9 @@ pub(super) fn power_law<S: HeapSink>(
     let mut ahead = [0usize; PICK_AHEAD];
     let mut drawn = 0usize;
     let mut buf = Vec::with_capacity(degree as usize);
+    let rng = &mut *g.rng;
     for i in 0..n {
-        emit(sink, header, &mut buf, |k| {
+        emit(g.sink, objects.header, &mut buf, |k| {
             if k < tree_slots {
                 return backbone(i, k);
             }
@@ -207,76 +232,53 @@ pub(super) fn power_law<S: HeapSink>(
             objects.slot_to(t)
         })?;
     }
-    objects.root_first(sink)
+    objects.root_first(g)
 }
 
-pub(super) fn binary_tree<S: HeapSink>(
-    n: u64,
-    garbage: u64,
-    pref: Option<ArenaLayout>,
-    sink: &mut S,
-) -> ShapeResult<S> {
-    let ty = sink.type_name("TreeNode")?;
-    let header = ObjectHeader::new(ty, 2, 1);
-    let objects = Uniform::reserve(sink, header, n, garbage, pref)?;
-    for i in 0..n {
+pub(super) fn binary_tree<S: HeapSink>(mut g: Gen<'_, S>) -> ShapeResult<S> {
+    let objects = Uniform::named(&mut g, "TreeNode", 2, 1)?;
+    for i in 0..g.live {
         let children = [objects.slot_to(2 * i + 1), objects.slot_to(2 * i + 2)];
-        sink.object(ty, &children, 1)?;
+        g.sink.object(objects.header.type_id, &children, 1)?;
     }
-    objects.root_first(sink)
+    objects.root_first(g)
 }
 
-pub(super) fn list<S: HeapSink>(
-    n: u64,
-    garbage: u64,
-    pref: Option<ArenaLayout>,
-    sink: &mut S,
-) -> ShapeResult<S> {
-    let ty = sink.type_name("ListNode")?;
-    let header = ObjectHeader::new(ty, 1, 1);
-    let objects = Uniform::reserve(sink, header, n, garbage, pref)?;
-    for i in 0..n {
-        sink.object(ty, &[objects.slot_to(i + 1)], 1)?;
+pub(super) fn list<S: HeapSink>(mut g: Gen<'_, S>) -> ShapeResult<S> {
+    let objects = Uniform::named(&mut g, "ListNode", 1, 1)?;
+    for i in 0..g.live {
+        g.sink
+            .object(objects.header.type_id, &[objects.slot_to(i + 1)], 1)?;
     }
-    objects.root_first(sink)
+    objects.root_first(g)
 }
 
-pub(super) fn wide<S: HeapSink>(
-    n: u64,
-    garbage: u64,
-    pref: Option<ArenaLayout>,
-    sink: &mut S,
-) -> ShapeResult<S> {
-    let root_ty = sink.type_name("Object[]")?;
-    let leaf_ty = sink.type_name("Leaf")?;
+pub(super) fn wide<S: HeapSink>(mut g: Gen<'_, S>) -> ShapeResult<S> {
+    let n = g.live;
+    let root_ty = g.sink.type_name("Object[]")?;
+    let leaf_ty = g.sink.type_name("Leaf")?;
     let root = ObjectHeader::new(root_ty, (n - 1) as u32, 0);
     let leaf = ObjectHeader::new(leaf_ty, 0, 1);
-    let live = |l| 1 + root.size_words(l) + (n - 1) * leaf.size_words(l);
-    let layout = setup(sink, pref, |l| live(l) + garbage_words(garbage, l))?;
-    let words = live(layout);
-    sink.reserve(n, words + garbage_words(garbage, layout));
-    let start = sink.next_pos();
+    let (layout, words) =
+        g.lay_out(n, |l| 1 + root.size_words(l) + (n - 1) * leaf.size_words(l))?;
+    let start = g.sink.next_pos();
     let first_leaf = nth(start, root.size_words(layout), 1);
     let mut buf = Vec::with_capacity(BATCH);
-    emit(sink, root, &mut buf, |i| {
+    emit(g.sink, root, &mut buf, |i| {
         Slot::strong(nth(first_leaf, leaf.size_words(layout), i))
     })?;
     for _ in 1..n {
-        sink.begin_object(leaf)?;
+        g.sink.begin_object(leaf)?;
     }
-    sink.root(start)?;
-    Ok(info(n, 1, words, Some(n), layout))
+    g.rooted(start, n, words, layout)
 }
 
 /// The minimum length of the `big-array` array.
 pub(super) const BIG_ARRAY_SLOTS: u64 = 1 << 20;
 
-pub(super) fn big_array<S: HeapSink>(
-    n: u64,
-    garbage: u64,
-    pref: Option<ArenaLayout>,
-    sink: &mut S,
-) -> ShapeResult<S> {
+pub(super) fn big_array<S: HeapSink>(mut g: Gen<'_, S>) -> ShapeResult<S> {
+    let n = g.live;
+    let sink = &mut *g.sink;
     let holder_ty = sink.type_name("Holder")?;
     let array_ty = sink.type_name("Object[]")?;
     let element_ty = sink.type_name("Element")?;
@@ -298,10 +300,9 @@ pub(super) fn big_array<S: HeapSink>(
             + pairs * pair(l)
             + lone * element.size_words(l)
     };
-    let layout = setup(sink, pref, |l| live(l) + garbage_words(garbage, l))?;
-    let words = live(layout);
+    let (layout, words) = g.lay_out(n, live)?;
+    let sink = &mut *g.sink;
     let pair_words = pair(layout);
-    sink.reserve(n, words + garbage_words(garbage, layout));
     let start = sink.next_pos();
     let array_pos = nth(start, holder.size_words(layout), 1);
     let first_element = nth(array_pos, array.size_words(layout), 1);
@@ -326,8 +327,7 @@ pub(super) fn big_array<S: HeapSink>(
     if lone == 1 {
         sink.object(element_ty, &[Slot::NULL], 1)?;
     }
-    sink.root(start)?;
-    Ok(info(n, 1, words, Some(n), layout))
+    g.rooted(start, n, words, layout)
 }
 
 /// The smallest depth whose expected DAG size reaches `n`, or the deepest
@@ -348,14 +348,12 @@ fn auto_depth(n: u64, branch: u32) -> u32 {
 }
 
 pub(super) fn dag<S: HeapSink>(
-    n: u64,
+    mut g: Gen<'_, S>,
     branch: u32,
     depth: Option<u32>,
-    garbage: u64,
-    pref: Option<ArenaLayout>,
-    rng: &mut Pcg64,
-    sink: &mut S,
 ) -> ShapeResult<S> {
+    let n = g.live;
+    let rng = &mut *g.rng;
     let depth = depth.unwrap_or_else(|| auto_depth(n, branch));
     // Plan breadth first: the child count of every node, level by level,
     // until the DAG dies out or reaches `n` nodes.
@@ -383,14 +381,13 @@ pub(super) fn dag<S: HeapSink>(
         level_end = children.len();
         d += 1;
     }
-    let ty = sink.type_name("DagNode")?;
+    let ty = g.sink.type_name("DagNode")?;
     let size_in = |k: u8, l| ObjectHeader::new(ty, u32::from(k), 1).size_words(l);
-    let live = |l| 1 + children.iter().map(|&k| size_in(k, l)).sum::<u64>();
-    let layout = setup(sink, pref, |l| live(l) + garbage_words(garbage, l))?;
+    let (layout, words) = g.lay_out(count, |l| {
+        1 + children.iter().map(|&k| size_in(k, l)).sum::<u64>()
+    })?;
     let size = |k: u8| size_in(k, layout);
-    let words = live(layout);
-    sink.reserve(count, words + garbage_words(garbage, layout));
-    let start = sink.next_pos();
+    let start = g.sink.next_pos();
     // Children of node i are the next nodes after those of node i - 1; a
     // second cursor walks the nodes as they are handed out as children.
     let mut next_child = 1usize;
@@ -403,10 +400,9 @@ pub(super) fn dag<S: HeapSink>(
             next_child_pos = nth(next_child_pos, size(children[next_child]), 1);
             next_child += 1;
         }
-        sink.object(ty, &buf, 1)?;
+        g.sink.object(ty, &buf, 1)?;
     }
-    sink.root(start)?;
-    Ok(info(count, 1, words, Some(count), layout))
+    g.rooted(start, count, words, layout)
 }
 
 /// Appends `n` garbage objects: 2 slots each, pointing at random garbage

@@ -36,6 +36,7 @@
 use rand::Rng;
 use rand_pcg::Pcg64;
 
+use super::runtime::pick_weighted;
 use super::{setup, GenConfig, GenError, GenInfo, Shape};
 use crate::arena::{ArenaLayout, ObjectHeader, Pos, Slot, TypeKind};
 use crate::sink::{HeapSink, Layout};
@@ -123,19 +124,6 @@ fn shape_of(role: u8, entries: u32) -> (usize, u32, u32) {
 /// `round(n * share)`.
 fn share(n: u64, share: f64) -> u64 {
     ((n as f64) * share).round() as u64
-}
-
-/// Picks a value from `(value, weight)` pairs in proportion to the weights.
-fn pick_weighted(table: &[(u32, u32)], rng: &mut Pcg64) -> u32 {
-    let total: u64 = table.iter().map(|&(_, w)| u64::from(w)).sum();
-    let mut pick = rng.random_range(0..total);
-    for &(value, weight) in table {
-        if pick < u64::from(weight) {
-            return value;
-        }
-        pick -= u64::from(weight);
-    }
-    table[table.len() - 1].0
 }
 
 /// A uniform pick from `table`, if it is not empty.

@@ -5,19 +5,15 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
-use std::collections::BTreeSet;
-
 use super::format::{
     Header, SectionEntry, ENTRY_LEN, FLAG_COMPRESSED, FLAG_RUNTIME_SIZES, HEADER_LEN, KIND_ARENA,
     KIND_FINALIZABLE, KIND_ROOTS, KIND_TYPE_KINDS, KIND_TYPE_NAMES, KIND_WEAK_SLOTS, VERSION,
 };
-use crate::arena::{
-    ArenaFormat, ArenaLayout, ObjectHeader, Pos, Slot, TypeKind, COMPRESSED_MAX_WORDS,
-};
-use crate::builder::check_header;
-use crate::error::WriteError;
+use crate::arena::{ArenaFormat, ArenaLayout, ObjectHeader, Pos, Slot, TypeKind};
+use crate::error::{SinkError, WriteError};
 use crate::graph::HeapGraph;
-use crate::sink::{resolve_kinds, HeapSink, KindConflict};
+use crate::sink::HeapSink;
+use crate::sink_state::{compressed_index, next_type_id, too_many_slots, SinkState};
 use stealmark_model::MarkIndex;
 
 /// Sections the writer always emits: arena, roots, type names, type kinds,
@@ -101,23 +97,19 @@ pub struct SnapshotWriter<W: Write + Seek = File> {
     crc: crc32fast::Hasher,
     /// Bytes written after the header and table.
     written: u64,
-    format: ArenaFormat,
     arena_words: u64,
-    objects: u64,
-    /// Slots still expected for the object begun last, then the bytes of
-    /// its padding and payload.
-    pending_slots: u64,
+    /// The format, the object begun last and its slots still expected, the
+    /// declared kinds.
+    state: SinkState,
+    /// The bytes of padding and payload of the object begun last, written
+    /// once its slots are in.
     pending_fill: u64,
-    /// The type of the object begun last, and the half word of its next
-    /// slot.
-    current_type: u32,
+    /// The half word of the next slot of the object begun last.
     slot_half: u64,
     roots: Vec<u64>,
     finalizable: Vec<u64>,
     names: Vec<u8>,
     name_ends: Vec<u64>,
-    kinds: Vec<u8>,
-    weak_types: BTreeSet<u32>,
     /// Half-word indices of weak slots (compressed layout), increasing.
     weak_slots: Vec<u64>,
     progress: Option<Box<dyn FnMut(Progress) + Send>>,
@@ -126,8 +118,8 @@ pub struct SnapshotWriter<W: Write + Seek = File> {
 impl<W: Write + Seek> fmt::Debug for SnapshotWriter<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SnapshotWriter")
-            .field("format", &self.format)
-            .field("objects", &self.objects)
+            .field("format", &self.state.format)
+            .field("objects", &self.state.objects)
             .field("arena_words", &self.arena_words)
             .field("roots", &self.roots.len())
             .finish()
@@ -152,19 +144,14 @@ impl<W: Write + Seek> SnapshotWriter<W> {
             buf: Vec::with_capacity(BUFFER + 4096),
             crc: crc32fast::Hasher::new(),
             written: 0,
-            format: ArenaFormat::WIDE,
             arena_words: 1,
-            objects: 0,
-            pending_slots: 0,
+            state: SinkState::new(),
             pending_fill: 0,
-            current_type: 0,
             slot_half: 0,
             roots: Vec::new(),
             finalizable: Vec::new(),
             names: Vec::new(),
             name_ends: Vec::new(),
-            kinds: Vec::new(),
-            weak_types: BTreeSet::new(),
             weak_slots: Vec::new(),
             progress: None,
         };
@@ -184,7 +171,7 @@ impl<W: Write + Seek> SnapshotWriter<W> {
 
     /// Objects emitted so far.
     pub fn object_count(&self) -> u64 {
-        self.objects
+        self.state.objects
     }
 
     fn flush_buf(&mut self) -> Result<(), WriteError> {
@@ -197,7 +184,7 @@ impl<W: Write + Seek> SnapshotWriter<W> {
         self.buf.clear();
         if let Some(report) = &mut self.progress {
             report(Progress {
-                objects: self.objects,
+                objects: self.state.objects,
                 bytes: ARENA_OFFSET + self.written,
             });
         }
@@ -228,33 +215,11 @@ impl<W: Write + Seek> SnapshotWriter<W> {
         Ok(())
     }
 
-    fn misuse(&self, what: &str) -> WriteError {
-        WriteError::Misuse(format!(
-            "{what}: the object begun last (object {}) still expects {} slots",
-            self.objects.saturating_sub(1),
-            self.pending_slots
-        ))
-    }
-
     /// Writes the other sections, patches the header and checksum, and
     /// flushes. Returns what was written.
     pub fn finish(mut self) -> Result<WriteSummary, WriteError> {
-        if self.pending_slots != 0 {
-            return Err(self.misuse("finish"));
-        }
-        let kinds = resolve_kinds(&self.kinds, &self.weak_types, self.name_ends.len()).map_err(
-            |c| match c {
-                KindConflict::WeakSlot { type_id, kind } => {
-                    WriteError::WeakSlotNotAllowed { type_id, kind }
-                }
-                KindConflict::PastTypeCount {
-                    type_id,
-                    type_count,
-                } => WriteError::Misuse(format!(
-                    "type id {type_id} has a kind but there are only {type_count} type names"
-                )),
-            },
-        )?;
+        self.state.check_complete("finish")?;
+        let kinds = self.state.resolved_kinds(self.name_ends.len())?;
         let mut offset = ARENA_OFFSET;
         let mut entries = Vec::with_capacity(SECTIONS as usize);
         let mut section = |kind: u32, length: u64| {
@@ -302,18 +267,19 @@ impl<W: Write + Seek> SnapshotWriter<W> {
         let file_len = offset;
         debug_assert_eq!(file_len, ARENA_OFFSET + self.written);
 
+        let format = self.state.format;
         let mut flags = 0;
-        if self.format.layout == ArenaLayout::Compressed {
+        if format.layout == ArenaLayout::Compressed {
             flags |= FLAG_COMPRESSED;
         }
-        if self.format.runtime_sizes {
+        if format.runtime_sizes {
             flags |= FLAG_RUNTIME_SIZES;
         }
         let mut header = Header {
             version: VERSION,
             flags,
             file_len,
-            object_count: self.objects,
+            object_count: self.state.objects,
             root_count: roots.len() as u64,
             type_count: name_ends.len() as u64,
             arena_words: self.arena_words,
@@ -336,17 +302,17 @@ impl<W: Write + Seek> SnapshotWriter<W> {
         self.out.flush()?;
         if let Some(report) = &mut self.progress {
             report(Progress {
-                objects: self.objects,
+                objects: self.state.objects,
                 bytes: file_len,
             });
         }
         Ok(WriteSummary {
-            objects: self.objects,
+            objects: self.state.objects,
             arena_words: self.arena_words,
             roots: header.root_count,
             type_names: header.type_count,
             finalizable: finalizable.len() as u64,
-            format: self.format,
+            format,
             file_len,
             checksum: header.checksum,
         })
@@ -357,92 +323,67 @@ impl<W: Write + Seek> HeapSink for SnapshotWriter<W> {
     type Error = WriteError;
 
     fn set_format(&mut self, format: ArenaFormat) -> Result<(), WriteError> {
-        if self.objects > 0 && format != self.format {
-            return Err(WriteError::Misuse(format!(
-                "set_format: {} objects were already written in the {} layout",
-                self.objects, self.format.layout
-            )));
-        }
-        self.format = format;
-        Ok(())
+        Ok(self.state.set_format(format)?)
     }
 
     fn format(&self) -> ArenaFormat {
-        self.format
+        self.state.format
     }
 
     fn begin_object(&mut self, header: ObjectHeader) -> Result<Pos, WriteError> {
-        if self.pending_slots != 0 {
-            return Err(self.misuse("begin_object"));
-        }
-        check_header(self.format, header).map_err(WriteError::Misuse)?;
+        self.state.check_begin(header)?;
         let pos = self.next_pos();
-        let layout = self.format.layout;
+        let format = self.state.format;
+        let layout = format.layout;
         let size = header.size_words(layout);
         let end = self
             .arena_words
             .checked_add(size)
-            .filter(|&end| self.format.fits(end))
-            .ok_or(WriteError::TooFar { pos })?;
+            .filter(|&end| format.fits(end))
+            .ok_or(SinkError::TooFar { pos })?;
         let start = self.arena_words;
         self.arena_words = end;
-        self.objects += 1;
+        self.state.begun(header);
         self.push(&header.layout_word().to_le_bytes())?;
         match layout {
             ArenaLayout::Wide => self.push(&u64::from(header.type_id).to_le_bytes())?,
             ArenaLayout::Compressed => self.push(&header.type_id.to_le_bytes())?,
         }
-        self.current_type = header.type_id;
         self.slot_half = 2 * start + layout.header_halves();
-        self.pending_slots = u64::from(header.slots);
         self.pending_fill = size * 8
             - 4 * (layout.header_halves() + u64::from(header.slots) * layout.slot_halves());
-        if self.pending_slots == 0 {
+        if self.state.pending == 0 {
             self.write_fill()?;
         }
         Ok(pos)
     }
 
     fn slots(&mut self, slots: &[Slot]) -> Result<(), WriteError> {
-        if slots.len() as u64 > self.pending_slots {
-            return Err(WriteError::Misuse(format!(
-                "slots: {} slots given, the current object expects {} more",
-                slots.len(),
-                self.pending_slots
-            )));
-        }
+        self.state.check_slots(slots.len())?;
+        let layout = self.state.format.layout;
         for &s in slots {
-            if s.is_weak() {
-                self.weak_types.insert(self.current_type);
-            }
-            match self.format.layout {
+            self.state.note_slot(self.state.current_type, s);
+            match layout {
                 ArenaLayout::Wide => self.push(&s.raw().to_le_bytes())?,
                 ArenaLayout::Compressed => {
-                    let index = match s.target() {
-                        None => 0,
-                        Some(p) if p.word_index() < COMPRESSED_MAX_WORDS => p.word_index() as u32,
-                        Some(p) => return Err(WriteError::TooFar { pos: p }),
-                    };
+                    let index = compressed_index(s)?;
                     if s.is_weak() {
                         self.weak_slots.push(self.slot_half);
                     }
                     self.push(&index.to_le_bytes())?;
                 }
             }
-            self.slot_half += self.format.layout.slot_halves();
+            self.slot_half += layout.slot_halves();
         }
-        self.pending_slots -= slots.len() as u64;
-        if self.pending_slots == 0 {
+        self.state.pending -= slots.len() as u64;
+        if self.state.pending == 0 {
             self.write_fill()?;
         }
         Ok(())
     }
 
     fn too_many_slots(&self, count: usize) -> WriteError {
-        WriteError::Misuse(format!(
-            "an object cannot have {count} slots (at most {})",
-            u32::MAX
-        ))
+        too_many_slots(count).into()
     }
 
     fn root(&mut self, target: Pos) -> Result<(), WriteError> {
@@ -456,19 +397,14 @@ impl<W: Write + Seek> HeapSink for SnapshotWriter<W> {
     }
 
     fn type_name(&mut self, name: &str) -> Result<u32, WriteError> {
-        let id = u32::try_from(self.name_ends.len())
-            .map_err(|_| WriteError::Misuse("too many type names".into()))?;
+        let id = next_type_id(self.name_ends.len())?;
         self.names.extend_from_slice(name.as_bytes());
         self.name_ends.push(self.names.len() as u64);
         Ok(id)
     }
 
     fn type_kind(&mut self, type_id: u32, kind: TypeKind) -> Result<(), WriteError> {
-        let t = type_id as usize;
-        if self.kinds.len() <= t {
-            self.kinds.resize(t + 1, TypeKind::Plain.code());
-        }
-        self.kinds[t] = kind.code();
+        self.state.type_kind(type_id, kind);
         Ok(())
     }
 

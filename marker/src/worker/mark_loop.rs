@@ -1,7 +1,9 @@
 //! The mark loop, the hot path: pop a grey object (private stack first, then
-//! the deque, through the prefetch FIFO), scan its slots, mark each strong
-//! target (through the edge FIFO) and push the ones whose bit this worker
-//! set. Large arrays are scanned in chunks claimed through tokens.
+//! the deque, through the prefetch FIFO), count it live, scan its slots,
+//! mark each strong target (through the edge FIFO) and push the ones whose
+//! bit this worker set. Large arrays are scanned in chunks claimed through
+//! tokens. Non-strong slots are recorded and handled out of line
+//! (`contract`).
 
 use std::ops::Range;
 
@@ -9,7 +11,7 @@ use stealmark_deques::{Owner, WorkDeque};
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 
 use super::balancing::WAKE_GRAIN;
-use super::Worker;
+use super::{Worker, OFF};
 use crate::arrays::ArrayTable;
 use crate::fifo::Fifo;
 use crate::stats::WorkerRecord;
@@ -18,54 +20,46 @@ use crate::stats::WorkerRecord;
 /// when prefetching is on.
 pub(crate) const EDGE_DEPTH: usize = 8;
 
-impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
-    /// Marks this worker's share of the roots (a contiguous slice).
-    pub(super) fn mark_roots(&mut self) {
-        let roots = self.phase.roots;
-        let n = self.phase.config.workers;
-        let per = roots.len().div_ceil(n);
-        let lo = (self.index * per).min(roots.len());
-        let hi = (lo + per).min(roots.len());
-        for &r in &roots[lo..hi] {
-            if self.phase.store.try_mark(self.phase.heap, r) {
-                self.slot.record.stats.objects_marked += 1;
-                self.push(r.word());
-            }
-        }
-    }
+/// Objects scanned between two countings of live objects
+/// ([`Worker::account`]).
+pub(crate) const ACCOUNT_BATCH: usize = 32;
 
-    /// Scans until the private stack, the deque and both FIFOs are empty.
-    pub(super) fn drain(&mut self) {
+impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
+    /// Scans until the private stack, the deque, both FIFOs and (when
+    /// watching the key index) the objects to check are empty.
+    pub(super) fn drain<const W: u8>(&mut self) {
         loop {
-            self.drain_objects();
-            if self.edges.len() == 0 {
+            self.drain_objects::<W>();
+            if self.edges.len() != 0 {
+                self.flush_edges::<W>();
+            } else if W != OFF && self.slot.contract.has_checks() {
+                self.settle::<W>();
+            } else {
+                self.account();
                 return;
             }
-            self.flush_edges();
         }
     }
 
     /// Marks the targets still waiting in the edge FIFO.
-    fn flush_edges(&mut self) {
-        let (heap, store) = (self.phase.heap, self.phase.store);
-        let mut marked = 0;
+    fn flush_edges<const W: u8>(&mut self) {
         while let Some(w) = self.edges.pop() {
-            if store.try_mark(heap, obj_ref(w)) {
-                marked += 1;
-                self.push(w);
-            }
+            self.trace::<W>(obj_ref(w));
         }
-        self.slot.record.stats.objects_marked += marked;
     }
 
     /// Scans until the private stack, the deque and the object FIFO are
-    /// empty (the edge FIFO may still hold targets).
-    fn drain_objects(&mut self) {
+    /// empty (the edge FIFO and the objects to check may still hold some).
+    #[inline(always)]
+    fn drain_objects<const W: u8>(&mut self) {
         while let Some(w) = self.next_local() {
             if ArrayTable::is_token(w) {
-                self.process_token(w);
+                self.process_token::<W>(w);
             } else {
-                self.process_object(w);
+                self.process_object::<W>(w);
+            }
+            if W != OFF && self.slot.contract.checks_full() {
+                self.settle::<W>();
             }
             self.until_balance -= 1;
             if self.until_balance == 0 {
@@ -76,8 +70,11 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// The next word to scan: from the private stack, else the deque,
-    /// through the prefetch FIFO when it is on.
-    #[inline]
+    /// through the prefetch FIFO when it is on. Forced inline: out of line
+    /// (as the compiler chose once the loop had three instantiations), the
+    /// FIFO lives in memory across the call and the one-worker pause grew
+    /// by a third.
+    #[inline(always)]
     fn next_local(&mut self) -> Option<usize> {
         if self.depth == 0 {
             return self.pop();
@@ -97,7 +94,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Pops the newest private item, else the newest item of the deque.
-    #[inline]
+    #[inline(always)]
     fn pop(&mut self) -> Option<usize> {
         match self.slot.private.pop() {
             Some(w) => Some(w),
@@ -108,7 +105,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Pushes a newly grey object: onto the private stack, or straight onto
     /// the deque when private work is off.
     #[inline]
-    fn push(&mut self, w: usize) {
+    pub(super) fn push(&mut self, w: usize) {
         if self.private {
             self.slot.private.push(w);
         } else {
@@ -141,33 +138,78 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
     }
 
-    /// Scans an object, or opens it as a large array.
+    /// Scans an object, or opens it as a large array; queues it to be
+    /// counted live.
     #[inline(always)]
-    fn process_object(&mut self, w: usize) {
+    fn process_object<const W: u8>(&mut self, w: usize) {
+        let heap = self.phase.heap;
         let obj = obj_ref(w);
-        let n = self.phase.heap.slot_count(obj);
-        self.slot.record.stats.objects_scanned += 1;
-        if n > self.big_array {
-            self.open_array(w, n);
+        let n = heap.slot_count(obj);
+        if self.count_live {
+            self.scanned.push(w);
+            if self.scanned.len() == ACCOUNT_BATCH {
+                self.account();
+            }
         } else {
-            self.scan(obj, 0..n);
+            self.slot.record.stats.objects_scanned += 1;
         }
+        if n > self.big_array {
+            self.open_array::<W>(w, n);
+        } else {
+            self.scan::<W>(obj, 0..n);
+        }
+    }
+
+    /// Counts the objects scanned since the last call live: objects, bytes
+    /// and per type. Out of the mark loop, every [`ACCOUNT_BATCH`] objects:
+    /// the loop is bound by the cache misses it can keep in flight, and
+    /// every instruction it carries per object takes room from them (done
+    /// per object, this cost a fifth of the one-worker pause); here the
+    /// headers were read moments ago and are still cached, and the misses
+    /// the FIFOs prefetched complete meanwhile.
+    #[inline(never)]
+    pub(super) fn account(&mut self) {
+        let heap = self.phase.heap;
+        let rec = &mut self.slot.record;
+        let mut bytes = 0;
+        let mut footprint = 0;
+        if self.typed {
+            for &w in &self.scanned {
+                let obj = obj_ref(w);
+                let size = heap.size_bytes(obj) as u64;
+                let t = &mut rec.live_by_type[heap.type_id(obj)];
+                t.objects += 1;
+                t.bytes += size;
+                bytes += size;
+                footprint += heap.footprint_bytes(obj) as u64;
+            }
+        } else {
+            for &w in &self.scanned {
+                let obj = obj_ref(w);
+                bytes += heap.size_bytes(obj) as u64;
+                footprint += heap.footprint_bytes(obj) as u64;
+            }
+        }
+        rec.stats.objects_scanned += self.scanned.len() as u64;
+        rec.stats.live_bytes += bytes;
+        rec.stats.live_footprint_bytes += footprint;
+        self.scanned.clear();
     }
 
     /// Starts scanning a large array in chunks (whole, if the descriptor
     /// table is full).
     #[cold]
-    fn open_array(&mut self, w: usize, n: usize) {
+    fn open_array<const W: u8>(&mut self, w: usize, n: usize) {
         let chunk = self.phase.config.array_chunk;
         match self.phase.engine.arrays.open(w, n.div_ceil(chunk)) {
-            Some(token) => self.process_token(token),
-            None => self.scan(obj_ref(w), 0..n),
+            Some(token) => self.process_token::<W>(token),
+            None => self.scan::<W>(obj_ref(w), 0..n),
         }
     }
 
     /// Claims a chunk of a large array, republishes the token while chunks
     /// remain, and scans the chunk.
-    fn process_token(&mut self, token: usize) {
+    fn process_token<const W: u8>(&mut self, token: usize) {
         let Some(claim) = self.phase.engine.arrays.claim(token) else {
             return;
         };
@@ -178,24 +220,26 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let chunk = self.phase.config.array_chunk;
         let lo = claim.chunk * chunk;
         self.slot.record.stats.array_chunks += 1;
-        self.scan(obj_ref(claim.obj), lo..lo + chunk);
+        self.scan::<W>(obj_ref(claim.obj), lo..lo + chunk);
     }
 
     /// Visits the slots in `slots`: marks and pushes strong targets, records
-    /// weak ones. The per-slot closure is kept small (counters in locals,
-    /// weak references out of line) so that it inlines into the heap's
-    /// `scan_slots` loop.
+    /// the others (and then handles them out of line: they are rare). The
+    /// per-slot closure is kept small (counters in locals) so that it
+    /// inlines into the heap's `scan_slots` loop.
     #[inline(always)]
-    fn scan(&mut self, obj: ObjRef, slots: Range<usize>) {
+    fn scan<const W: u8>(&mut self, obj: ObjRef, slots: Range<usize>) {
         let heap = self.phase.heap;
         let store = self.phase.store;
         let mut visited = 0u64;
         let mut marked = 0u64;
+        let mut weak = 0usize;
         let edge_depth = self.edge_depth;
         if self.private {
             let slot = &mut *self.slot;
             let private = &mut slot.private;
             let record = &mut slot.record;
+            let check = &mut slot.contract;
             let edges = &mut self.edges;
             heap.scan_slots(
                 obj,
@@ -211,8 +255,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                         if store.try_mark(heap, target) {
                             marked += 1;
                             private.push(target.word());
+                            if W != OFF {
+                                check.check(target);
+                            }
                         }
                     } else {
+                        weak += 1;
                         record_weak(record, obj, index, target, kind);
                     }
                 },
@@ -233,8 +281,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                         if store.try_mark(heap, target) {
                             marked += 1;
                             self.push_shared(target.word());
+                            if W != OFF {
+                                self.slot.contract.check(target);
+                            }
                         }
                     } else {
+                        weak += 1;
                         record_weak(&mut self.slot.record, obj, index, target, kind);
                     }
                 },
@@ -243,6 +295,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let st = &mut self.slot.record.stats;
         st.slots_scanned += visited;
         st.objects_marked += marked;
+        if weak != 0 {
+            let from = self.slot.record.weak_refs.len() - weak;
+            self.found_weak::<W>(from);
+        }
     }
 }
 
@@ -265,11 +321,11 @@ fn record_weak(
     });
 }
 
-/// Delays a strong edge through the edge FIFO: prefetches `target`'s mark
+/// Delays a strong edge (or a root) through the edge FIFO: prefetches `target`'s mark
 /// bit and returns the edge `depth` edges older, whose mark word should have
 /// arrived (or `target` itself when the FIFO is off or not yet full).
 #[inline(always)]
-fn delay_edge<H: ObjectModel, S: MarkStore<H>>(
+pub(super) fn delay_edge<H: ObjectModel, S: MarkStore<H>>(
     heap: &H,
     store: &S,
     edges: &mut Fifo,
@@ -289,7 +345,7 @@ fn delay_edge<H: ObjectModel, S: MarkStore<H>>(
 
 /// The object a mark-stack word (without tag) names.
 #[inline(always)]
-fn obj_ref(w: usize) -> ObjRef {
+pub(super) fn obj_ref(w: usize) -> ObjRef {
     match ObjRef::from_word(w) {
         Some(o) => o,
         None => unreachable!("mark stack holds only object references and tagged tokens"),

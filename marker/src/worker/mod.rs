@@ -1,40 +1,60 @@
-//! One worker's mark phase, generic over the deque kind `D`, the heap `H`
-//! and the mark store `S` (monomorphised: every call inlines).
+//! One worker's share of a step, generic over the deque kind `D`, the heap
+//! `H` and the mark store `S` (monomorphised: every call inlines).
 //!
-//! This module holds the worker's state and its top-level loop
-//! ([`Worker::run`]); the methods are split by what they do, each module an
+//! This module holds the worker's state and its tracing loop
+//! ([`Worker::close`]); the methods are split by what they do, each module an
 //! `impl` block of the same [`Worker`]:
 //!
-//! - `phase`: what a worker keeps between phases (`Slot`), the deques and
+//! - `phase`: what a worker keeps between steps (`Slot`), the deques and
 //!   shared storage of one deque kind (`Engine`), and what the workers share
-//!   during one phase (`Phase`);
+//!   during one step (`Phase`);
+//! - `steps`: what each kind of step does before it traces (mark roots,
+//!   register waiting ephemerons, ask the soft-reference policy, take the
+//!   finalizable objects) and the judging of non-strong slots;
 //! - `mark_loop`: popping, scanning and pushing grey objects, the prefetch
 //!   FIFOs, and large arrays in chunks (the hot path);
+//! - `contract`: what happens to a non-strong slot when it is found, and
+//!   the checks of newly marked objects against the ephemeron key index;
 //! - `balancing`: the periodic check (sharing private work, waking parked
 //!   workers), the balancing policies, victim selection and stealing;
 //! - `idling`: the termination client (refilling from the overflow storage
 //!   or by stealing, and the idle/park protocol);
-//! - `recording`: spans, timeline samples and the phase's counters.
+//! - `recording`: spans, timeline samples and the step's counters.
+//!
+//! The const parameter `W` of the tracing methods says how the step
+//! *watches* the ephemeron key index ([`OFF`], [`FROZEN`] or [`SHARED`], as
+//! `phase::Watch`): whether every object marked is checked against it, and
+//! whether new ephemerons are registered at once. A step without waiting
+//! ephemerons runs the `W = OFF` instantiation, whose hot loop has no such
+//! check at all.
 
 mod balancing;
+pub(crate) mod contract;
 mod idling;
 mod mark_loop;
 mod phase;
 mod recording;
+mod steps;
 
 #[cfg(feature = "inject-delays")]
 use rand::Rng;
-use stealmark_deques::{Owner, ThiefStats, WorkDeque};
+use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjectModel};
 
-use crate::fifo::Fifo;
+use crate::fifo::{Batch, Fifo};
 use crate::stats::SpanKind;
 
-pub(crate) use mark_loop::EDGE_DEPTH;
-use phase::Slot;
-pub(crate) use phase::{Engine, Phase};
+pub(crate) use mark_loop::{ACCOUNT_BATCH, EDGE_DEPTH};
+pub(crate) use phase::{Engine, Phase, Slot, Step, Watch};
 
-/// One worker's state during a phase.
+/// `W` of a step that does not watch the key index ([`Watch::Off`]).
+const OFF: u8 = 0;
+/// `W` of a step that watches the frozen index ([`Watch::Frozen`]).
+const FROZEN: u8 = 1;
+/// `W` of a step that watches the shared index ([`Watch::Shared`]).
+const SHARED: u8 = 2;
+
+/// One worker's state during a step.
 struct Worker<'p, 'a, D: WorkDeque, H, S> {
     phase: &'p Phase<'a, D, H, S>,
     index: usize,
@@ -47,6 +67,14 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     edge_depth: usize,
     /// Whether new grey objects go to the private stack first.
     private: bool,
+    /// Whether live objects are counted ([`MarkerConfig::count_live`]).
+    ///
+    /// [`MarkerConfig::count_live`]: crate::MarkerConfig::count_live
+    count_live: bool,
+    /// Whether the heap has types (the live-object histogram is kept).
+    typed: bool,
+    /// Objects scanned and not yet counted live ([`Worker::account`]).
+    scanned: Batch,
     /// Objects left until the next policy evaluation and wake-up check.
     until_balance: u32,
     /// Arrays with more slots than this are scanned in chunks.
@@ -62,15 +90,13 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
 }
 
 impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H, S> {
-    /// Starts worker `index`'s phase: clears the records and statistics kept
-    /// in its slot from the previous phase.
+    /// Starts worker `index`'s share of a step. The slot's records carry
+    /// over from the collection's earlier steps.
     fn new(phase: &'p Phase<'a, D, H, S>, index: usize, slot: &'p mut Slot<D>) -> Self {
-        slot.record.clear();
         slot.private.clear();
-        slot.owner.reset_stats();
-        slot.thief_stats = ThiefStats::default();
         let c = phase.config;
-        Worker {
+        let typed = !slot.record.live_by_type.is_empty();
+        let mut w = Worker {
             phase,
             index,
             slot,
@@ -79,6 +105,9 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             edges: Fifo::new(),
             edge_depth: if c.prefetch > 0 { EDGE_DEPTH } else { 0 },
             private: c.private_work,
+            count_live: c.count_live,
+            typed,
+            scanned: Batch::new(),
             until_balance: c.balance_interval,
             big_array: 2 * c.array_chunk,
             until_sample: c.timeline_interval,
@@ -86,17 +115,17 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             last_balance_len: 0,
             span_kind: SpanKind::Marking,
             span_start: 0,
-        }
+        };
+        w.span_start = w.now_ns();
+        w
     }
 
-    /// The phase, for this worker: marks its roots, then drains, steals and
-    /// idles until the termination protocol says the phase is over.
-    fn run(&mut self) {
-        self.span_start = self.now_ns();
-        self.mark_roots();
+    /// Traces until the termination protocol says the step is over: drains,
+    /// steals and idles. Then records the step's end.
+    fn close<const W: u8>(&mut self) {
         let term = self.phase.term;
         loop {
-            self.drain();
+            self.drain::<W>();
             self.switch(SpanKind::Stealing);
             term.hungry_enter();
             if self.refill() {

@@ -1,42 +1,66 @@
-//! The per-phase setup: what each worker keeps between phases, the deques
-//! and shared storage of one deque kind, and what the workers share during
-//! one phase.
+//! What each worker keeps between steps and collections (`Slot`), the
+//! deques and shared storage of one deque kind (`Engine`), and what the
+//! workers share during one step (`Phase`).
 
 use std::any::Any;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use crossbeam_utils::{Backoff, CachePadded};
+use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use stealmark_deques::{Owner, ThiefStats, WorkDeque};
-use stealmark_model::{MarkBitmap, MarkStore, ObjRef, ObjectModel};
+use stealmark_model::{MarkBitmap, MarkStore, ObjectModel, SoftRefs};
 
+use super::contract::Contract;
 use super::Worker;
 use crate::arrays::ArrayTable;
+use crate::barrier::Barrier;
 use crate::config::{DequeKind, MarkerConfig};
+use crate::ephemeron::{Frozen, KeyIndex};
 use crate::overflow::Overflow;
 use crate::private::PrivateStack;
-use crate::stats::WorkerRecord;
+use crate::roots::Claims;
+use crate::stats::{StepKind, WorkerRecord};
 use crate::termination::Termination;
 
 /// Array descriptors per marker: arrays being scanned in chunks at once.
 const ARRAY_DESCRIPTORS: usize = 4096;
 
-/// What one worker keeps between phases.
+/// What one worker keeps between steps (and, for the buffers, between
+/// collections).
 pub(crate) struct Slot<D: WorkDeque> {
     /// The owner's end of this worker's deque.
     pub(super) owner: D::Owner,
     /// The private part of the mark stack; its capacity is kept from one
-    /// phase to the next.
+    /// step to the next.
     pub(super) private: PrivateStack,
     /// This worker's random stream (victims, the probabilistic policy).
     pub(super) rng: Pcg64,
     /// Counters of this worker's steals, as a thief.
     pub(super) thief_stats: ThiefStats,
-    /// The records of the current (or last) phase.
+    /// The records of the current (or last) collection.
     pub(super) record: WorkerRecord,
+    /// This worker's share of the runtime contract's state during a
+    /// collection (waiting ephemerons, soft slots asked, ...).
+    pub(super) contract: Contract,
+}
+
+impl<D: WorkDeque> Slot<D> {
+    /// Ephemeron entries found with an unmarked key and not yet registered.
+    pub(crate) fn pending(&self) -> usize {
+        self.contract.pending()
+    }
+
+    /// Soft slots found since the policy was last asked.
+    pub(crate) fn soft_unasked(&self) -> usize {
+        self.contract.soft_unasked()
+    }
+
+    /// This collection's record so far.
+    pub(crate) fn record(&self) -> &WorkerRecord {
+        &self.record
+    }
 }
 
 /// The deques, overflow storage and array descriptors of one deque kind.
@@ -70,6 +94,7 @@ impl<D: WorkDeque> Engine<D> {
                 rng: Pcg64::seed_from_u64(seed),
                 thief_stats: ThiefStats::default(),
                 record: WorkerRecord::default(),
+                contract: Contract::default(),
             })));
         }
         Engine {
@@ -81,31 +106,80 @@ impl<D: WorkDeque> Engine<D> {
         }
     }
 
-    /// Prepares a phase (no worker runs).
-    pub(crate) fn reset(&self) {
+    /// Prepares a collection of a heap with `types` types (no worker runs):
+    /// empties every record and the contract state, keeping their buffers.
+    /// With `drain`, also empties every deque, private stack and the shared
+    /// storage: what a collection that panicked left behind.
+    pub(crate) fn begin_collection(&mut self, types: usize, drain: bool) {
         self.overflow.clear();
         self.arrays.reset();
+        for slot in self.slots.iter_mut() {
+            let slot = slot.get_mut();
+            if drain {
+                while slot.owner.pop().is_some() {}
+                slot.private.clear();
+            }
+            slot.record.clear(types);
+            slot.contract.clear();
+            slot.owner.reset_stats();
+            slot.thief_stats = ThiefStats::default();
+        }
     }
 
-    /// After a phase, when every worker has returned (no thief is inside a
-    /// steal): lets the deques free retired buffers, and swaps each worker's
-    /// record with `records[i]`, so both sets of buffers are kept.
-    pub(crate) fn finish_phase(&mut self, records: &mut [WorkerRecord]) {
-        for (slot, rec) in self.slots.iter_mut().zip(records) {
-            let slot = slot.get_mut();
+    /// The workers' slots, between steps.
+    pub(crate) fn slots(&mut self) -> impl Iterator<Item = &mut Slot<D>> + '_ {
+        self.slots.iter_mut().map(|s| s.get_mut())
+    }
+
+    /// After a step, when every worker has returned (no thief is inside a
+    /// steal): lets the deques free retired buffers.
+    pub(crate) fn finish_step(&mut self) {
+        for slot in self.slots.iter_mut() {
             // SAFETY: no thief is inside a steal from this deque. Its only
             // thief handle is `self.thieves[i]` (made in `Engine::new`, never
             // cloned), which workers reach only through the `&Engine` of a
             // `Phase`; `&mut self` proves that no such borrow is live, and
             // `Pool::broadcast` returned only after every worker had
-            // returned from the phase's job.
-            unsafe { slot.owner.quiesce() };
-            std::mem::swap(rec, &mut slot.record);
+            // returned from the step's job.
+            unsafe { slot.get_mut().owner.quiesce() };
+        }
+    }
+
+    /// After a collection: swaps each worker's record with `records[i]`, so
+    /// that both sets of buffers are kept.
+    pub(crate) fn finish_collection(&mut self, records: &mut [WorkerRecord]) {
+        for (slot, rec) in self.slots.iter_mut().zip(records) {
+            std::mem::swap(rec, &mut slot.get_mut().record);
         }
     }
 }
 
-/// Everything the workers share during one phase.
+/// How a step uses the ephemeron key index (`crate::ephemeron`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Watch {
+    /// No ephemeron waits in the index: nothing to check.
+    Off,
+    /// Check every newly marked object against the frozen index; new
+    /// ephemerons with unmarked keys wait for the next registration step.
+    Frozen,
+    /// Check every newly marked object against the shared index, and
+    /// register new ephemerons with unmarked keys at once (the fenced
+    /// protocol).
+    Shared,
+}
+
+/// What one step does, beyond its kind.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Step {
+    pub(crate) kind: StepKind,
+    /// How the step uses the key index.
+    pub(crate) watch: Watch,
+    /// Trace soft slots as strong (the policy keeps every referent, and
+    /// finalization has not started).
+    pub(crate) soft_strong: bool,
+}
+
+/// Everything the workers share during one step.
 pub(crate) struct Phase<'a, D: WorkDeque, H, S> {
     /// The deques and shared storage.
     pub(crate) engine: &'a Engine<D>,
@@ -113,47 +187,45 @@ pub(crate) struct Phase<'a, D: WorkDeque, H, S> {
     pub(crate) heap: &'a H,
     /// Where the mark bits live.
     pub(crate) store: &'a S,
-    /// The roots, split between the workers in contiguous slices.
-    pub(crate) roots: &'a [ObjRef],
     /// The marker's configuration.
     pub(crate) config: &'a MarkerConfig,
-    /// The termination protocol's shared state.
+    /// The termination protocol's shared state (reset for each step).
     pub(crate) term: &'a Termination,
-    /// The phase's time origin (spans and samples are relative to it).
+    /// The collection's time origin (spans and samples are relative to it).
     pub(crate) start: Instant,
+    /// What this step does.
+    pub(crate) step: Step,
+    /// The chunks this step claims: the roots, or the finalizable objects.
+    pub(crate) claims: Option<Claims<'a>>,
+    /// Ephemeron values waiting for their keys: the index itself (steps
+    /// that register, and shared watching), or a read-only view of it
+    /// (frozen watching).
+    pub(crate) index: Option<&'a KeyIndex>,
+    pub(crate) frozen: Option<&'a Frozen<'a>>,
+    /// The soft-reference policy.
+    pub(crate) soft: SoftRefs<'a>,
     /// The side bitmap, when the workers clear it themselves before marking
     /// (each its own part, so the lines start in the cache of a core that
-    /// marks), meeting at `cleared` before anyone marks.
+    /// marks), meeting at the barrier before anyone marks.
     pub(crate) clear: Option<&'a MarkBitmap>,
-    /// Workers done clearing their part of `clear`.
-    pub(crate) cleared: AtomicUsize,
+    /// The barriers inside the step.
+    pub(crate) barrier: Barrier,
     /// The first panic raised by a worker, re-raised by the caller.
     pub(crate) panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Phase<'_, D, H, S> {
     /// The job of worker `index`. Catches a panic, records it and ends the
-    /// phase for everyone (the caller re-raises it).
+    /// step for everyone (the caller re-raises it).
     pub(crate) fn run_worker(&self, index: usize) {
         let mut slot = self.engine.slots[index].lock();
-        if let Some(bitmap) = self.clear {
-            let n = self.config.workers;
-            bitmap.clear_part(index, n);
-            // Release/Acquire: each worker's clearing stores happen before
-            // every other worker's marking, which starts after it has seen
-            // all `n` arrivals. Spins and yields only: clearing is short.
-            self.cleared.fetch_add(1, Ordering::Release);
-            let backoff = Backoff::new();
-            while self.cleared.load(Ordering::Acquire) < n {
-                backoff.snooze();
-            }
-        }
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            Worker::new(self, index, &mut slot).run();
+            Worker::new(self, index, &mut slot).step();
         }));
         if let Err(payload) = result {
             self.panic.lock().get_or_insert(payload);
             self.term.abort();
+            self.barrier.abort();
         }
     }
 }

@@ -31,6 +31,17 @@ pub fn gen(dir: &Path, shape: &str, objects: u64) -> PathBuf {
     path
 }
 
+/// `stderr` without the warning `mark` and `bench` print when the GC
+/// workers were descheduled (it depends on the machine's load, not on the
+/// command): what a quiet machine would have printed.
+pub fn without_load_warning(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|l| !(l.starts_with("warning: in ") && l.contains("they were descheduled")))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 /// Runs `stealmark args...` and checks that it fails with `code` and a
 /// one-line error (no panic, no backtrace; a bare `stealmark` prints the
 /// help instead). Returns standard error.

@@ -1,0 +1,306 @@
+//! Measures the runtime contract's benchmark targets as paired ratios: the
+//! subjects of a group alternate within each run (after one untimed
+//! warm-up round), and a ratio is the median over runs of one subject's
+//! time over the other's in the same run, so that a noisy, shared machine
+//! affects both alike.
+//!
+//! ```text
+//! cargo run --release -p stealmark-marker --features bench --example contract_targets -- [RUNS] [GROUP...]
+//! ```
+//!
+//! Groups (default: all):
+//! - `roots`: ten million roots in a thousand chunks (a random permutation
+//!   of ten million objects without slots), at 1 and 2 workers: the root
+//!   phase (the longest of any worker's) and the pause (goal: 2 workers at
+//!   least 1.8 times faster);
+//! - `chain`: the `ephemeron-chain` shape, 1M objects (one chain of
+//!   999,997 links through one table), against the `list` shape, 1M
+//!   objects, at 1 and 2 workers (goal: the chain at most 3 times the list);
+//! - `count`: the cost of counting live bytes and types while marking
+//!   (`MarkerConfig::count_live` on against off), `random` and `runtime`,
+//!   4M objects, at 1 and 2 workers;
+//! - `contract`: the `weak` shape, 8M objects (5% of them ephemeron values;
+//!   weak, soft and phantom references; finalizable objects), against the
+//!   same graph with every slot strong and nothing finalizable
+//!   (`all_strong`), at 2 workers (goal: at most 1.1 times); and the
+//!   `weak` heap's steps.
+
+use std::time::Instant;
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+use stealmark_heap::{generate_heap, GenConfig, Generated, HeapGraph, Shape};
+use stealmark_marker::bench::median_f64;
+use stealmark_marker::{
+    Collection, MarkIndex, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind,
+};
+
+/// One measurement: the pause, and a second figure (the root phase).
+#[derive(Clone, Copy)]
+struct Sample {
+    pause_ns: u64,
+    part_ns: u64,
+}
+
+type Run<'a> = Box<dyn FnMut() -> Sample + 'a>;
+
+/// Runs every subject once per run, alternating, after a warm-up round;
+/// returns each subject's samples.
+fn alternate(runs: usize, subjects: &mut [Run<'_>]) -> Vec<Vec<Sample>> {
+    let mut samples = vec![Vec::with_capacity(runs); subjects.len()];
+    for run in 0..=runs {
+        for (i, s) in subjects.iter_mut().enumerate() {
+            let x = s();
+            if run > 0 {
+                samples[i].push(x);
+            }
+        }
+    }
+    samples
+}
+
+/// The paired ratio `a / b` of the figure `f`, with both medians in ms.
+fn ratio(a: &[Sample], b: &[Sample], f: impl Fn(&Sample) -> u64) -> (f64, f64, f64) {
+    let r = median_f64(
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| f(x) as f64 / f(y).max(1) as f64)
+            .collect(),
+    );
+    let ms = |v: &[Sample]| median_f64(v.iter().map(|s| f(s) as f64 / 1e6).collect());
+    (r, ms(a), ms(b))
+}
+
+fn print(what: &str, (r, a, b): (f64, f64, f64), an: &str, bn: &str) {
+    println!("  {what}: {r:.3}  ({an} {a:.2} ms, {bn} {b:.2} ms)");
+}
+
+fn marker(workers: usize) -> Marker {
+    Marker::new(MarkerConfig::with_workers(workers)).expect("valid configuration")
+}
+
+/// `n` objects without slots, numbered.
+struct Leaves(usize);
+
+impl ObjectModel for Leaves {
+    fn size_bytes(&self, _: ObjRef) -> usize {
+        16
+    }
+    fn slot_count(&self, _: ObjRef) -> usize {
+        0
+    }
+    fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
+        &self,
+        _: ObjRef,
+        _: std::ops::Range<usize>,
+        _: V,
+    ) {
+    }
+    fn prefetch(&self, _: ObjRef) {}
+}
+
+impl MarkIndex for Leaves {
+    fn mark_index_bound(&self) -> usize {
+        self.0
+    }
+    fn mark_index(&self, o: ObjRef) -> usize {
+        o.index()
+    }
+}
+
+fn roots(runs: usize) {
+    let n = 10_000_000;
+    let heap = Leaves(n);
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(&mut Pcg64::seed_from_u64(7));
+    let chunks: Vec<Vec<ObjRef>> = order
+        .chunks(n / 1000)
+        .map(|c| c.iter().map(|&i| ObjRef::from_index(i)).collect())
+        .collect();
+    drop(order);
+    println!("roots: {n} roots in {} chunks", chunks.len());
+    let (heap, chunks) = (&heap, chunks.as_slice());
+    let subject = |workers: usize| -> Run<'_> {
+        let mut m = marker(workers);
+        Box::new(move || {
+            let st = m.collect(heap, &Collection::new(chunks)).stats;
+            assert_eq!(st.live_objects, n as u64);
+            Sample {
+                pause_ns: st.pause_ns,
+                part_ns: st.root_phase_ns(),
+            }
+        })
+    };
+    let s = alternate(runs, &mut [subject(1), subject(2)]);
+    print(
+        "root phase, 1 / 2 workers (goal >= 1.8)",
+        ratio(&s[0], &s[1], |x| x.part_ns),
+        "w1",
+        "w2",
+    );
+    print(
+        "pause, 1 / 2 workers",
+        ratio(&s[0], &s[1], |x| x.pause_ns),
+        "w1",
+        "w2",
+    );
+}
+
+/// A subject collecting `g` (its roots and finalizable objects) with `m`.
+fn collect_subject(g: &Generated, mut m: Marker) -> Run<'_> {
+    let view = g.heap.view();
+    let expect = g.info.reachable;
+    Box::new(move || {
+        let t0 = Instant::now();
+        let c = Collection::new(g.heap.roots()).finalizable(g.heap.finalizable());
+        let st = m.collect(&view, &c).stats;
+        let pause_ns = t0.elapsed().as_nanos() as u64;
+        if let Some(e) = expect {
+            assert_eq!(st.live_objects, e, "{}", g.info.shape);
+        }
+        Sample {
+            pause_ns,
+            part_ns: st.pause_ns,
+        }
+    })
+}
+
+fn chain(runs: usize) {
+    let chain =
+        generate_heap(&GenConfig::new(Shape::EphemeronChain, 1_000_000)).expect("generator");
+    let list = generate_heap(&GenConfig::new(Shape::List, 1_000_000)).expect("generator");
+    println!(
+        "chain: ephemeron-chain {} objects, list {} objects",
+        chain.info.objects, list.info.objects
+    );
+    for workers in [1, 2] {
+        let s = alternate(
+            runs,
+            &mut [
+                collect_subject(&chain, marker(workers)),
+                collect_subject(&list, marker(workers)),
+            ],
+        );
+        print(
+            &format!("chain / list, {workers} worker(s) (goal <= 3)"),
+            ratio(&s[0], &s[1], |x| x.pause_ns),
+            "chain",
+            "list",
+        );
+    }
+    print_steps(&chain, 2);
+}
+
+fn contract(runs: usize) {
+    let n = 8_000_000;
+    let weak = generate_heap(&GenConfig::new(Shape::Weak, n)).expect("generator");
+    let strong =
+        generate_heap(&GenConfig::new(Shape::Weak, n).all_strong(true)).expect("generator");
+    println!(
+        "contract: weak {} objects ({} finalizable), all-strong {} objects",
+        weak.info.objects,
+        weak.heap.finalizable().len(),
+        strong.info.objects
+    );
+    let s = alternate(
+        runs,
+        &mut [
+            collect_subject(&weak, marker(2)),
+            collect_subject(&strong, marker(2)),
+        ],
+    );
+    print(
+        "weak / all-strong, 2 workers (goal <= 1.1)",
+        ratio(&s[0], &s[1], |x| x.pause_ns),
+        "weak",
+        "strong",
+    );
+    print_steps(&weak, 2);
+}
+
+/// Collects `g` three times with `workers` workers and prints each
+/// collection's steps and contract figures.
+fn print_steps(g: &Generated, workers: usize) {
+    let mut m = marker(workers);
+    for _ in 0..3 {
+        let view = g.heap.view();
+        let c = Collection::new(g.heap.roots()).finalizable(g.heap.finalizable());
+        let marking = m.collect(&view, &c);
+        let report = marking.report();
+        let steps: Vec<String> = marking
+            .stats
+            .steps
+            .iter()
+            .map(|s| format!("{:?} {:.2} ms", s.kind, s.ns as f64 / 1e6))
+            .collect();
+        let e = report.ephemerons();
+        println!(
+            "  {}, {workers} workers: pause {:.2} ms; steps {}; {} live, {} cleared, {} to finalize; ephemerons {} found, {} registered, {} live",
+            g.info.shape,
+            marking.stats.pause_ns as f64 / 1e6,
+            steps.join(", "),
+            report.live_objects(),
+            report.cleared().count(),
+            report.to_finalize().count(),
+            e.pairs,
+            e.registered,
+            e.values_traced
+        );
+    }
+}
+
+fn count(runs: usize) {
+    for shape in [Shape::Random, Shape::Runtime] {
+        let g = generate_heap(&GenConfig::new(shape, 4_000_000)).expect("generator");
+        println!("count: {shape} {} objects", g.info.objects);
+        for workers in [1, 2] {
+            let mut off = MarkerConfig::with_workers(workers);
+            off.count_live = false;
+            let off = Marker::new(off).expect("valid configuration");
+            let s = alternate(
+                runs,
+                &mut [
+                    collect_subject(&g, marker(workers)),
+                    collect_subject(&g, off),
+                ],
+            );
+            print(
+                &format!("count_live on / off, {workers} worker(s)"),
+                ratio(&s[0], &s[1], |x| x.pause_ns),
+                "on",
+                "off",
+            );
+        }
+    }
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1).peekable();
+    let runs: usize = match args.peek().and_then(|a| a.parse().ok()) {
+        Some(r) => {
+            args.next();
+            r
+        }
+        None => 7,
+    };
+    let mut groups: Vec<String> = args.collect();
+    if groups.is_empty() {
+        groups = ["roots", "chain", "count", "contract"]
+            .map(String::from)
+            .to_vec();
+    }
+    println!(
+        "runs={runs} cores={}",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    for g in &groups {
+        match g.as_str() {
+            "roots" => roots(runs),
+            "chain" => chain(runs),
+            "count" => count(runs),
+            "contract" => contract(runs),
+            other => panic!("unknown group `{other}`: roots, chain, count or contract"),
+        }
+    }
+}

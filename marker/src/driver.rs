@@ -1,0 +1,263 @@
+//! One collection, as a sequence of steps (`docs/design.md`, "Runtime
+//! contract"): each step is one parallel job of every worker
+//! ([`Pool::broadcast`]) with its own termination, and the coordinating
+//! thread decides between steps, from per-worker counts, which step comes
+//! next. A step that has nothing to do does not run, so a heap without
+//! non-strong slots and without finalizable objects costs one step, as a
+//! plain mark phase.
+//!
+//! The order: `roots` (the strong closure); then, until nothing changes,
+//! `register` and `resolve` (while ephemerons wait for unmarked keys) and
+//! `soft` (while soft slots wait for the policy's answer); then `finalize`
+//! (J1, the finalizable objects, resurrection) and `register` and `resolve`
+//! again if needed; then `judge` (J2). A concurrent mark cycle's remark can
+//! run the same sequence after its own first step.
+//!
+//! A `resolve` step reads the key index frozen (no lock, no fence), so
+//! ephemerons it finds with unmarked keys wait for another round. After
+//! [`MarkerConfig::ephemeron_frozen_rounds`] rounds (tables nested in
+//! ephemeron values, each found only once the previous key is marked), the
+//! next `resolve` shares the index instead: it registers ephemerons as it
+//! finds them, with the fenced protocol, and so ends the rounds.
+
+use std::any::Any;
+use std::time::Instant;
+
+use parking_lot::Mutex;
+use stealmark_deques::{DequeVisitor, WorkDeque};
+use stealmark_model::{MarkBitmap, MarkStore, ObjectModel, SoftRefs};
+
+use crate::barrier::Barrier;
+use crate::config::MarkerConfig;
+use crate::engines::Engines;
+use crate::ephemeron::KeyIndex;
+use crate::pool::Pool;
+use crate::roots::{Chunks, Claims};
+use crate::stats::{MarkStats, StepKind, StepRecord, TypeCount};
+use crate::termination::Termination;
+use crate::worker::{Engine, Phase, Step, Watch};
+
+/// A worker's panic, to re-raise on the caller's thread.
+pub(crate) type Panic = Box<dyn Any + Send>;
+
+/// One collection over the configured deque kind: the marker's parts it
+/// uses and the collection's inputs.
+pub(crate) struct Collect<'a, H, S> {
+    pub(crate) engines: &'a mut Engines,
+    pub(crate) pool: &'a Pool,
+    pub(crate) term: &'a Termination,
+    pub(crate) index: &'a mut KeyIndex,
+    pub(crate) config: &'a MarkerConfig,
+    pub(crate) stats: &'a mut MarkStats,
+    pub(crate) heap: &'a H,
+    pub(crate) store: &'a S,
+    pub(crate) roots: &'a dyn Chunks,
+    pub(crate) finalizable: &'a dyn Chunks,
+    pub(crate) soft: SoftRefs<'a>,
+    /// The side bitmap, which the workers clear in the first step.
+    pub(crate) clear: Option<&'a MarkBitmap>,
+    /// The previous collection panicked: empty what it left behind first.
+    pub(crate) drain: bool,
+}
+
+impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for Collect<'_, H, S> {
+    type Output = Result<(), Panic>;
+
+    fn visit<D: WorkDeque>(self) -> Result<(), Panic> {
+        let engine = self.engines.get::<D>();
+        let types = if self.config.count_live {
+            self.heap.type_count()
+        } else {
+            0
+        };
+        engine.begin_collection(types, self.drain);
+        self.stats.steps.clear();
+        let mut driver = Driver {
+            engine,
+            pool: self.pool,
+            term: self.term,
+            index: self.index,
+            config: self.config,
+            stats: self.stats,
+            heap: self.heap,
+            store: self.store,
+            roots: self.roots,
+            finalizable: self.finalizable,
+            soft: self.soft,
+            clear: self.clear,
+            start: Instant::now(),
+            watch: Watch::Off,
+            rounds: 0,
+            finalized: false,
+        };
+        driver.run()
+    }
+}
+
+/// The coordinator's state during one collection.
+struct Driver<'a, D: WorkDeque, H, S> {
+    engine: &'a mut Engine<D>,
+    pool: &'a Pool,
+    term: &'a Termination,
+    index: &'a mut KeyIndex,
+    config: &'a MarkerConfig,
+    stats: &'a mut MarkStats,
+    heap: &'a H,
+    store: &'a S,
+    roots: &'a dyn Chunks,
+    finalizable: &'a dyn Chunks,
+    soft: SoftRefs<'a>,
+    clear: Option<&'a MarkBitmap>,
+    /// The collection's time origin.
+    start: Instant,
+    /// How marking steps use the key index: off until the first
+    /// `register`, then frozen, then (after `FROZEN_ROUNDS`) shared.
+    watch: Watch,
+    /// `register` rounds so far.
+    rounds: u32,
+    /// Whether the `finalize` step has run.
+    finalized: bool,
+}
+
+impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
+    fn run(&mut self) -> Result<(), Panic> {
+        self.step(StepKind::Roots)?;
+        let roots_end = self.start.elapsed().as_nanos() as u64;
+        let last_work = self.slots_max(|s| s.record().stats.last_work_ns);
+        self.settle_contract()?;
+        if self.finalizable.chunk_count() > 0 {
+            // From here on soft slots are neither kept nor asked about:
+            // they are judged at J2 (see `docs/design.md`).
+            self.finalized = true;
+            self.step(StepKind::Finalize)?;
+            self.settle_contract()?;
+        }
+        if self
+            .engine
+            .slots()
+            .any(|s| !s.record().weak_refs.is_empty())
+        {
+            self.step(StepKind::Judge)?;
+        }
+        self.stats
+            .workers
+            .resize_with(self.config.workers, Default::default);
+        self.engine.finish_collection(&mut self.stats.workers);
+        let types = if self.config.count_live {
+            self.heap.type_count()
+        } else {
+            0
+        };
+        let st = &mut *self.stats;
+        st.phase_ns = self.start.elapsed().as_nanos() as u64;
+        st.termination_latency_ns = roots_end.saturating_sub(last_work);
+        st.config = Some(self.config.clone());
+        let t = st.total();
+        st.roots = t.roots;
+        st.live_objects = t.objects_scanned;
+        st.live_bytes = t.live_bytes;
+        st.live_footprint_bytes = t.live_footprint_bytes;
+        st.live_by_type.clear();
+        st.live_by_type.resize(types, TypeCount::default());
+        for rec in &st.workers {
+            for (sum, w) in st.live_by_type.iter_mut().zip(&rec.live_by_type) {
+                sum.objects += w.objects;
+                sum.bytes += w.bytes;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `register`, `resolve` and `soft` steps until no ephemeron waits
+    /// to be registered and no soft slot waits for the policy.
+    fn settle_contract(&mut self) -> Result<(), Panic> {
+        loop {
+            let pending: usize = self.engine.slots().map(|s| s.pending()).sum();
+            if pending > 0 {
+                if self.watch == Watch::Off {
+                    self.index.reset(pending);
+                }
+                if self.rounds < self.config.ephemeron_frozen_rounds && self.watch != Watch::Shared
+                {
+                    self.rounds += 1;
+                    self.step(StepKind::Register)?;
+                    self.watch = Watch::Frozen;
+                } else {
+                    self.watch = Watch::Shared;
+                }
+                self.step(StepKind::Resolve)?;
+                continue;
+            }
+            let asked = matches!(self.soft, SoftRefs::Ask(_)) && !self.finalized;
+            if asked && self.engine.slots().any(|s| s.soft_unasked() > 0) {
+                self.step(StepKind::Soft)?;
+                continue;
+            }
+            return Ok(());
+        }
+    }
+
+    /// The largest of `f` over the workers' slots.
+    fn slots_max(&mut self, f: impl Fn(&crate::worker::Slot<D>) -> u64) -> u64 {
+        self.engine.slots().map(|s| f(s)).max().unwrap_or(0)
+    }
+
+    /// Runs one step on every worker.
+    fn step(&mut self, kind: StepKind) -> Result<(), Panic> {
+        let step = Step {
+            kind,
+            // `register` and `judge` mark nothing: nothing to check.
+            watch: match kind {
+                StepKind::Register | StepKind::Judge => Watch::Off,
+                _ => self.watch,
+            },
+            soft_strong: matches!(self.soft, SoftRefs::KeepAll) && !self.finalized,
+        };
+        let frozen_view;
+        let (index, frozen) = if step.watch == Watch::Frozen {
+            frozen_view = self.index.freeze();
+            (None, Some(&frozen_view))
+        } else {
+            (Some(&*self.index), None)
+        };
+        let claims = match kind {
+            StepKind::Roots => Some(Claims::new(self.roots)),
+            StepKind::Finalize => Some(Claims::new(self.finalizable)),
+            StepKind::Register | StepKind::Resolve | StepKind::Soft | StepKind::Judge => None,
+        };
+        self.term.reset(self.config.workers);
+        let t0 = Instant::now();
+        let phase = Phase {
+            engine: &*self.engine,
+            heap: self.heap,
+            store: self.store,
+            config: self.config,
+            term: self.term,
+            start: self.start,
+            step,
+            claims,
+            index,
+            frozen,
+            soft: self.soft,
+            clear: if kind == StepKind::Roots {
+                self.clear
+            } else {
+                None
+            },
+            barrier: Barrier::new(),
+            panic: Mutex::new(None),
+        };
+        self.pool.broadcast(&|i| phase.run_worker(i));
+        let panic = phase.panic.into_inner();
+        self.engine.finish_step();
+        self.stats.steps.push(StepRecord {
+            kind,
+            watch: step.watch != Watch::Off,
+            ns: t0.elapsed().as_nanos() as u64,
+        });
+        match panic {
+            Some(payload) => Err(payload),
+            None => Ok(()),
+        }
+    }
+}

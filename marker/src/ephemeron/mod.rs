@@ -1,0 +1,299 @@
+//! The ephemeron key index: ephemeron values waiting for their keys, found
+//! by key, so that marking a key releases exactly its values.
+//!
+//! After the strong closure, every ephemeron entry whose key is still
+//! unmarked is *registered* here (by the worker that found it, in parallel
+//! with the others), and every object marked from then on is *checked*
+//! against the index. The index is
+//!
+//! - a filter: a bitmap of hashed keys, set with `fetch_or` and read with a
+//!   plain load, so that checking an object that is no key (nearly all of
+//!   them) costs one load of a word that is usually cached;
+//! - [`SHARDS`] shards, each a mutex around a map from key to the newest of
+//!   its waiting entries and a vector of entries `(value, next)` linked per
+//!   key. The maps and vectors keep their capacity from one collection to
+//!   the next: registering allocates only while a collection has more
+//!   waiting entries than any before.
+//!
+//! Both hashes keep neighbours together: keys in one 64 KiB region share a
+//! shard, and keys next to each other in memory get neighbouring filter bits
+//! and map buckets, so that a chain of keys laid out in order (each value
+//! the next entry's key) walks the index in order too, and a worker that
+//! registers a run of such keys takes each shard's lock once per run.
+//!
+//! # Frozen: registering and checking never overlap
+//!
+//! The engine registers the waiting entries in a step of their own
+//! ([`KeyIndex::insert_all`], under the shard locks), in which nothing is
+//! marked. The steps that mark afterwards read a [`Frozen`] view, made from
+//! exclusive access between the steps: no lock, no fence, no removal. The
+//! view never changes while they run, so a key's entries are found by
+//! whoever marks the key, and only one worker marks a key (the one whose
+//! `try_mark` set its bit), so each entry is released once. Ephemerons
+//! found while such a step runs, with their key unmarked, wait for the next
+//! registration step.
+//!
+//! # Shared: registering while others mark (Dekker)
+//!
+//! When one collection would need many registration rounds (ephemeron
+//! tables nested in ephemeron values, each found only when the previous
+//! key is marked), the engine registers while it marks instead, and then
+//! a registrant and a marker of the same key race: the registrant may check
+//! the key just before the marker sets its bit, and the marker may check
+//! the index just before the registrant inserts. Both sides therefore
+//! follow a store, [`fence`], load pattern:
+//!
+//! - registrant: [`KeyIndex::insert`] (entry under the shard lock, then the
+//!   filter bit), [`fence`], then if the key is marked,
+//!   [`KeyIndex::take`] its entries and trace them;
+//! - marker: mark the object ([`MarkStore::try_mark`](stealmark_model::MarkStore::try_mark),
+//!   an atomic read-modify-write), [`fence`], then if
+//!   [`KeyIndex::may_hold`] it, [`KeyIndex::take`] its entries and trace
+//!   them.
+//!
+//! The two sequentially consistent fences are ordered one way or the other.
+//! If the marker's comes first, the registrant's load of the mark bit after
+//! its own fence sees the mark. If the registrant's comes first, the
+//! marker's filter load sees the bit, and the marker takes the shard lock:
+//! if it gets the lock after the registrant's insert, it finds the entry; if
+//! before, its mark happens before the registrant's insert (through the
+//! lock), so the registrant sees the mark. Either way someone takes the
+//! entry, and at most one does (the map entry is removed under the lock). A
+//! batch of inserts (or marks) may share one fence: what matters is that
+//! each store comes before it and each load after it.
+
+#[cfg(all(test, loom))]
+mod loom_tests;
+mod shard;
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+use crossbeam_utils::CachePadded;
+use stealmark_model::ObjRef;
+
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicU64, Ordering};
+use shard::{get_mut, lock, Mutex, Shard};
+#[cfg(not(loom))]
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The number of shards (a power of two; two in the loom models, whose
+/// every lock is a modelled object).
+#[cfg(not(loom))]
+pub(crate) const SHARDS: usize = 256;
+#[cfg(loom)]
+pub(crate) const SHARDS: usize = 2;
+
+/// Filter bits per expected key (the false-positive rate is about one in
+/// this many while the index holds the expected number of keys).
+const FILTER_BITS_PER_KEY: usize = 8;
+/// The smallest and largest filter, in bits (512 bytes and 64 MiB; one
+/// word in the loom models).
+#[cfg(not(loom))]
+const FILTER_MIN_BITS: usize = 1 << 12;
+#[cfg(loom)]
+const FILTER_MIN_BITS: usize = 64;
+const FILTER_MAX_BITS: usize = 1 << 29;
+
+/// The fence of the protocol (module documentation): sequentially
+/// consistent, paired with the other side's.
+#[inline]
+pub(crate) fn fence() {
+    #[cfg(loom)]
+    loom::sync::atomic::fence(Ordering::SeqCst);
+    #[cfg(not(loom))]
+    std::sync::atomic::fence(Ordering::SeqCst);
+}
+
+/// Values waiting for their keys; see the module documentation.
+pub(crate) struct KeyIndex {
+    shards: Box<[CachePadded<Mutex<Shard>>]>,
+    filter: Vec<AtomicU64>,
+    /// Filter bits minus one (the bit count is a power of two).
+    filter_mask: usize,
+}
+
+impl KeyIndex {
+    /// An empty index with the smallest filter.
+    pub(crate) fn new() -> KeyIndex {
+        let mut index = KeyIndex {
+            shards: (0..SHARDS)
+                .map(|_| CachePadded::new(Mutex::new(Shard::default())))
+                .collect(),
+            filter: Vec::new(),
+            filter_mask: 0,
+        };
+        index.reset(0);
+        index
+    }
+
+    /// Empties the index (keeping its storage) and sizes the filter for
+    /// about `keys` keys. Exclusive access: no worker runs.
+    pub(crate) fn reset(&mut self, keys: usize) {
+        for shard in self.shards.iter() {
+            lock(shard).clear();
+        }
+        let bits = keys
+            .saturating_mul(FILTER_BITS_PER_KEY)
+            .clamp(FILTER_MIN_BITS, FILTER_MAX_BITS)
+            .next_power_of_two();
+        self.filter.truncate(bits / 64);
+        for w in &self.filter {
+            // Relaxed: exclusive access; the workers see the cleared filter
+            // through the pool's hand-off (a mutex).
+            w.store(0, Ordering::Relaxed);
+        }
+        self.filter.resize_with(bits / 64, || AtomicU64::new(0));
+        self.filter_mask = bits - 1;
+    }
+
+    /// Registers `value` as waiting for `key`: inserts the entry, then sets
+    /// the key's filter bit. The caller then fences ([`fence`]) and checks
+    /// whether `key` is marked (module documentation).
+    pub(crate) fn insert(&self, key: ObjRef, value: ObjRef) {
+        lock(&self.shards[shard_of(key)]).insert(key.word(), value.word());
+        let (word, bit) = self.filter_bit(key);
+        // Ordered before the caller's check of the key's mark by the SeqCst
+        // fence that follows (see `fence`), which pairs with the marker's
+        // fence between its mark and its `may_hold`.
+        self.set_filter(word, bit);
+    }
+
+    /// Registers every `(key, value)` of `entries` (their keys unmarked)
+    /// while no worker marks: each run of keys in one shard under one lock,
+    /// each run of filter bits in one word with one `fetch_or`.
+    pub(crate) fn insert_all(&self, entries: &[(ObjRef, ObjRef)]) {
+        let mut rest = entries;
+        while let Some(&(first, _)) = rest.first() {
+            let s = shard_of(first);
+            let run = rest
+                .iter()
+                .position(|&(k, _)| shard_of(k) != s)
+                .unwrap_or(rest.len());
+            let mut shard = lock(&self.shards[s]);
+            for &(key, value) in &rest[..run] {
+                shard.insert(key.word(), value.word());
+            }
+            drop(shard);
+            rest = &rest[run..];
+        }
+        let mut word = usize::MAX;
+        let mut bits = 0;
+        for &(key, _) in entries {
+            let (w, b) = self.filter_bit(key);
+            if w != word {
+                self.set_filter(word, bits);
+                (word, bits) = (w, 0);
+            }
+            bits |= b;
+        }
+        self.set_filter(word, bits);
+    }
+
+    /// Sets `bits` in filter word `word` (nothing for `usize::MAX`).
+    fn set_filter(&self, word: usize, bits: u64) {
+        if let Some(w) = self.filter.get(word) {
+            // Relaxed: published to the steps that read the filter by the
+            // pool's hand-off between steps (`insert_all`), or ordered by
+            // the fences of the shared protocol (`insert`).
+            w.fetch_or(bits, Ordering::Relaxed);
+        }
+    }
+
+    /// The index, read-only, for the steps that mark without registering:
+    /// exclusive access now (no worker runs), shared by the workers while
+    /// the view lives. Allocates the view's table of shards (one pointer per
+    /// shard).
+    pub(crate) fn freeze(&mut self) -> Frozen<'_> {
+        Frozen {
+            shards: self.shards.iter_mut().map(|s| &*get_mut(s)).collect(),
+            filter: &self.filter,
+            filter_mask: self.filter_mask,
+        }
+    }
+
+    /// Whether `key` may have waiting entries (`false` is certain). The
+    /// caller has marked `key` and fenced since ([`fence`]).
+    #[inline]
+    pub(crate) fn may_hold(&self, key: ObjRef) -> bool {
+        let (word, bit) = self.filter_bit(key);
+        // Relaxed: the caller's SeqCst fence (after its mark) pairs with the
+        // registrant's fence (after its `insert`); see the module docs.
+        self.filter[word].load(Ordering::Relaxed) & bit != 0
+    }
+
+    /// Takes every entry waiting for `key`, appending their values to `out`;
+    /// returns how many. Each entry is taken by one call only.
+    pub(crate) fn take(&self, key: ObjRef, out: &mut Vec<ObjRef>) -> usize {
+        let before = out.len();
+        lock(&self.shards[shard_of(key)]).take(key.word(), |v| {
+            out.push(ObjRef::from_word(v).expect("only object references are inserted"));
+        });
+        out.len() - before
+    }
+
+    /// Entries registered and not taken, over every shard.
+    #[cfg(test)]
+    pub(crate) fn waiting(&self) -> usize {
+        self.shards.iter().map(|s| lock(s).waiting()).sum()
+    }
+
+    /// The filter word and bit of `key`.
+    #[inline]
+    fn filter_bit(&self, key: ObjRef) -> (usize, u64) {
+        filter_bit(key, self.filter_mask)
+    }
+}
+
+/// The key index, read-only: see the module documentation ("Frozen").
+pub(crate) struct Frozen<'a> {
+    shards: Vec<&'a Shard>,
+    filter: &'a [AtomicU64],
+    filter_mask: usize,
+}
+
+impl Frozen<'_> {
+    /// Whether `key` may have waiting entries (`false` is certain).
+    #[inline]
+    pub(crate) fn may_hold(&self, key: ObjRef) -> bool {
+        let (word, bit) = filter_bit(key, self.filter_mask);
+        // Relaxed: the filter does not change while the view lives; the
+        // pool's hand-off published it.
+        self.filter[word].load(Ordering::Relaxed) & bit != 0
+    }
+
+    /// Appends the values waiting for `key` to `out`; returns how many. The
+    /// caller is the worker that marked `key`, so no other worker looks the
+    /// key up while the view lives.
+    pub(crate) fn lookup(&self, key: ObjRef, out: &mut Vec<ObjRef>) -> usize {
+        let before = out.len();
+        self.shards[shard_of(key)].get(key.word(), |v| {
+            out.push(ObjRef::from_word(v).expect("only object references are inserted"));
+        });
+        out.len() - before
+    }
+}
+
+/// The filter word and bit of `key` in a filter of `mask + 1` bits: the
+/// key's word index plus a per-page offset, so that neighbours share a word
+/// and pages spread.
+#[inline]
+fn filter_bit(key: ObjRef, mask: usize) -> (usize, u64) {
+    let w = key.word();
+    let bit = ((w >> 3).wrapping_add(page_hash(w))) & mask;
+    (bit / 64, 1u64 << (bit % 64))
+}
+
+/// A 64-bit mix of the 4 KiB page of `word`.
+#[inline]
+fn page_hash(word: usize) -> usize {
+    ((word >> 12) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> 7
+}
+
+/// The shard of `key`: a hash of its 64 KiB region, so that a run of keys
+/// laid out together (a table's keys, a chain) stays in one shard's map for
+/// hundreds of inserts.
+#[inline]
+fn shard_of(key: ObjRef) -> usize {
+    (((key.word() >> 16) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize & (SHARDS - 1)
+}

@@ -1,0 +1,230 @@
+//! The runtime contract on the worker's side: what happens to a
+//! non-strong slot when a worker finds it (out of line: they are rare), and
+//! the checks of newly marked objects against the ephemeron key index while
+//! a step watches it (frozen, or shared with the fenced protocol of
+//! `crate::ephemeron`).
+
+use stealmark_deques::WorkDeque;
+use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs};
+
+use super::{Worker, OFF, SHARED};
+use crate::ephemeron;
+
+/// Objects to check collected before a worker fences and checks them
+/// (one fence per batch rather than per object).
+const CHECK_BATCH: usize = 256;
+
+/// One worker's share of the contract's state during a collection. Its
+/// buffers keep their capacity from one collection to the next.
+#[derive(Default)]
+pub(crate) struct Contract {
+    /// Ephemeron entries `(key, value)` found with the key unmarked while
+    /// no step registered at once: registered by the next `register` step.
+    pending: Vec<(ObjRef, ObjRef)>,
+    /// Values of pending entries whose key was marked by then, found by the
+    /// `register` step: traced by the `resolve` step after it.
+    pub(super) ready: Vec<ObjRef>,
+    /// `weak_refs[..soft_from]` have been offered to the soft-reference
+    /// policy (or needed not be).
+    pub(super) soft_from: usize,
+    /// Soft slots found since `soft_from` (only counted when the policy is
+    /// asked per referent).
+    soft_unasked: usize,
+    /// `weak_refs[..j1_end]` were judged at J1.
+    pub(super) j1_end: usize,
+    /// Finalizable objects found unmarked, before resurrection.
+    pub(super) candidates: Vec<ObjRef>,
+    /// Objects this worker marked while watching, not yet checked against
+    /// the key index; and the batch being checked.
+    check: Vec<ObjRef>,
+    checking: Vec<ObjRef>,
+    /// Keys this worker registered, whose marks it has not yet re-read;
+    /// and the batch being re-read.
+    recheck: Vec<ObjRef>,
+    rechecking: Vec<ObjRef>,
+    /// Values taken from the key index, to trace.
+    released: Vec<ObjRef>,
+}
+
+impl Contract {
+    /// Empties the state for a new collection, keeping the buffers.
+    pub(crate) fn clear(&mut self) {
+        self.pending.clear();
+        self.ready.clear();
+        self.soft_from = 0;
+        self.soft_unasked = 0;
+        self.j1_end = 0;
+        self.candidates.clear();
+        self.check.clear();
+        self.recheck.clear();
+        self.released.clear();
+    }
+
+    /// Entries waiting to be registered.
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Soft slots found since the policy was last asked.
+    pub(crate) fn soft_unasked(&self) -> usize {
+        self.soft_unasked
+    }
+
+    /// Adds a newly marked object to check.
+    #[inline(always)]
+    pub(super) fn check(&mut self, obj: ObjRef) {
+        self.check.push(obj);
+    }
+
+    /// Whether objects or keys wait for a check.
+    #[inline]
+    pub(super) fn has_checks(&self) -> bool {
+        !self.check.is_empty() || !self.recheck.is_empty()
+    }
+
+    /// Whether the batch is full.
+    #[inline(always)]
+    pub(super) fn checks_full(&self) -> bool {
+        self.check.len() >= CHECK_BATCH
+    }
+
+    /// Takes the waiting entries out, leaving the (empty) buffer's capacity
+    /// to be handed back with [`Contract::restore_pending`].
+    pub(super) fn take_pending(&mut self) -> Vec<(ObjRef, ObjRef)> {
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Hands the pending buffer back, emptied (nothing was added meanwhile:
+    /// registering steps add no pending entries).
+    pub(super) fn restore_pending(&mut self, mut buffer: Vec<(ObjRef, ObjRef)>) {
+        debug_assert!(self.pending.is_empty());
+        buffer.clear();
+        self.pending = buffer;
+    }
+
+    /// The soft slots found so far have been offered to the policy.
+    pub(super) fn soft_asked(&mut self, upto: usize) {
+        self.soft_from = upto;
+        self.soft_unasked = 0;
+    }
+}
+
+impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
+    /// Marks `obj`; if this worker set the bit, pushes it and (while
+    /// watching) queues it for the key-index check. Returns whether it did.
+    #[inline]
+    pub(super) fn trace<const W: u8>(&mut self, obj: ObjRef) -> bool {
+        if !self.phase.store.try_mark(self.phase.heap, obj) {
+            return false;
+        }
+        self.slot.record.stats.objects_marked += 1;
+        self.push(obj.word());
+        if W != OFF {
+            self.slot.contract.check(obj);
+        }
+        true
+    }
+
+    /// Handles the non-strong slots recorded from `weak_refs[from]` on (just
+    /// found in one object): an ephemeron's value is traced if its key is
+    /// marked, else it waits (registered in the key index at once while the
+    /// index is shared, pending otherwise); a soft referent is traced if
+    /// every soft referent is kept, or counted for the policy if it is
+    /// asked.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn found_weak<const W: u8>(&mut self, from: usize) {
+        #[cfg(feature = "inject-delays")]
+        self.inject_delay();
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        for i in from..self.slot.record.weak_refs.len() {
+            let r = self.slot.record.weak_refs[i];
+            match r.kind {
+                SlotKind::Ephemeron { key } => {
+                    self.slot.record.stats.ephemerons += 1;
+                    if store.is_marked(heap, key) {
+                        self.trace::<W>(r.target);
+                    } else if W == SHARED {
+                        self.register(key, r.target);
+                    } else {
+                        self.slot.contract.pending.push((key, r.target));
+                    }
+                }
+                SlotKind::Soft => {
+                    if !self.phase.step.soft_strong {
+                        if matches!(self.phase.soft, SoftRefs::Ask(_)) {
+                            self.slot.contract.soft_unasked += 1;
+                        }
+                    } else if self.trace::<W>(r.target) {
+                        self.slot.record.stats.soft_kept += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Registers `value` as waiting for the unmarked `key` in the shared
+    /// index; the key's mark is re-read after the next fence
+    /// ([`Worker::settle`]).
+    pub(super) fn register(&mut self, key: ObjRef, value: ObjRef) {
+        self.phase
+            .index
+            .expect("a shared step has the index")
+            .insert(key, value);
+        self.slot.contract.recheck.push(key);
+        self.slot.record.stats.ephemerons_registered += 1;
+    }
+
+    /// Checks the objects this worker marked (and, with the shared index,
+    /// re-reads the keys it registered) against the key index, and traces
+    /// the values released (queueing them for checks in turn). The caller
+    /// loops until nothing is left to check.
+    #[cold]
+    pub(super) fn settle<const W: u8>(&mut self) {
+        #[cfg(feature = "inject-delays")]
+        self.inject_delay();
+        let c = &mut self.slot.contract;
+        std::mem::swap(&mut c.check, &mut c.checking);
+        if W == SHARED {
+            self.settle_shared();
+        } else if let Some(frozen) = self.phase.frozen {
+            let c = &mut self.slot.contract;
+            for &obj in &c.checking {
+                if frozen.may_hold(obj) {
+                    frozen.lookup(obj, &mut c.released);
+                }
+            }
+        }
+        self.slot.contract.checking.clear();
+        while let Some(value) = self.slot.contract.released.pop() {
+            self.slot.record.stats.ephemerons_released += 1;
+            self.trace::<W>(value);
+        }
+    }
+
+    /// The marking side of the shared protocol, for a batch: one fence after
+    /// this worker's marks and inserts, then every object it marked is
+    /// checked against the index and every key it registered is re-read.
+    fn settle_shared(&mut self) {
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        let index = self.phase.index.expect("a shared step has the index");
+        // SeqCst fence: pairs with the other side's fence (a registrant's
+        // after its insert, a marker's after its mark): see
+        // `crate::ephemeron`.
+        ephemeron::fence();
+        let c = &mut self.slot.contract;
+        std::mem::swap(&mut c.recheck, &mut c.rechecking);
+        for &obj in &c.checking {
+            if index.may_hold(obj) {
+                index.take(obj, &mut c.released);
+            }
+        }
+        for &key in &c.rechecking {
+            if store.is_marked(heap, key) {
+                index.take(key, &mut c.released);
+            }
+        }
+        c.rechecking.clear();
+    }
+}

@@ -1,0 +1,230 @@
+//! What each kind of step does before it traces, and the judging of
+//! non-strong slots (`docs/design.md`, "Runtime contract"). Every worker
+//! runs the same step at once; each works on its own records.
+
+use stealmark_deques::WorkDeque;
+use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs};
+
+use super::mark_loop::delay_edge;
+use super::{Watch, Worker, FROZEN, OFF, SHARED};
+use crate::stats::StepKind;
+
+impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
+    /// This worker's share of the step.
+    pub(super) fn step(&mut self) {
+        match self.phase.step.watch {
+            Watch::Off => self.step_as::<OFF>(),
+            Watch::Frozen => self.step_as::<FROZEN>(),
+            Watch::Shared => self.step_as::<SHARED>(),
+        }
+    }
+
+    fn step_as<const W: u8>(&mut self) {
+        match self.phase.step.kind {
+            StepKind::Roots => {
+                if let Some(bitmap) = self.phase.clear {
+                    bitmap.clear_part(self.index, self.phase.config.workers);
+                    if !self.phase.barrier.wait(1, self.phase.config.workers) {
+                        return;
+                    }
+                }
+                self.mark_roots::<W>();
+                self.close::<W>();
+            }
+            StepKind::Register => self.register_all(),
+            StepKind::Resolve => {
+                if W == SHARED {
+                    self.register_pending();
+                } else {
+                    let ready = std::mem::take(&mut self.slot.contract.ready);
+                    for &value in &ready {
+                        self.trace::<W>(value);
+                    }
+                    self.slot.contract.ready = ready;
+                    self.slot.contract.ready.clear();
+                }
+                self.close::<W>();
+            }
+            StepKind::Soft => {
+                self.ask_soft::<W>();
+                self.close::<W>();
+            }
+            StepKind::Finalize => {
+                self.judge_weak();
+                self.take_finalizable();
+                let n = self.phase.config.workers;
+                if !self.phase.barrier.wait(1, n) {
+                    return;
+                }
+                self.resurrect::<W>();
+                if !self.phase.barrier.wait(2, n) {
+                    return;
+                }
+                self.close::<W>();
+            }
+            StepKind::Judge => self.judge_rest(),
+        }
+    }
+
+    /// Claims root chunks until none is left; marks each chunk's references
+    /// (timed: the root phase) and traces from them before claiming the
+    /// next, so that the mark stack stays small.
+    fn mark_roots<const W: u8>(&mut self) {
+        let phase = self.phase;
+        let Some(claims) = &phase.claims else {
+            return;
+        };
+        while let Some(chunk) = claims.claim() {
+            let t0 = self.now_ns();
+            let mut n = 0u64;
+            claims.source().scan_chunk(chunk, &mut |root| {
+                n += 1;
+                let (heap, store) = (phase.heap, phase.store);
+                if let Some(r) = delay_edge(heap, store, &mut self.edges, self.edge_depth, root) {
+                    self.trace::<W>(r);
+                }
+            });
+            let t1 = self.now_ns();
+            let st = &mut self.slot.record.stats;
+            st.roots += n;
+            st.root_chunks += 1;
+            st.root_ns += t1.saturating_sub(t0);
+            self.drain::<W>();
+        }
+    }
+
+    /// The `register` step: this worker's pending ephemerons whose keys are
+    /// marked by now become ready (traced by the `resolve` step that
+    /// follows); the others are registered in the key index, in one batch.
+    /// Nothing is marked, so nothing races with the inserts.
+    fn register_all(&mut self) {
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        let index = self.phase.index.expect("a register step has the index");
+        let c = &mut self.slot.contract;
+        let mut pending = c.take_pending();
+        pending.retain(|&(key, value)| {
+            let waits = !store.is_marked(heap, key);
+            if !waits {
+                c.ready.push(value);
+            }
+            waits
+        });
+        index.insert_all(&pending);
+        self.slot.record.stats.ephemerons_registered += pending.len() as u64;
+        self.slot.contract.restore_pending(pending);
+    }
+
+    /// The shared `resolve` step's start: registers this worker's pending
+    /// ephemerons in the shared index (re-reading each key's mark after the
+    /// next fence), tracing at once those whose key is now marked.
+    fn register_pending(&mut self) {
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        let pending = self.slot.contract.take_pending();
+        for &(key, value) in &pending {
+            if store.is_marked(heap, key) {
+                self.trace::<SHARED>(value);
+            } else {
+                self.register(key, value);
+            }
+        }
+        self.slot.contract.restore_pending(pending);
+    }
+
+    /// Offers the soft referents found since the last time, and still
+    /// unmarked, to the policy; marks those it keeps.
+    fn ask_soft<const W: u8>(&mut self) {
+        let SoftRefs::Ask(policy) = self.phase.soft else {
+            return;
+        };
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        let end = self.slot.record.weak_refs.len();
+        for i in self.slot.contract.soft_from..end {
+            let r = self.slot.record.weak_refs[i];
+            if r.kind == SlotKind::Soft
+                && !store.is_marked(heap, r.target)
+                && policy.keep(r.target)
+                && self.trace::<W>(r.target)
+            {
+                self.slot.record.stats.soft_kept += 1;
+            }
+        }
+        self.slot.contract.soft_asked(end);
+    }
+
+    /// J1: the soft and weak slots found so far whose referents are not
+    /// marked are cleared.
+    fn judge_weak(&mut self) {
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        let rec = &mut self.slot.record;
+        for r in &rec.weak_refs {
+            if matches!(r.kind, SlotKind::Soft | SlotKind::Weak) && !store.is_marked(heap, r.target)
+            {
+                rec.cleared.push(*r);
+            }
+        }
+        self.slot.contract.j1_end = rec.weak_refs.len();
+        rec.stats.cleared = rec.cleared.len() as u64;
+    }
+
+    /// Claims chunks of the finalizable objects and keeps those not marked.
+    /// Nothing is marked before every worker is done (the barrier after),
+    /// so the set is taken before anything is resurrected.
+    fn take_finalizable(&mut self) {
+        let phase = self.phase;
+        let Some(claims) = &phase.claims else {
+            return;
+        };
+        let candidates = &mut self.slot.contract.candidates;
+        while let Some(chunk) = claims.claim() {
+            claims.source().scan_chunk(chunk, &mut |f: ObjRef| {
+                if !phase.store.is_marked(phase.heap, f) {
+                    candidates.push(f);
+                }
+            });
+        }
+    }
+
+    /// Marks this worker's candidates; each one this worker marks first is
+    /// its to report (an object registered twice is reported once). Nothing
+    /// is traced before every worker is done (the barrier after), so a
+    /// candidate reachable from another is still reported.
+    fn resurrect<const W: u8>(&mut self) {
+        let candidates = std::mem::take(&mut self.slot.contract.candidates);
+        for &f in &candidates {
+            if self.trace::<W>(f) {
+                self.slot.record.to_finalize.push(f);
+            }
+        }
+        self.slot.record.stats.finalized = self.slot.record.to_finalize.len() as u64;
+        self.slot.contract.candidates = candidates;
+        self.slot.contract.candidates.clear();
+    }
+
+    /// J2: phantom slots whose referents and ephemeron slots whose keys are
+    /// not marked are cleared, and so are the soft and weak slots found
+    /// since J1 (all of them, when there was no J1) whose referents are not
+    /// marked. Counts the live ephemeron entries.
+    fn judge_rest(&mut self) {
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        let j1 = self.slot.contract.j1_end;
+        let rec = &mut self.slot.record;
+        let mut live_entries = 0;
+        for (i, r) in rec.weak_refs.iter().enumerate() {
+            let dead = match r.kind {
+                SlotKind::Soft | SlotKind::Weak => i >= j1 && !store.is_marked(heap, r.target),
+                SlotKind::Phantom => !store.is_marked(heap, r.target),
+                SlotKind::Ephemeron { key } => {
+                    let live = store.is_marked(heap, key);
+                    live_entries += u64::from(live);
+                    !live
+                }
+                SlotKind::Strong => false,
+            };
+            if dead {
+                rec.cleared.push(*r);
+            }
+        }
+        rec.stats.ephemeron_values_traced = live_entries;
+        rec.stats.cleared = rec.cleared.len() as u64;
+    }
+}
