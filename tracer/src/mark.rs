@@ -33,7 +33,10 @@ use crate::trace_event::{self, RunTrace};
     stealmark mark heap.smk --trace-out trace.json --plot mark.svg   (open trace.json in https://ui.perfetto.dev)\n  \
     stealmark mark heap.smk --sequential --runs 5\n  \
     stealmark mark heap.smk --soft-refs keep --histogram 30\n  \
-    stealmark mark heap.smk --threads 16 --verify")]
+    stealmark mark heap.smk --threads 16 --verify\n\n\
+    Live bytes are the runtime's own sizes (V8 self_size, HPROF shallow size) where the file records \
+    them, and the arena bytes (what the objects take in the snapshot) beside them; `stealmark info` \
+    says which the file has.")]
 pub struct MarkArgs {
     /// Snapshot to mark (from `stealmark gen` or `stealmark import`).
     pub file: PathBuf,
