@@ -57,8 +57,9 @@ pub(crate) struct Batch {
     len: usize,
 }
 
-/// The batch's capacity.
-const ACCOUNT_BATCH: usize = crate::worker::ACCOUNT_BATCH;
+/// Objects scanned between two countings of live objects (the worker's
+/// `account`): the batch's capacity.
+pub(crate) const ACCOUNT_BATCH: usize = 32;
 
 impl Batch {
     pub(crate) const fn new() -> Batch {

@@ -13,16 +13,12 @@ use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 use super::balancing::WAKE_GRAIN;
 use super::{Worker, OFF};
 use crate::arrays::ArrayTable;
-use crate::fifo::Fifo;
+use crate::fifo::{Fifo, ACCOUNT_BATCH};
 use crate::stats::WorkerRecord;
 
 /// Strong edges delayed between finding them and testing their mark bits,
 /// when prefetching is on.
 pub(crate) const EDGE_DEPTH: usize = 8;
-
-/// Objects scanned between two countings of live objects
-/// ([`Worker::account`]).
-pub(crate) const ACCOUNT_BATCH: usize = 32;
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Scans until the private stack, the deque, both FIFOs and (when

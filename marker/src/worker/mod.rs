@@ -45,7 +45,7 @@ use stealmark_model::{MarkStore, ObjectModel};
 use crate::fifo::{Batch, Fifo};
 use crate::stats::SpanKind;
 
-pub(crate) use mark_loop::{ACCOUNT_BATCH, EDGE_DEPTH};
+pub(crate) use mark_loop::EDGE_DEPTH;
 pub(crate) use phase::{Engine, Phase, Slot, Step, Watch};
 
 /// `W` of a step that does not watch the key index ([`Watch::Off`]).
