@@ -42,6 +42,7 @@ mod graph;
 mod oracle;
 mod sink;
 mod sink_state;
+mod slot_lists;
 pub mod snapshot;
 mod validate;
 mod view;
@@ -53,6 +54,7 @@ pub use generate::{generate, generate_heap, GenConfig, GenError, GenInfo, Genera
 pub use graph::HeapGraph;
 pub use oracle::{mark_sequential, oracle, OracleInput, OracleResult};
 pub use sink::{HeapSink, Layout};
+pub use slot_lists::{ListGraph, ListKind};
 pub use snapshot::{write_heap, Progress, Snapshot, SnapshotWriter, WriteSummary};
 pub use stealmark_model::{
     MarkBitmap, MarkIndex, ObjRef, ObjectModel, RootSource, SlotKind, SoftRefPolicy, SoftRefs,

@@ -2,69 +2,10 @@
 //! step of the order (strong closure, soft policy, J1, finalization, J2) on
 //! small graphs whose expected result is worked out by hand.
 
-use std::ops::Range;
-
 use stealmark_heap::{
-    oracle, MarkIndex, ObjRef, ObjectModel, OracleInput, SlotKind, SoftRefPolicy, SoftRefs, WeakRef,
+    oracle, ListGraph as Graph, ListKind as Kind, ObjRef, OracleInput, SlotKind, SoftRefPolicy,
+    SoftRefs, WeakRef,
 };
-
-/// A heap given as slot lists: object `i` is `ObjRef::from_index(i)`.
-struct Graph(Vec<Vec<(usize, Kind)>>);
-
-/// A slot kind by object number (the key of an ephemeron is an object).
-#[derive(Clone, Copy)]
-enum Kind {
-    Strong,
-    Soft,
-    Weak,
-    Phantom,
-    Ephemeron(usize),
-}
-
-impl ObjectModel for Graph {
-    fn size_bytes(&self, obj: ObjRef) -> usize {
-        16 + 8 * self.0[obj.index()].len()
-    }
-    fn slot_count(&self, obj: ObjRef) -> usize {
-        self.0[obj.index()].len()
-    }
-    fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
-        &self,
-        obj: ObjRef,
-        slots: Range<usize>,
-        mut visit: V,
-    ) {
-        let all = &self.0[obj.index()];
-        let end = slots.end.min(all.len());
-        let start = slots.start.min(end);
-        for (i, &(t, k)) in all.iter().enumerate().take(end).skip(start) {
-            let kind = match k {
-                Kind::Strong => SlotKind::Strong,
-                Kind::Soft => SlotKind::Soft,
-                Kind::Weak => SlotKind::Weak,
-                Kind::Phantom => SlotKind::Phantom,
-                Kind::Ephemeron(key) => SlotKind::Ephemeron { key: r(key) },
-            };
-            visit(i, r(t), kind);
-        }
-    }
-    fn type_count(&self) -> usize {
-        2
-    }
-    fn type_id(&self, obj: ObjRef) -> usize {
-        obj.index() % 2
-    }
-    fn prefetch(&self, _: ObjRef) {}
-}
-
-impl MarkIndex for Graph {
-    fn mark_index_bound(&self) -> usize {
-        self.0.len()
-    }
-    fn mark_index(&self, obj: ObjRef) -> usize {
-        obj.index()
-    }
-}
 
 fn r(i: usize) -> ObjRef {
     ObjRef::from_index(i)

@@ -1,5 +1,5 @@
-//! Test support shared by the marker's integration tests: a heap given as
-//! slot lists with every slot kind, header-style mark bits, random graphs,
+//! Test support shared by the marker's integration tests: the heap crate's
+//! slot-list heap under short names, header-style mark bits, random graphs,
 //! a model wrapper that counts the slots each object had visited, and the
 //! comparison of a collection with the sequential oracle.
 
@@ -18,67 +18,11 @@ use stealmark_marker::{
     Collection, MarkIndex, MarkStore, Marker, ObjRef, ObjectModel, SlotKind, WeakRef,
 };
 
-/// A slot kind by object number (the key of an ephemeron is an object).
-#[derive(Clone, Copy, Debug)]
-pub enum Kind {
-    Strong,
-    Soft,
-    Weak,
-    Phantom,
-    Ephemeron(usize),
-}
-
-/// A heap given as slot lists: object `i` is `ObjRef::from_index(i)`; its
-/// type is `i % 3`.
-#[derive(Clone, Debug)]
-pub struct Graph(pub Vec<Vec<(usize, Kind)>>);
+/// The heap the tests write by hand: slot lists with every slot kind.
+pub use stealmark_heap::{ListGraph as Graph, ListKind as Kind};
 
 pub fn r(i: usize) -> ObjRef {
     ObjRef::from_index(i)
-}
-
-impl ObjectModel for Graph {
-    fn size_bytes(&self, obj: ObjRef) -> usize {
-        16 + 8 * self.0[obj.index()].len()
-    }
-    fn slot_count(&self, obj: ObjRef) -> usize {
-        self.0[obj.index()].len()
-    }
-    fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
-        &self,
-        obj: ObjRef,
-        slots: Range<usize>,
-        mut visit: V,
-    ) {
-        let all = &self.0[obj.index()];
-        let end = slots.end.min(all.len());
-        for (i, &(t, k)) in all.iter().enumerate().take(end).skip(slots.start) {
-            let kind = match k {
-                Kind::Strong => SlotKind::Strong,
-                Kind::Soft => SlotKind::Soft,
-                Kind::Weak => SlotKind::Weak,
-                Kind::Phantom => SlotKind::Phantom,
-                Kind::Ephemeron(key) => SlotKind::Ephemeron { key: r(key) },
-            };
-            visit(i, r(t), kind);
-        }
-    }
-    fn type_count(&self) -> usize {
-        3
-    }
-    fn type_id(&self, obj: ObjRef) -> usize {
-        obj.index() % 3
-    }
-    fn prefetch(&self, _: ObjRef) {}
-}
-
-impl MarkIndex for Graph {
-    fn mark_index_bound(&self) -> usize {
-        self.0.len()
-    }
-    fn mark_index(&self, obj: ObjRef) -> usize {
-        obj.index()
-    }
 }
 
 /// Mark bits in a byte per object, as a runtime keeps them in headers.
