@@ -62,6 +62,21 @@ struct InfoReport {
     validate_ms: f64,
 }
 
+impl InfoReport {
+    /// The reference slots of each kind, null ones last, named as the
+    /// report names them.
+    fn slots_by_kind(&self) -> [(&'static str, u64); 6] {
+        [
+            ("strong", self.strong_slots),
+            ("weak", self.weak_slots),
+            ("soft", self.soft_slots),
+            ("phantom", self.phantom_slots),
+            ("ephemeron", self.ephemeron_slots),
+            ("null", self.null_slots),
+        ]
+    }
+}
+
 /// Runs `stealmark info`.
 pub fn run(args: InfoArgs) -> CliResult {
     let start = Instant::now();
@@ -153,14 +168,9 @@ fn print_report(r: &InfoReport) -> CliResult {
         (
             "reference slots",
             format!(
-                "{} (strong {}, weak {}, soft {}, phantom {}, ephemeron {}, null {})",
+                "{} ({})",
                 output::count(r.reference_slots),
-                output::count(r.strong_slots),
-                output::count(r.weak_slots),
-                output::count(r.soft_slots),
-                output::count(r.phantom_slots),
-                output::count(r.ephemeron_slots),
-                output::count(r.null_slots)
+                output::named(r.slots_by_kind().map(|(k, n)| (k, output::count(n))), ", ")
             ),
         ),
         (

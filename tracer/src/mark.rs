@@ -581,16 +581,14 @@ fn print_report(r: &MarkReport) -> CliResult {
         None => {}
     }
     let p = &r.pause_ms;
+    let in_ms = p
+        .named()
+        .map(|(name, v)| (name, format!("{} ms", output::ms(v))));
     outln!(
-        "pause over {} runs ({} warm-up): min {} ms  p50 {} ms  p90 {} ms  p99 {} ms  max {} ms  mean {} ms",
+        "pause over {} runs ({} warm-up): {}",
         r.runs,
         r.warmup,
-        output::ms(p.min),
-        output::ms(p.p50),
-        output::ms(p.p90),
-        output::ms(p.p99),
-        output::ms(p.max),
-        output::ms(p.mean)
+        output::named(in_ms, "  ")
     )?;
     if let Some(cpu) = &r.cpu {
         outln!(

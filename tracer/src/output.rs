@@ -342,6 +342,16 @@ pub fn counted(value: u64, noun: &str) -> String {
     }
 }
 
+/// Formats named figures on one line, each as `name value`, with
+/// `separator` between them (`strong 3, weak 1`).
+pub fn named<'a>(figures: impl IntoIterator<Item = (&'a str, String)>, separator: &str) -> String {
+    let figures: Vec<String> = figures
+        .into_iter()
+        .map(|(name, value)| format!("{name} {value}"))
+        .collect();
+    figures.join(separator)
+}
+
 /// Formats a byte count with a binary unit (`1.5 MiB`).
 pub fn bytes(value: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -440,5 +450,8 @@ mod tests {
         assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(bytes(12), "12 B");
         assert_eq!(ms(0.12345), "0.123");
+        let figures = [("strong", count(1200)), ("weak", count(0))];
+        assert_eq!(named(figures, ", "), "strong 1,200, weak 0");
+        assert_eq!(named([("p50", ms(1.5))], "  "), "p50 1.500");
     }
 }

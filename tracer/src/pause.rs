@@ -42,6 +42,18 @@ impl PauseStats {
             mean,
         })
     }
+
+    /// Every statistic with its name, in the order the reports list them.
+    pub fn named(&self) -> [(&'static str, f64); 6] {
+        [
+            ("min", self.min),
+            ("p50", self.p50),
+            ("p90", self.p90),
+            ("p99", self.p99),
+            ("max", self.max),
+            ("mean", self.mean),
+        ]
+    }
 }
 
 /// The `q` quantile (0..=1) of a sorted, non-empty sample, interpolating
@@ -90,6 +102,10 @@ mod tests {
         assert!((s.p99 - 10.9).abs() < 1e-9);
         assert_eq!(s.max, 11.0);
         assert_eq!(s.mean, 6.0);
+        let names: Vec<&str> = s.named().iter().map(|&(name, _)| name).collect();
+        assert_eq!(names, ["min", "p50", "p90", "p99", "max", "mean"]);
+        let values: Vec<f64> = s.named().iter().map(|&(_, v)| v).collect();
+        assert_eq!(values, [s.min, s.p50, s.p90, s.p99, s.max, s.mean]);
     }
 
     #[test]
