@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fails_with, gen, json_of, stealmark};
+use common::{gen, info_json, mark_fails, mark_json, mark_ok};
 use predicates::prelude::*;
 use serde_json::Value;
 use stealmark_heap::{
@@ -31,15 +31,11 @@ fn oracle_of(path: &Path, soft_refs: SoftRefs<'static>) -> (Snapshot, OracleResu
     (snap, o)
 }
 
-/// `mark --json` with two workers, one run.
-fn mark_json(path: &Path, extra: &[&str]) -> Value {
-    json_of(
-        stealmark()
-            .arg("mark")
-            .arg(path)
-            .args(["--threads", "2", "--runs", "1", "--warmup", "0", "--json"])
-            .args(extra),
-    )
+/// `mark --json` with two workers, one run and no warm-up, and `extra`.
+fn one_run_json(path: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["--threads", "2", "--runs", "1", "--warmup", "0"];
+    args.extend(extra);
+    mark_json(path, &args)
 }
 
 /// The `top` types of most live bytes as `live_by_type` lists them.
@@ -96,19 +92,13 @@ fn json_reports_the_contract_figures_of_the_oracle() {
     let (snap, o) = oracle_of(&path, SoftRefs::ClearAll);
     assert!(!o.cleared.is_empty() && !o.to_finalize.is_empty());
     assert!(o.ephemeron_values_traced > 0);
-    let m = mark_json(&path, &[]);
+    let m = one_run_json(&path, &[]);
     assert_eq!(m["soft_refs"], "clear", "the default policy");
     assert_eq!(m["runtime_sizes"], false);
     assert_figures_equal_the_oracle(&m, &snap, &o);
     assert!(m["ephemerons"]["rounds"].as_u64().unwrap() >= 1);
     // The sequential oracle reports the same figures, without rounds.
-    let s =
-        json_of(
-            stealmark()
-                .arg("mark")
-                .arg(&path)
-                .args(["--sequential", "--runs", "1", "--json"]),
-        );
+    let s = mark_json(&path, &["--sequential", "--runs", "1"]);
     assert_figures_equal_the_oracle(&s, &snap, &o);
     assert_eq!(s["ephemerons"]["rounds"], Value::Null);
 }
@@ -123,8 +113,8 @@ fn soft_refs_keep_and_clear_change_what_is_cleared() {
         clear.cleared.len() > keep.cleared.len(),
         "the weak shape has soft references to objects nothing else keeps"
     );
-    let c = mark_json(&path, &["--soft-refs", "clear"]);
-    let k = mark_json(&path, &["--soft-refs", "keep"]);
+    let c = one_run_json(&path, &["--soft-refs", "clear"]);
+    let k = one_run_json(&path, &["--soft-refs", "keep"]);
     assert_eq!(k["soft_refs"], "keep");
     assert_figures_equal_the_oracle(&c, &snap, &clear);
     assert_figures_equal_the_oracle(&k, &snap, &keep);
@@ -137,16 +127,11 @@ fn verify_compares_every_contract_output_with_the_oracle() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "weak", 20_000);
     for policy in ["clear", "keep"] {
-        let m = mark_json(&path, &["--verify", "--soft-refs", policy]);
+        let m = one_run_json(&path, &["--verify", "--soft-refs", policy]);
         assert_eq!(m["verified"], true, "{policy}");
         assert!(m.get("differences").is_none(), "{m}");
     }
-    stealmark()
-        .arg("mark")
-        .arg(&path)
-        .args(["--threads", "2", "--runs", "1", "--verify"])
-        .assert()
-        .success()
+    mark_ok(&path, &["--threads", "2", "--runs", "1", "--verify"])
         .stdout(predicate::str::contains(
             "verified: the marked set, cleared slots, objects to finalize, live bytes and types equal the sequential oracle's",
         ))
@@ -160,16 +145,13 @@ fn histogram_lists_the_top_types_like_jmap() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "weak", 20_000);
     let (snap, o) = oracle_of(&path, SoftRefs::ClearAll);
-    let m = mark_json(&path, &["--histogram", "3"]);
+    let m = one_run_json(&path, &["--histogram", "3"]);
     assert_eq!(m["live_by_type"], expected_histogram(&snap, &o, 3));
-    let out = stealmark()
-        .arg("mark")
-        .arg(&path)
-        .args(["--threads", "2", "--runs", "1", "--histogram", "2"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let out = mark_ok(
+        &path,
+        &["--threads", "2", "--runs", "1", "--histogram", "2"],
+    );
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let top = &expected_histogram(&snap, &o, 2);
     let lines: Vec<&str> = text
         .lines()
@@ -237,24 +219,18 @@ fn runtime_sizes_and_arena_sizes_are_both_reported() {
     assert_eq!(o.objects, 31);
     assert_eq!(o.bytes, (100..130).sum::<u64>() + 24);
     assert_ne!(o.bytes, o.footprint_bytes);
-    let m = mark_json(&path, &["--verify"]);
+    let m = one_run_json(&path, &["--verify"]);
     assert_eq!(m["runtime_sizes"], true);
     assert_eq!(m["verified"], true);
     assert_figures_equal_the_oracle(&m, &snap, &o);
     assert_eq!(m["weak"]["cleared"], 1);
-    let info = json_of(stealmark().arg("info").arg(&path).arg("--json"));
+    let info = info_json(&path);
     assert_eq!(info["reachable_bytes"], m["live_bytes"]);
-    stealmark()
-        .arg("mark")
-        .arg(&path)
-        .args(["--threads", "2", "--runs", "1"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains(format!(
-            "marked 31 objects ({} as the runtime counts them, {} in the arena)",
-            kib(o.bytes),
-            kib(o.footprint_bytes)
-        )));
+    mark_ok(&path, &["--threads", "2", "--runs", "1"]).stdout(predicate::str::contains(format!(
+        "marked 31 objects ({} as the runtime counts them, {} in the arena)",
+        kib(o.bytes),
+        kib(o.footprint_bytes)
+    )));
 }
 
 /// A byte count of 1 to 1,023 KiB as the text report writes it.
@@ -267,14 +243,9 @@ fn kib(bytes: u64) -> String {
 fn a_heap_with_only_strong_slots_prints_no_contract_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "random", 5_000);
-    stealmark()
-        .arg("mark")
-        .arg(&path)
-        .args(["--threads", "2", "--runs", "1"])
-        .assert()
-        .success()
+    mark_ok(&path, &["--threads", "2", "--runs", "1"])
         .stdout(predicate::str::contains("runtime contract").not());
-    let m = mark_json(&path, &[]);
+    let m = one_run_json(&path, &[]);
     assert_eq!(m["weak"]["slots"], 0);
     assert_eq!(m["finalizable"]["registered"], 0);
 }
@@ -284,15 +255,15 @@ fn bad_contract_values_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "weak", 1_000);
     let file = path.to_str().unwrap();
-    let err = fails_with(&["mark", file, "--soft-refs", "sometimes"], 2);
+    let err = mark_fails(file, &["--soft-refs", "sometimes"], 2);
     assert!(
         err.contains("--soft-refs") && err.contains("clear, keep"),
         "{err}"
     );
     for bad in ["0", "-3", "many"] {
-        let err = fails_with(&["mark", file, "--histogram", bad], 2);
+        let err = mark_fails(file, &["--histogram", bad], 2);
         assert!(err.contains("--histogram"), "{bad}: {err}");
     }
-    let err = fails_with(&["mark", file, "--sequential", "--verify"], 2);
+    let err = mark_fails(file, &["--sequential", "--verify"], 2);
     assert!(err.contains("--verify"), "{err}");
 }

@@ -2,16 +2,26 @@
 
 mod common;
 
-use common::{fails_with, gen, json_of, stealmark};
+use common::{fails_with, gen, gen_to, info_json, stealmark};
 use predicates::prelude::*;
 use stealmark_heap::Shape;
+
+/// Runs `stealmark gen --shape SHAPE --objects OBJECTS EXTRA... -o OUT`,
+/// which must fail as [`fails_with`] checks, with `code`; returns standard
+/// error.
+fn gen_fails(shape: &str, objects: &str, extra: &[&str], out: &str, code: i32) -> String {
+    let mut args = vec!["gen", "--shape", shape, "--objects", objects];
+    args.extend(extra);
+    args.extend(["-o", out]);
+    fails_with(&args, code)
+}
 
 #[test]
 fn every_shape_generates_a_valid_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     for shape in Shape::ALL.iter().map(|s| s.name()) {
         let path = gen(dir.path(), shape, 3000);
-        let info = json_of(stealmark().arg("info").arg(&path).arg("--json"));
+        let info = info_json(&path);
         let objects = info["objects"].as_u64().unwrap();
         assert!(objects > 0, "{shape}: {info}");
         assert!(info["roots"].as_u64().unwrap() >= 1, "{shape}: {info}");
@@ -65,7 +75,7 @@ fn garbage_fraction_leaves_objects_unreachable() {
         .success()
         .stdout(predicate::str::contains("binary-tree"))
         .stderr(predicate::str::is_empty().from_utf8());
-    let info = json_of(stealmark().arg("info").arg(&path).arg("--json"));
+    let info = info_json(&path);
     assert_eq!(info["objects"], 4000);
     assert_eq!(info["reachable_objects"], 3000);
 }
@@ -75,55 +85,17 @@ fn bad_arguments_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.smk");
     let out = out.to_str().unwrap();
-    let err = fails_with(
-        &["gen", "--shape", "circle", "--objects", "10", "-o", out],
-        2,
-    );
+    let err = gen_fails("circle", "10", &[], out, 2);
     assert!(err.contains("power-law"), "lists the shapes: {err}");
-    fails_with(
-        &["gen", "--shape", "random", "--objects", "many", "-o", out],
-        2,
-    );
-    fails_with(
-        &["gen", "--shape", "random", "--objects", "0", "-o", out],
-        2,
-    );
-    fails_with(
-        &[
-            "gen",
-            "--shape",
-            "random",
-            "--objects",
-            "10",
-            "--garbage",
-            "1.5",
-            "-o",
-            out,
-        ],
-        2,
-    );
+    gen_fails("random", "many", &[], out, 2);
+    gen_fails("random", "0", &[], out, 2);
+    gen_fails("random", "10", &["--garbage", "1.5"], out, 2);
     fails_with(&["gen", "--shape", "random", "--objects", "10"], 2);
     fails_with(&["gen", "--objects", "10", "-o", out], 2);
-    let err = fails_with(
-        &["gen", "--shape", "random", "--objects", "-5", "-o", out],
-        2,
-    );
+    let err = gen_fails("random", "-5", &[], out, 2);
     assert!(err.contains("must be positive"), "{err}");
     assert!(err.ends_with("see `stealmark gen --help`\n"), "{err}");
-    fails_with(
-        &[
-            "gen",
-            "--shape",
-            "random",
-            "--objects",
-            "10",
-            "--degree",
-            "-2",
-            "-o",
-            out,
-        ],
-        2,
-    );
+    gen_fails("random", "10", &["--degree", "-2"], out, 2);
     assert!(!dir.path().join("x.smk").exists(), "no file on failure");
 }
 
@@ -132,38 +104,12 @@ fn options_the_shape_ignores_are_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.smk");
     let out = out.to_str().unwrap();
-    let err = fails_with(
-        &[
-            "gen",
-            "--shape",
-            "list",
-            "--objects",
-            "10",
-            "--degree",
-            "5",
-            "-o",
-            out,
-        ],
-        2,
-    );
+    let err = gen_fails("list", "10", &["--degree", "5"], out, 2);
     assert!(
         err.contains("--degree applies to the random and power-law shapes only, not to list"),
         "{err}"
     );
-    fails_with(
-        &[
-            "gen",
-            "--shape",
-            "random",
-            "--objects",
-            "10",
-            "--branch",
-            "3",
-            "-o",
-            out,
-        ],
-        2,
-    );
+    gen_fails("random", "10", &["--branch", "3"], out, 2);
     assert!(!dir.path().join("x.smk").exists());
     // The shapes that use them take them.
     for args in [
@@ -184,18 +130,11 @@ fn a_heap_larger_than_the_free_space_is_refused_with_the_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("huge.smk");
     // 4.29 billion objects of 1024 slots: about 32 TiB.
-    let err = fails_with(
-        &[
-            "gen",
-            "--shape",
-            "random",
-            "--objects",
-            "4294967295",
-            "--degree",
-            "1024",
-            "-o",
-            out.to_str().unwrap(),
-        ],
+    let err = gen_fails(
+        "random",
+        "4294967295",
+        &["--degree", "1024"],
+        out.to_str().unwrap(),
         1,
     );
     assert!(
@@ -314,33 +253,11 @@ fn off_a_terminal_long_runs_print_progress_lines() {
 
 #[test]
 fn unwritable_output_is_an_error_naming_the_file() {
-    let err = fails_with(
-        &[
-            "gen",
-            "--shape",
-            "list",
-            "--objects",
-            "10",
-            "-o",
-            "/nonexistent-dir/x.smk",
-        ],
-        1,
-    );
+    let err = gen_fails("list", "10", &[], "/nonexistent-dir/x.smk", 1);
     assert!(err.contains("/nonexistent-dir/x.smk"), "{err}");
     assert!(err.contains("does not exist"), "{err}");
     let dir = tempfile::tempdir().unwrap();
-    let err = fails_with(
-        &[
-            "gen",
-            "--shape",
-            "list",
-            "--objects",
-            "10",
-            "-o",
-            dir.path().to_str().unwrap(),
-        ],
-        1,
-    );
+    let err = gen_fails("list", "10", &[], dir.path().to_str().unwrap(), 1);
     assert!(err.contains("is a directory"), "{err}");
 }
 
@@ -376,27 +293,14 @@ fn compressed_is_the_default_and_wide_is_a_flag() {
     );
     let size = |p: &std::path::Path| std::fs::metadata(p).unwrap().len();
     assert!(size(&compressed) * 3 < size(&wide) * 2 + 3 * 1024);
-    let c = json_of(stealmark().arg("info").arg(&compressed).arg("--json"));
-    let w = json_of(stealmark().arg("info").arg(&wide).arg("--json"));
+    let c = info_json(&compressed);
+    let w = info_json(&wide);
     assert_eq!(
         (c["layout"].as_str(), w["layout"].as_str()),
         (Some("compressed"), Some("wide"))
     );
     assert_eq!(c["reachable_objects"], w["reachable_objects"]);
-    fails_with(
-        &[
-            "gen",
-            "--shape",
-            "list",
-            "--objects",
-            "10",
-            "--wide",
-            "--compressed",
-            "-o",
-            "x.smk",
-        ],
-        2,
-    );
+    gen_fails("list", "10", &["--wide", "--compressed"], "x.smk", 2);
 }
 
 #[test]
@@ -405,23 +309,9 @@ fn weak_and_ephemeron_chain_shapes_and_their_strong_twins() {
     for shape in ["weak", "ephemeron-chain"] {
         let weak = gen(dir.path(), shape, 20_000);
         let strong = dir.path().join(format!("{shape}-strong.smk"));
-        stealmark()
-            .args([
-                "gen",
-                "--shape",
-                shape,
-                "--objects",
-                "20000",
-                "--seed",
-                "7",
-                "--all-strong",
-                "-o",
-            ])
-            .arg(&strong)
-            .assert()
-            .success();
-        let w = json_of(stealmark().arg("info").arg(&weak).arg("--json"));
-        let s = json_of(stealmark().arg("info").arg(&strong).arg("--json"));
+        gen_to(&strong, shape, 20_000, &["--all-strong"]);
+        let w = info_json(&weak);
+        let s = info_json(&strong);
         assert_eq!(w["objects"], s["objects"], "{shape}");
         assert_eq!(
             w["reference_slots"], s["reference_slots"],
@@ -431,26 +321,9 @@ fn weak_and_ephemeron_chain_shapes_and_their_strong_twins() {
         assert_eq!(s["ephemeron_slots"], 0, "{shape}: {s}");
         assert_eq!(s["finalizable"], 0, "{shape}");
     }
-    let w = json_of(
-        stealmark()
-            .arg("info")
-            .arg(dir.path().join("weak-20000.smk"))
-            .arg("--json"),
-    );
+    let w = info_json(&dir.path().join("weak-20000.smk"));
     for key in ["weak_slots", "soft_slots", "phantom_slots", "finalizable"] {
         assert!(w[key].as_u64().unwrap() > 0, "{key}: {w}");
     }
-    fails_with(
-        &[
-            "gen",
-            "--shape",
-            "list",
-            "--objects",
-            "10",
-            "--all-strong",
-            "-o",
-            "x.smk",
-        ],
-        2,
-    );
+    gen_fails("list", "10", &["--all-strong"], "x.smk", 2);
 }

@@ -2,14 +2,14 @@
 
 mod common;
 
-use common::{fails_with, gen, json_of, stealmark};
+use common::{fails_with, gen, info_json, stealmark};
 use predicates::prelude::*;
 
 #[test]
 fn json_has_the_contract_keys() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "runtime", 5000);
-    let info = json_of(stealmark().arg("info").arg(&path).arg("--json"));
+    let info = info_json(&path);
     for key in ["objects", "roots", "reference_slots", "weak_slots", "bytes"] {
         assert!(info[key].is_u64(), "missing {key}: {info}");
     }
@@ -142,7 +142,7 @@ fn help_shows_an_example() {
 fn json_reports_kinds_layout_finalizable_and_both_byte_totals() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "weak", 5000);
-    let info = json_of(stealmark().arg("info").arg(&path).arg("--json"));
+    let info = info_json(&path);
     assert_eq!(info["format_version"], 2);
     assert_eq!(info["layout"], "compressed");
     assert_eq!(info["runtime_sizes"], false);

@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::{assert_svg, fails_with, gen, json_of, stealmark};
+use common::{assert_svg, fails_with, gen, info_json, mark_fails, mark_json, mark_ok, stealmark};
 use predicates::prelude::*;
 
 const DEQUES: [&str; 6] = [
@@ -22,16 +22,8 @@ const POLICIES: [&str; 3] = ["on-empty", "probabilistic", "threshold"];
 fn json_report_has_the_contract_keys_and_the_oracle_count() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "runtime", 20_000);
-    let info = json_of(stealmark().arg("info").arg(&path).arg("--json"));
-    let m = json_of(stealmark().arg("mark").arg(&path).args([
-        "--threads",
-        "2",
-        "--runs",
-        "3",
-        "--warmup",
-        "1",
-        "--json",
-    ]));
+    let info = info_json(&path);
+    let m = mark_json(&path, &["--threads", "2", "--runs", "3", "--warmup", "1"]);
     assert_eq!(m["marked_objects"], info["reachable_objects"]);
     assert_eq!(m["marked_bytes"], info["reachable_bytes"]);
     assert_eq!(m["runs"], 3);
@@ -84,13 +76,7 @@ fn keys(doc: &serde_json::Value, path: &str, out: &mut Vec<String>) {
 fn json_times_are_all_milliseconds() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "random", 5000);
-    let m = json_of(stealmark().arg("mark").arg(&path).args([
-        "--threads",
-        "2",
-        "--runs",
-        "2",
-        "--json",
-    ]));
+    let m = mark_json(&path, &["--threads", "2", "--runs", "2"]);
     assert_eq!(m["time_unit"], "ms");
     let mut all = Vec::new();
     keys(&m, "", &mut all);
@@ -115,13 +101,7 @@ fn json_times_are_all_milliseconds() {
 fn cpu_time_is_reported_beside_wall_time() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "binary-tree", 100_000);
-    let m = json_of(stealmark().arg("mark").arg(&path).args([
-        "--threads",
-        "2",
-        "--runs",
-        "3",
-        "--json",
-    ]));
+    let m = mark_json(&path, &["--threads", "2", "--runs", "3"]);
     let cpu = &m["cpu"];
     for key in ["user_ms", "sys_ms"] {
         for stat in ["min", "p50", "max"] {
@@ -135,25 +115,13 @@ fn cpu_time_is_reported_beside_wall_time() {
         total += run["user_ms"].as_f64().unwrap() + run["sys_ms"].as_f64().unwrap();
     }
     assert!(total > 0.0, "marking uses CPU time: {m}");
-    let seq =
-        json_of(
-            stealmark()
-                .arg("mark")
-                .arg(&path)
-                .args(["--sequential", "--runs", "2", "--json"]),
-        );
+    let seq = mark_json(&path, &["--sequential", "--runs", "2"]);
     assert!(seq["cpu"]["user_ms"]["p50"].is_f64(), "{seq}");
 
     // The text report puts it in HotSpot's form.
-    stealmark()
-        .arg("mark")
-        .arg(&path)
-        .args(["--threads", "2", "--runs", "2"])
-        .assert()
-        .success()
-        .stdout(
-            predicate::str::is_match(r"user=[0-9.]+ ms sys=[0-9.]+ ms, real=[0-9.]+ ms").unwrap(),
-        );
+    mark_ok(&path, &["--threads", "2", "--runs", "2"]).stdout(
+        predicate::str::is_match(r"user=[0-9.]+ ms sys=[0-9.]+ ms, real=[0-9.]+ ms").unwrap(),
+    );
 }
 
 #[test]
@@ -162,14 +130,9 @@ fn more_workers_than_cpus_is_warned_about() {
     let path = gen(dir.path(), "wide", 2000);
     let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
     let run = |threads: usize| {
-        let out = stealmark()
-            .arg("mark")
-            .arg(&path)
-            .args(["--threads", &threads.to_string(), "--runs", "1", "--json"])
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        String::from_utf8(out.stderr).unwrap()
+        let threads = threads.to_string();
+        let out = mark_ok(&path, &["--threads", &threads, "--runs", "1", "--json"]);
+        String::from_utf8(out.get_output().stderr.clone()).unwrap()
     };
     let err = run(ncpu + 1);
     assert!(
@@ -183,19 +146,21 @@ fn more_workers_than_cpus_is_warned_about() {
 fn balancing_parameters_reach_the_engine_and_the_json() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "power-law", 5000);
-    let m = json_of(stealmark().arg("mark").arg(&path).args([
-        "--threads",
-        "2",
-        "--policy",
-        "probabilistic",
-        "--mu",
-        "0.25",
-        "--balance-interval",
-        "4",
-        "--runs",
-        "1",
-        "--json",
-    ]));
+    let m = mark_json(
+        &path,
+        &[
+            "--threads",
+            "2",
+            "--policy",
+            "probabilistic",
+            "--mu",
+            "0.25",
+            "--balance-interval",
+            "4",
+            "--runs",
+            "1",
+        ],
+    );
     let engine = &m["engine"];
     assert_eq!(engine["mu"], 0.25);
     assert_eq!(engine["balance_interval"], 4);
@@ -216,73 +181,52 @@ fn balancing_parameters_reach_the_engine_and_the_json() {
     ] {
         assert!(!engine[key].is_null(), "engine.{key}: {m}");
     }
-    let m = json_of(stealmark().arg("mark").arg(&path).args([
-        "--threads",
-        "2",
-        "--policy",
-        "threshold",
-        "--threshold-factor",
-        "3.5",
-        "--runs",
-        "1",
-        "--json",
-    ]));
+    let m = mark_json(
+        &path,
+        &[
+            "--threads",
+            "2",
+            "--policy",
+            "threshold",
+            "--threshold-factor",
+            "3.5",
+            "--runs",
+            "1",
+        ],
+    );
     assert_eq!(m["engine"]["threshold_factor"], 3.5);
 
     let file = path.to_str().unwrap();
-    let err = fails_with(&["mark", file, "--mu", "0.5"], 2);
+    let err = mark_fails(file, &["--mu", "0.5"], 2);
     assert!(
         err.contains("--mu applies to the probabilistic policy"),
         "{err}"
     );
-    let err = fails_with(
-        &[
-            "mark",
-            file,
-            "--policy",
-            "probabilistic",
-            "--threshold-factor",
-            "3",
-        ],
+    let err = mark_fails(
+        file,
+        &["--policy", "probabilistic", "--threshold-factor", "3"],
         2,
     );
     assert!(
         err.contains("--threshold-factor applies to the threshold"),
         "{err}"
     );
-    let err = fails_with(
-        &["mark", file, "--policy", "probabilistic", "--mu", "-1"],
-        2,
-    );
+    let err = mark_fails(file, &["--policy", "probabilistic", "--mu", "-1"], 2);
     assert!(err.contains("must be positive"), "{err}");
-    fails_with(
-        &[
-            "mark",
-            file,
-            "--policy",
-            "threshold",
-            "--threshold-factor",
-            "1",
-        ],
+    mark_fails(
+        file,
+        &["--policy", "threshold", "--threshold-factor", "1"],
         2,
     );
-    fails_with(&["mark", file, "--balance-interval", "0"], 2);
-    fails_with(
-        &["mark", file, "--sequential", "--balance-interval", "8"],
-        2,
-    );
+    mark_fails(file, &["--balance-interval", "0"], 2);
+    mark_fails(file, &["--sequential", "--balance-interval", "8"], 2);
 }
 
 #[test]
 fn the_worker_table_says_what_deque_pushes_count() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "binary-tree", 20_000);
-    stealmark()
-        .arg("mark")
-        .arg(&path)
-        .args(["--threads", "2", "--runs", "1"])
-        .assert()
-        .success()
+    mark_ok(&path, &["--threads", "2", "--runs", "1"])
         .stdout(predicate::str::contains("deque pushes"))
         .stdout(predicate::str::contains(
             "private stack + deque + prefetch FIFO",
@@ -293,49 +237,47 @@ fn the_worker_table_says_what_deque_pushes_count() {
 fn every_deque_policy_and_option_marks_the_same_set() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "power-law", 5000);
-    let seq =
-        json_of(
-            stealmark()
-                .arg("mark")
-                .arg(&path)
-                .args(["--sequential", "--runs", "1", "--json"]),
-        );
+    let seq = mark_json(&path, &["--sequential", "--runs", "1"]);
     let expected = seq["marked_objects"].clone();
     assert_eq!(seq["deque"], "sequential");
     assert_eq!(seq["workers"][0]["objects_marked"], expected);
     for deque in DEQUES {
         for policy in POLICIES {
-            let m = json_of(stealmark().arg("mark").arg(&path).args([
-                "--threads",
-                "3",
-                "--deque",
-                deque,
-                "--policy",
-                policy,
-                "--runs",
-                "1",
-                "--warmup",
-                "0",
-                "--json",
-            ]));
+            let m = mark_json(
+                &path,
+                &[
+                    "--threads",
+                    "3",
+                    "--deque",
+                    deque,
+                    "--policy",
+                    policy,
+                    "--runs",
+                    "1",
+                    "--warmup",
+                    "0",
+                ],
+            );
             assert_eq!(m["marked_objects"], expected, "{deque} {policy}");
             assert_eq!(m["deque"], deque);
             assert_eq!(m["policy"], policy);
         }
     }
-    let m = json_of(stealmark().arg("mark").arg(&path).args([
-        "--threads",
-        "2",
-        "--steal",
-        "one",
-        "--victim",
-        "best-of-2",
-        "--no-prefetch",
-        "--runs",
-        "2",
-        "--verify",
-        "--json",
-    ]));
+    let m = mark_json(
+        &path,
+        &[
+            "--threads",
+            "2",
+            "--steal",
+            "one",
+            "--victim",
+            "best-of-2",
+            "--no-prefetch",
+            "--runs",
+            "2",
+            "--verify",
+        ],
+    );
     assert_eq!(m["marked_objects"], expected);
     assert_eq!(m["steal"], "one");
     assert_eq!(m["victim"], "best-of-2");
@@ -347,12 +289,7 @@ fn every_deque_policy_and_option_marks_the_same_set() {
 fn text_report_shows_pauses_and_workers() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "binary-tree", 5000);
-    stealmark()
-        .arg("mark")
-        .arg(&path)
-        .args(["--threads", "2", "--runs", "2"])
-        .assert()
-        .success()
+    mark_ok(&path, &["--threads", "2", "--runs", "2"])
         .stdout(predicate::str::contains("p99"))
         .stdout(predicate::str::contains("balance"))
         .stdout(predicate::str::contains("worker"));
@@ -363,10 +300,10 @@ fn text_report_shows_pauses_and_workers() {
 /// pause track, and on every worker thread marking, stealing and
 /// termination spans; returns the kinds of span the workers have.
 fn traced_span_kinds(heap: &std::path::Path, trace: &std::path::Path) -> BTreeSet<String> {
-    stealmark()
-        .arg("mark")
-        .arg(heap)
-        .args([
+    let trace_out = trace.to_str().unwrap();
+    mark_ok(
+        heap,
+        &[
             "--threads",
             "2",
             "--runs",
@@ -374,10 +311,9 @@ fn traced_span_kinds(heap: &std::path::Path, trace: &std::path::Path) -> BTreeSe
             "--warmup",
             "0",
             "--trace-out",
-        ])
-        .arg(trace)
-        .assert()
-        .success();
+            trace_out,
+        ],
+    );
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(trace).unwrap()).unwrap();
     let events = doc["traceEvents"].as_array().expect("a traceEvents array");
@@ -472,13 +408,17 @@ fn plot_is_a_valid_svg() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "random", 20_000);
     let svg = dir.path().join("mark.svg");
-    stealmark()
-        .arg("mark")
-        .arg(&path)
-        .args(["--threads", "2", "--runs", "5", "--plot"])
-        .arg(&svg)
-        .assert()
-        .success();
+    mark_ok(
+        &path,
+        &[
+            "--threads",
+            "2",
+            "--runs",
+            "5",
+            "--plot",
+            svg.to_str().unwrap(),
+        ],
+    );
     let texts = assert_svg(&svg);
     assert!(texts.iter().any(|t| t.contains("worker 1")), "{texts:?}");
     assert!(texts.iter().any(|t| t.contains("p99")), "{texts:?}");
@@ -495,13 +435,16 @@ fn plot_is_a_valid_svg() {
         "random-20000.smk: steal-half deque, on-empty policy, thieves take half from random victims, 2 workers"
     );
     let seq_svg = dir.path().join("seq.svg");
-    stealmark()
-        .arg("mark")
-        .arg(&path)
-        .args(["--sequential", "--runs", "3", "--plot"])
-        .arg(&seq_svg)
-        .assert()
-        .success();
+    mark_ok(
+        &path,
+        &[
+            "--sequential",
+            "--runs",
+            "3",
+            "--plot",
+            seq_svg.to_str().unwrap(),
+        ],
+    );
     assert_svg(&seq_svg);
 }
 
@@ -510,25 +453,18 @@ fn bad_arguments_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "list", 100);
     let file = path.to_str().unwrap();
-    let err = fails_with(&["mark", file, "--threads", "0"], 2);
+    let err = mark_fails(file, &["--threads", "0"], 2);
     assert!(err.contains("at least 1"), "{err}");
-    let err = fails_with(&["mark", file, "--deque", "stealhalf"], 2);
+    let err = mark_fails(file, &["--deque", "stealhalf"], 2);
     assert!(err.contains("steal-half"), "lists the deques: {err}");
-    fails_with(&["mark", file, "--policy", "sometimes"], 2);
-    fails_with(&["mark", file, "--steal", "all"], 2);
-    fails_with(&["mark", file, "--victim", "oldest"], 2);
-    fails_with(&["mark", file, "--runs", "0"], 2);
-    fails_with(&["mark", file, "--sequential", "--deque", "abp"], 2);
-    let err = fails_with(
-        &[
-            "mark",
-            file,
-            "--sequential",
-            "--deque",
-            "abp",
-            "--threads",
-            "2",
-        ],
+    mark_fails(file, &["--policy", "sometimes"], 2);
+    mark_fails(file, &["--steal", "all"], 2);
+    mark_fails(file, &["--victim", "oldest"], 2);
+    mark_fails(file, &["--runs", "0"], 2);
+    mark_fails(file, &["--sequential", "--deque", "abp"], 2);
+    let err = mark_fails(
+        file,
+        &["--sequential", "--deque", "abp", "--threads", "2"],
         2,
     );
     assert!(
@@ -536,9 +472,9 @@ fn bad_arguments_are_usage_errors() {
         "the list follows the colon: {err}"
     );
     assert!(err.ends_with("see `stealmark mark --help`\n"), "{err}");
-    let err = fails_with(&["mark", file, "--runs", "-3"], 2);
+    let err = mark_fails(file, &["--runs", "-3"], 2);
     assert!(err.contains("must be positive"), "{err}");
-    fails_with(&["mark", file, "--warmup", "-1"], 2);
+    mark_fails(file, &["--warmup", "-1"], 2);
     fails_with(&["mark"], 2);
 }
 
@@ -551,30 +487,15 @@ fn missing_or_bad_files() {
     std::fs::write(&junk, vec![0xffu8; 4096]).unwrap();
     fails_with(&["mark", junk.to_str().unwrap()], 1);
     let path = gen(dir.path(), "list", 100);
-    let err = fails_with(
-        &[
-            "mark",
-            path.to_str().unwrap(),
-            "--trace-out",
-            "/nonexistent-dir/t.json",
-        ],
-        1,
-    );
+    let file = path.to_str().unwrap();
+    let err = mark_fails(file, &["--trace-out", "/nonexistent-dir/t.json"], 1);
     assert!(err.contains("/nonexistent-dir/t.json"), "{err}");
     assert!(err.contains("does not exist"), "{err}");
     assert!(
         !err.contains("stealmark gen"),
         "not a snapshot problem: {err}"
     );
-    let err = fails_with(
-        &[
-            "mark",
-            path.to_str().unwrap(),
-            "--plot",
-            dir.path().to_str().unwrap(),
-        ],
-        1,
-    );
+    let err = mark_fails(file, &["--plot", dir.path().to_str().unwrap()], 1);
     assert!(
         err.contains("--plot") && err.contains("is a directory"),
         "{err}"
@@ -586,10 +507,7 @@ fn output_paths_are_checked_before_the_snapshot_is_even_opened() {
     // The snapshot does not exist either: the error is the output's, so it
     // was checked first.
     for flag in ["--trace-out", "--plot"] {
-        let err = fails_with(
-            &["mark", "/nonexistent/heap.smk", flag, "/nonexistent-dir/x"],
-            1,
-        );
+        let err = mark_fails("/nonexistent/heap.smk", &[flag, "/nonexistent-dir/x"], 1);
         assert!(err.contains("/nonexistent-dir"), "{flag}: {err}");
     }
 }
@@ -627,13 +545,7 @@ fn a_failed_write_after_the_runs_still_prints_the_results() {
 fn more_workers_than_cores() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "wide", 5000);
-    let m = json_of(stealmark().arg("mark").arg(&path).args([
-        "--threads",
-        "16",
-        "--runs",
-        "2",
-        "--json",
-    ]));
+    let m = mark_json(&path, &["--threads", "16", "--runs", "2"]);
     assert_eq!(m["marked_objects"], 5000);
     assert_eq!(m["workers"].as_array().unwrap().len(), 16);
 }
@@ -653,19 +565,21 @@ fn help_shows_an_example() {
 fn idempotent_without_the_private_stack_reports_its_duplicate_scans() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "runtime", 20_000);
-    let info = json_of(stealmark().arg("info").arg(&path).arg("--json"));
-    let m = json_of(stealmark().arg("mark").arg(&path).args([
-        "--threads",
-        "3",
-        "--deque",
-        "idempotent",
-        "--private-stack",
-        "off",
-        "--runs",
-        "2",
-        "--verify",
-        "--json",
-    ]));
+    let info = info_json(&path);
+    let m = mark_json(
+        &path,
+        &[
+            "--threads",
+            "3",
+            "--deque",
+            "idempotent",
+            "--private-stack",
+            "off",
+            "--runs",
+            "2",
+            "--verify",
+        ],
+    );
     assert_eq!(m["marked_objects"], info["reachable_objects"]);
     assert_eq!(m["marked_bytes"], info["reachable_bytes"]);
     assert_eq!(m["verified"], true);
@@ -682,12 +596,10 @@ fn idempotent_without_the_private_stack_reports_its_duplicate_scans() {
     let (marked, scanned) = (sum("objects_marked"), sum("objects_scanned"));
     assert_eq!(marked, m["marked_objects"].as_u64().unwrap());
     assert_eq!(m["duplicate_scans"].as_u64(), Some(scanned - marked));
-    stealmark()
-        .arg("mark")
-        .arg(&path)
-        .args(["--threads", "2", "--deque", "idempotent", "--runs", "1"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("duplicate scans"))
-        .stdout(predicate::str::contains("private stack on"));
+    mark_ok(
+        &path,
+        &["--threads", "2", "--deque", "idempotent", "--runs", "1"],
+    )
+    .stdout(predicate::str::contains("duplicate scans"))
+    .stdout(predicate::str::contains("private stack on"));
 }

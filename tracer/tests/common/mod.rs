@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use assert_cmd::assert::Assert;
 use assert_cmd::Command;
 
 /// The `stealmark` binary, with standard error not a terminal (so no
@@ -14,32 +15,59 @@ pub fn stealmark() -> Command {
 /// Generates a small snapshot of `shape` with `objects` objects in `dir`.
 pub fn gen(dir: &Path, shape: &str, objects: u64) -> PathBuf {
     let path = dir.join(format!("{shape}-{objects}.smk"));
+    gen_to(&path, shape, objects, &[]);
+    path
+}
+
+/// Generates a snapshot of `shape` with `objects` objects at `path`, seed
+/// 7 (the seed of [`gen`]), with the `gen` options `extra`.
+pub fn gen_to(path: &Path, shape: &str, objects: u64, extra: &[&str]) {
+    let objects = objects.to_string();
     stealmark()
         .args([
             "gen",
             "--shape",
             shape,
             "--objects",
-            &objects.to_string(),
+            &objects,
             "--seed",
             "7",
-            "-o",
         ])
-        .arg(&path)
+        .args(extra)
+        .arg("-o")
+        .arg(path)
         .assert()
         .success();
-    path
 }
 
-/// `stderr` without the warning `mark` and `bench` print when the GC
-/// workers were descheduled (it depends on the machine's load, not on the
-/// command): what a quiet machine would have printed.
-pub fn without_load_warning(stderr: &str) -> String {
-    stderr
-        .lines()
-        .filter(|l| !(l.starts_with("warning: in ") && l.contains("they were descheduled")))
-        .map(|l| format!("{l}\n"))
-        .collect()
+/// `stealmark info heap --json`, parsed.
+pub fn info_json(heap: &Path) -> serde_json::Value {
+    json_of(stealmark().arg("info").arg(heap).arg("--json"))
+}
+
+/// `stealmark mark heap args...`, checked to succeed; the caller checks
+/// what it printed.
+pub fn mark_ok(heap: &Path, args: &[&str]) -> Assert {
+    stealmark()
+        .arg("mark")
+        .arg(heap)
+        .args(args)
+        .assert()
+        .success()
+}
+
+/// `stealmark mark heap args... --json`: checks that it succeeds and
+/// returns the report.
+pub fn mark_json(heap: &Path, args: &[&str]) -> serde_json::Value {
+    json_of(stealmark().arg("mark").arg(heap).args(args).arg("--json"))
+}
+
+/// `stealmark mark heap args...`, checked as [`fails_with`] checks it;
+/// returns standard error.
+pub fn mark_fails(heap: &str, args: &[&str], code: i32) -> String {
+    let mut all = vec!["mark", heap];
+    all.extend(args);
+    fails_with(&all, code)
 }
 
 /// Runs `stealmark args...` and checks that it fails with `code` and a
