@@ -6,7 +6,7 @@ mod common;
 
 use std::process::{Command, Stdio};
 
-use common::{gen, without_load_warning};
+use common::{berenbrink_args, gen, hendler_shavit_args, without_load_warning, V8_SNAPSHOT};
 
 /// Runs `stealmark args...` with standard output a pipe whose read end is
 /// already closed, and returns its exit code and standard error.
@@ -34,16 +34,6 @@ fn run_into_closed_pipe(args: &[&str]) -> (Option<i32>, String) {
     )
 }
 
-/// A three-node V8 heap snapshot (the heap crate's example).
-const V8_SNAPSHOT: &str = r#"{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count"],
-  "node_types":[["hidden","object"],"string","number","number","number"],
-  "edge_fields":["type","name_or_index","to_node"],
-  "edge_types":[["property","weak"],"string_or_number","node"]},
-  "node_count":3,"edge_count":2},
-  "nodes":[0,0,1,0,2, 1,1,3,16,0, 1,1,5,16,0],
-  "edges":[0,1,5, 1,1,10],
-  "strings":["(root)","Foo"]}"#;
-
 #[test]
 fn a_closed_stdout_ends_every_command_quietly() {
     let dir = tempfile::tempdir().unwrap();
@@ -56,6 +46,11 @@ fn a_closed_stdout_ends_every_command_quietly() {
     let v8 = v8.to_str().unwrap();
     let imported = dir.path().join("app.smk");
     let imported = imported.to_str().unwrap();
+    let mut hendler_shavit = vec!["simulate"];
+    hendler_shavit.extend(hendler_shavit_args("8", "0.5", "half", "100"));
+    let mut berenbrink = vec!["simulate"];
+    berenbrink.extend(berenbrink_args("8", "1", "0.5", "one", "100"));
+    berenbrink.push("--json");
     let commands: [&[&str]; 12] = [
         &["info", heap],
         &["info", heap, "--json"],
@@ -85,33 +80,8 @@ fn a_closed_stdout_ends_every_command_quietly() {
         &["demo", "--objects", "2000", "--runs", "1"],
         &["gen", "--shape", "list", "--objects", "100", "-o", out],
         &["import", "v8", v8, "-o", imported, "--reachable"],
-        &[
-            "simulate",
-            "hendler-shavit",
-            "--processors",
-            "8",
-            "--mu",
-            "0.5",
-            "--steal",
-            "half",
-            "--steps",
-            "100",
-        ],
-        &[
-            "simulate",
-            "berenbrink",
-            "--processors",
-            "8",
-            "--generator-hosts",
-            "1",
-            "--lambda",
-            "0.5",
-            "--steal",
-            "one",
-            "--steps",
-            "100",
-            "--json",
-        ],
+        &hendler_shavit,
+        &berenbrink,
     ];
     for args in commands {
         let (code, stderr) = run_into_closed_pipe(args);

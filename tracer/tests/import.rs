@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{fails_with, stealmark};
+use common::{fails_with, stealmark, V8_SNAPSHOT};
 use stealmark_heap::{mark_sequential, HeapGraph, Snapshot};
 use stealmark_marker::{DequeKind, Marker, MarkerConfig};
 
@@ -232,16 +232,6 @@ fn malformed_input_is_one_line_with_an_offset_and_leaves_no_file() {
     assert!(err.contains("; check the path of the heap dump"), "{err}");
     assert!(!err.contains("stealmark gen"), "{err}");
 }
-
-/// The three-node V8 heap snapshot of the heap crate's example.
-const V8_SNAPSHOT: &str = r#"{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count"],
-  "node_types":[["hidden","object"],"string","number","number","number"],
-  "edge_fields":["type","name_or_index","to_node"],
-  "edge_types":[["property","weak"],"string_or_number","node"]},
-  "node_count":3,"edge_count":2},
-  "nodes":[0,0,1,0,2, 1,1,3,16,0, 1,1,5,16,0],
-  "edges":[0,1,5, 1,1,10],
-  "strings":["(root)","Foo"]}"#;
 
 #[test]
 fn a_truncated_dump_is_reported_as_truncated() {

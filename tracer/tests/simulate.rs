@@ -1,13 +1,13 @@
 //! End-to-end tests of `stealmark simulate`.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{berenbrink_args, fails_with, hendler_shavit_args, stealmark};
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn stealmark() -> Command {
-    Command::cargo_bin("stealmark").expect("the stealmark binary is built")
-}
-
+/// `stealmark simulate args... --json`: checks that it succeeds and
+/// returns the document.
 fn json(args: &[&str]) -> Value {
     let out = stealmark()
         .arg("simulate")
@@ -88,29 +88,16 @@ fn berenbrink_plot_draws_both_policies() {
 #[test]
 fn berenbrink_real_threads_on_two_deques() {
     for deque in ["locked", "crossbeam"] {
-        let args = [
-            "berenbrink",
-            "--processors",
-            "4",
-            "--generator-hosts",
-            "1",
-            "--lambda",
-            "0.75",
-            "--steal",
-            "one",
-            "--steps",
-            "2000",
-            "--real",
-            "--deque",
-            deque,
-        ];
-        let one = json(&args);
+        let real = |steal| {
+            let mut args = berenbrink_args("4", "1", "0.75", steal, "2000").to_vec();
+            args.extend(["--real", "--deque", deque]);
+            json(&args)
+        };
+        let one = real("one");
         assert_eq!(one["deque"], deque);
         assert_eq!(one["conserved"], true);
         assert_eq!(one["stable"], false, "{deque}");
-        let mut half_args = args;
-        half_args[8] = "half";
-        let half = json(&half_args);
+        let half = real("half");
         assert_eq!(half["stable"], true, "{deque}");
         assert_eq!(half["conserved"], true);
     }
@@ -174,19 +161,7 @@ fn mitzenmacher_variants_integrate_the_equations() {
 
 #[test]
 fn hendler_shavit_reports_the_largest_time_averaged_ratio() {
-    let args = |steal| {
-        json(&[
-            "hendler-shavit",
-            "--processors",
-            "32",
-            "--mu",
-            "0.5",
-            "--steal",
-            steal,
-            "--steps",
-            "2000",
-        ])
-    };
+    let args = |steal| json(&hendler_shavit_args("32", "0.5", steal, "2000"));
     let half = args("half");
     let one = args("one");
     let h = half["max_time_averaged_ratio"].as_f64().unwrap();
@@ -195,17 +170,9 @@ fn hendler_shavit_reports_the_largest_time_averaged_ratio() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hs.svg");
     stealmark()
-        .args([
-            "simulate",
-            "hendler-shavit",
-            "--processors",
-            "16",
-            "--mu",
-            "1",
-            "--steal",
-            "one",
-        ])
-        .args(["--steps", "500", "--real", "--deque", "crossbeam", "--plot"])
+        .arg("simulate")
+        .args(hendler_shavit_args("16", "1", "one", "500"))
+        .args(["--real", "--deque", "crossbeam", "--plot"])
         .arg(&path)
         .assert()
         .success()
@@ -216,21 +183,11 @@ fn hendler_shavit_reports_the_largest_time_averaged_ratio() {
 }
 
 /// Runs `stealmark simulate args...` and checks that it fails with `code`
-/// and a one-line error that contains `needle`.
-fn fails_with(args: &[&str], code: i32, needle: &str) {
-    let out = stealmark()
-        .arg("simulate")
-        .args(args)
-        .output()
-        .expect("stealmark runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
-    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
-    assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "not one line: {stderr}"
-    );
+/// and a one-line error (as [`fails_with`] checks) that contains `needle`.
+fn simulate_fails(args: &[&str], code: i32, needle: &str) {
+    let mut all = vec!["simulate"];
+    all.extend(args);
+    let stderr = fails_with(&all, code);
     assert!(stderr.contains(needle), "{args:?}: {stderr}");
 }
 
@@ -244,64 +201,31 @@ fn bad_input_is_a_one_line_usage_error() {
     };
     let mut two = vec!["berenbrink", "--steal", "two"];
     two.extend(THEOREM_22);
-    fails_with(&two, 2, "const:C");
-    fails_with(&theorem_22(&["--real"]), 2, "--real needs --deque");
-    fails_with(
+    simulate_fails(&two, 2, "const:C");
+    simulate_fails(&theorem_22(&["--real"]), 2, "--real needs --deque");
+    simulate_fails(
         &theorem_22(&["--real", "--deque", "nope"]),
         2,
         "invalid value 'nope'",
     );
-    fails_with(&theorem_22(&["--deque", "locked"]), 2, "--real");
-    fails_with(&["mitzenmacher", "--lambda", "1.2"], 2, "lambda");
-    let berenbrink = |processors, hosts, steps| {
-        [
-            "berenbrink",
-            "--processors",
-            processors,
-            "--generator-hosts",
-            hosts,
-            "--lambda",
-            "0.5",
-            "--steal",
-            "one",
-            "--steps",
-            steps,
-        ]
-    };
-    fails_with(&berenbrink("8", "9", "10"), 2, "generator-hosts");
-    fails_with(&berenbrink("8", "1", "18446744073709551615"), 2, "steps");
-    fails_with(
+    simulate_fails(&theorem_22(&["--deque", "locked"]), 2, "--real");
+    simulate_fails(&["mitzenmacher", "--lambda", "1.2"], 2, "lambda");
+    let berenbrink =
+        |processors, hosts, steps| berenbrink_args(processors, hosts, "0.5", "one", steps);
+    simulate_fails(&berenbrink("8", "9", "10"), 2, "generator-hosts");
+    simulate_fails(&berenbrink("8", "1", "18446744073709551615"), 2, "steps");
+    simulate_fails(
         &berenbrink("18446744073709551615", "1", "10"),
         2,
         "processors",
     );
-    fails_with(
-        &[
-            "hendler-shavit",
-            "--processors",
-            "8",
-            "--mu",
-            "0.5",
-            "--steal",
-            "one",
-            "--steps",
-            "99999999999",
-        ],
+    simulate_fails(
+        &hendler_shavit_args("8", "0.5", "one", "99999999999"),
         2,
         "steps",
     );
-    fails_with(
-        &[
-            "hendler-shavit",
-            "--processors",
-            "100000000",
-            "--mu",
-            "0.5",
-            "--steal",
-            "one",
-            "--steps",
-            "10",
-        ],
+    simulate_fails(
+        &hendler_shavit_args("100000000", "0.5", "one", "10"),
         2,
         "processors",
     );

@@ -70,6 +70,75 @@ pub fn mark_fails(heap: &str, args: &[&str], code: i32) -> String {
     fails_with(&all, code)
 }
 
+/// The arguments of `stealmark simulate hendler-shavit` with `processors`,
+/// balancing parameter `mu` (a process with L items balances with
+/// probability µ/L), steal policy `steal` and `steps` steps.
+pub fn hendler_shavit_args<'a>(
+    processors: &'a str,
+    mu: &'a str,
+    steal: &'a str,
+    steps: &'a str,
+) -> [&'a str; 9] {
+    [
+        "hendler-shavit",
+        "--processors",
+        processors,
+        "--mu",
+        mu,
+        "--steal",
+        steal,
+        "--steps",
+        steps,
+    ]
+}
+
+/// The arguments of `stealmark simulate berenbrink` with `processors`,
+/// `hosts` generator hosts, each generator's task probability `lambda`
+/// per step, steal policy `steal` and `steps` steps.
+pub fn berenbrink_args<'a>(
+    processors: &'a str,
+    hosts: &'a str,
+    lambda: &'a str,
+    steal: &'a str,
+    steps: &'a str,
+) -> [&'a str; 11] {
+    [
+        "berenbrink",
+        "--processors",
+        processors,
+        "--generator-hosts",
+        hosts,
+        "--lambda",
+        lambda,
+        "--steal",
+        steal,
+        "--steps",
+        steps,
+    ]
+}
+
+/// A three-node V8 heap snapshot (the import crate's example): a root with
+/// a property edge to one `Foo` and a weak edge to another.
+pub const V8_SNAPSHOT: &str = r#"{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count"],
+  "node_types":[["hidden","object"],"string","number","number","number"],
+  "edge_fields":["type","name_or_index","to_node"],
+  "edge_types":[["property","weak"],"string_or_number","node"]},
+  "node_count":3,"edge_count":2},
+  "nodes":[0,0,1,0,2, 1,1,3,16,0, 1,1,5,16,0],
+  "edges":[0,1,5, 1,1,10],
+  "strings":["(root)","Foo"]}"#;
+
+/// `stderr` without the warning `mark` and `bench` print when the GC
+/// workers were descheduled (it depends on the machine's load, not on the
+/// command): what a quiet machine would have printed.
+pub fn without_load_warning(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|l| !(l.starts_with("warning: in ") && l.contains("they were descheduled")))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 /// Runs `stealmark args...` and checks that it fails with `code` and a
 /// one-line error (no panic, no backtrace; a bare `stealmark` prints the
 /// help instead). Returns standard error.
