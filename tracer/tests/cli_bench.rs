@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{assert_svg, fails_with, gen, json_of, stealmark};
+use common::{assert_svg, fails_with, gen, help_of, json_of, stealmark};
 use predicates::prelude::*;
 
 #[test]
@@ -233,13 +233,9 @@ fn bad_arguments_are_usage_errors() {
 
 #[test]
 fn help_shows_an_example() {
-    stealmark()
-        .args(["bench", "--help"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains(
-            "stealmark bench heap.smk --threads",
-        ));
+    help_of(&["bench"]).stdout(predicate::str::contains(
+        "stealmark bench heap.smk --threads",
+    ));
 }
 
 #[test]

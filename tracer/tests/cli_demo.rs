@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{fails_with, stealmark};
+use common::{fails_with, help_of, stealmark};
 use predicates::prelude::*;
 
 #[test]
@@ -41,10 +41,7 @@ fn demo_prints_the_table_and_writes_no_files() {
 #[test]
 fn demo_takes_no_arguments() {
     fails_with(&["demo", "heap.smk"], 2);
-    stealmark()
-        .args(["demo", "--help"])
-        .assert()
-        .success()
+    help_of(&["demo"])
         .stdout(predicate::str::contains("stealmark demo"))
         .stdout(predicate::str::contains("--runs").not());
 }

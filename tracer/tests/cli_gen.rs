@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{fails_with, gen, gen_to, info_json, stealmark};
+use common::{fails_with, gen, gen_to, help_of, info_json, stealmark};
 use predicates::prelude::*;
 use stealmark_heap::Shape;
 
@@ -263,11 +263,7 @@ fn unwritable_output_is_an_error_naming_the_file() {
 
 #[test]
 fn help_shows_an_example() {
-    stealmark()
-        .args(["gen", "--help"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("stealmark gen --shape"));
+    help_of(&["gen"]).stdout(predicate::str::contains("stealmark gen --shape"));
 }
 
 #[test]

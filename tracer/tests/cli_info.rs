@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{fails_with, gen, info_json, stealmark};
+use common::{fails_with, gen, help_of, info_json, stealmark};
 use predicates::prelude::*;
 
 #[test]
@@ -131,11 +131,7 @@ fn corrupt_byte_is_reported_not_marked() {
 
 #[test]
 fn help_shows_an_example() {
-    stealmark()
-        .args(["info", "--help"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("stealmark info heap.smk"));
+    help_of(&["info"]).stdout(predicate::str::contains("stealmark info heap.smk"));
 }
 
 #[test]

@@ -5,7 +5,9 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::{assert_svg, fails_with, gen, info_json, mark_fails, mark_json, mark_ok, stealmark};
+use common::{
+    assert_svg, fails_with, gen, help_of, info_json, mark_fails, mark_json, mark_ok, stealmark,
+};
 use predicates::prelude::*;
 
 const DEQUES: [&str; 6] = [
@@ -552,13 +554,9 @@ fn more_workers_than_cores() {
 
 #[test]
 fn help_shows_an_example() {
-    stealmark()
-        .args(["mark", "--help"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains(
-            "stealmark mark heap.smk --threads",
-        ));
+    help_of(&["mark"]).stdout(predicate::str::contains(
+        "stealmark mark heap.smk --threads",
+    ));
 }
 
 #[test]

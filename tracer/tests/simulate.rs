@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{berenbrink_args, fails_with, hendler_shavit_args, stealmark};
+use common::{berenbrink_args, fails_with, help_of, hendler_shavit_args, stealmark};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -62,10 +62,7 @@ fn berenbrink_table_and_help_explain_the_rule() {
         .success()
         .stdout(predicate::str::contains("stable                false"))
         .stdout(predicate::str::contains("Theorem 22"));
-    stealmark()
-        .args(["simulate", "berenbrink", "--help"])
-        .assert()
-        .success()
+    help_of(&["simulate", "berenbrink"])
         .stdout(predicate::str::contains("Stability rule"))
         .stdout(predicate::str::contains("1% of the arrival"));
 }

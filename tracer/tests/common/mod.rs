@@ -40,6 +40,12 @@ pub fn gen_to(path: &Path, shape: &str, objects: u64, extra: &[&str]) {
         .success();
 }
 
+/// `stealmark command... --help`, checked to succeed; the caller checks
+/// what it printed.
+pub fn help_of(command: &[&str]) -> Assert {
+    stealmark().args(command).arg("--help").assert().success()
+}
+
 /// `stealmark info heap --json`, parsed.
 pub fn info_json(heap: &Path) -> serde_json::Value {
     json_of(stealmark().arg("info").arg(heap).arg("--json"))
