@@ -31,10 +31,9 @@ use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use libfuzzer_sys::fuzz_target;
+use stealmark_import::test_support::{Chunked, ChunkedSource};
 use stealmark_import::{self as import, ImportError, ImportSummary, InputFile};
 
-#[path = "chunked.rs"]
-mod chunked;
 #[path = "import_sink.rs"]
 mod import_sink;
 #[path = "record_sink.rs"]
@@ -115,9 +114,9 @@ fn is_hprof(plain: &[u8]) -> bool {
 fn import_plain(plain: &[u8]) -> Outcome {
     let mut sink = RecordSink::default();
     let r = if is_hprof(plain) {
-        import::hprof(&chunked::Source(plain), &mut sink, &mut |_| {})
+        import::hprof(&ChunkedSource(plain), &mut sink, &mut |_| {})
     } else {
-        import::v8(chunked::Chunked::new(plain), &mut sink)
+        import::v8(Chunked::new(plain), &mut sink)
     };
     outcome(r, sink)
 }

@@ -1,20 +1,19 @@
 //! Fuzzes the HPROF importer: any input either fails with an error or yields
 //! a well-formed heap; it never panics, hangs or allocates without bound.
 //! Each pass reads the input in short, uneven chunks through the fuzzing
-//! build's 64-byte buffer (see `chunked.rs`).
+//! build's 64-byte buffer (`stealmark_import::test_support::Chunked`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use stealmark_import as import;
+use stealmark_import::test_support::ChunkedSource;
 
-#[path = "chunked.rs"]
-mod chunked;
 #[path = "import_sink.rs"]
 mod import_sink;
 
 fuzz_target!(|data: &[u8]| {
     let mut sink = import_sink::CheckSink::default();
-    if import::hprof(&chunked::Source(data), &mut sink, &mut |_| {}).is_ok() {
+    if import::hprof(&ChunkedSource(data), &mut sink, &mut |_| {}).is_ok() {
         sink.check();
     }
 });

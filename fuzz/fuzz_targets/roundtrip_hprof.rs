@@ -5,10 +5,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use stealmark_heap::HeapSink;
+use stealmark_import::test_support::ChunkedSource;
 use stealmark_import::{self as import, ImportError, ImportOptions, ImportSummary};
 
-#[path = "chunked.rs"]
-mod chunked;
 #[path = "import_sink.rs"]
 mod import_sink;
 #[path = "record_sink.rs"]
@@ -24,7 +23,7 @@ impl roundtrip::Importer for Hprof {
         sink: &mut S,
         options: &ImportOptions,
     ) -> Result<ImportSummary, ImportError> {
-        import::hprof_with(&chunked::Source(data), sink, &mut |_| {}, options)
+        import::hprof_with(&ChunkedSource(data), sink, &mut |_| {}, options)
     }
 }
 

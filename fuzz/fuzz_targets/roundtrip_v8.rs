@@ -5,10 +5,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use stealmark_heap::HeapSink;
+use stealmark_import::test_support::Chunked;
 use stealmark_import::{self as import, ImportError, ImportOptions, ImportSummary};
 
-#[path = "chunked.rs"]
-mod chunked;
 #[path = "import_sink.rs"]
 mod import_sink;
 #[path = "record_sink.rs"]
@@ -24,7 +23,7 @@ impl roundtrip::Importer for V8 {
         sink: &mut S,
         options: &ImportOptions,
     ) -> Result<ImportSummary, ImportError> {
-        import::v8_with(chunked::Chunked::new(data), sink, options)
+        import::v8_with(Chunked::new(data), sink, options)
     }
 }
 

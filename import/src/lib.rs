@@ -43,6 +43,8 @@ mod error;
 mod hprof;
 mod input;
 mod json;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 mod v8;
 
 use std::io::Read;

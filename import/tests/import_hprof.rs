@@ -11,10 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use import_common::{
-    assert_same_heap, corrupt, count, have, read, run, tempdir, ChunkedSource, Counts,
-};
+use import_common::{assert_same_heap, corrupt, count, have, read, run, tempdir, Counts};
 use stealmark_heap::{ArenaLayout, HeapBuilder, HeapGraph, ObjectModel, SlotKind, TypeKind};
+use stealmark_import::test_support::ChunkedSource;
 use stealmark_import::{self as import, ImportError, ImportOptions, InputFile, Malformed};
 
 /// A program with an inheritance chain, weak and soft references whose

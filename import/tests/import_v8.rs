@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use import_common::{assert_same_heap, corrupt, count, have, read, run, tempdir, Chunked, Counts};
+use import_common::{assert_same_heap, corrupt, count, have, read, run, tempdir, Counts};
 use stealmark_heap::{ArenaLayout, HeapBuilder, HeapGraph, ObjectModel, SlotKind};
+use stealmark_import::test_support::Chunked;
 use stealmark_import::{self as import, ImportError, ImportOptions, Malformed};
 
 /// Builds an object graph with lists, trees, cycles, arrays, maps, closures

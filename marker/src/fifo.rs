@@ -7,100 +7,97 @@
 
 use crate::config::MarkerConfig;
 
-/// A fixed ring of up to [`MarkerConfig::MAX_PREFETCH`] mark-stack words.
-pub(crate) struct Fifo {
-    ring: [usize; MarkerConfig::MAX_PREFETCH],
-    head: usize,
+/// A fixed array of `N` mark-stack words, `len` of them held: the storage
+/// of both the FIFO (as a ring) and the batch (as a stack).
+pub(crate) struct Words<const N: usize> {
+    words: [usize; N],
     len: usize,
 }
 
-impl Fifo {
-    pub(crate) const fn new() -> Fifo {
-        Fifo {
-            ring: [0; MarkerConfig::MAX_PREFETCH],
-            head: 0,
+impl<const N: usize> Words<N> {
+    pub(crate) const fn new() -> Self {
+        Words {
+            words: [0; N],
             len: 0,
         }
     }
 
+    /// How many words are held.
     #[inline(always)]
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    /// Appends `w`; the caller keeps `len() < MAX_PREFETCH`.
-    #[inline(always)]
-    pub(crate) fn push(&mut self, w: usize) {
-        debug_assert!(self.len < MarkerConfig::MAX_PREFETCH);
-        let i = (self.head + self.len) % MarkerConfig::MAX_PREFETCH;
-        self.ring[i] = w;
-        self.len += 1;
-    }
-
-    /// Removes the oldest word.
-    #[inline(always)]
-    pub(crate) fn pop(&mut self) -> Option<usize> {
-        if self.len == 0 {
-            return None;
-        }
-        let w = self.ring[self.head];
-        self.head = (self.head + 1) % MarkerConfig::MAX_PREFETCH;
-        self.len -= 1;
-        Some(w)
-    }
-}
-
-/// A fixed buffer of mark-stack words, filled one by one and emptied at
-/// once (the objects scanned and not yet counted live).
-pub(crate) struct Batch {
-    words: [usize; ACCOUNT_BATCH],
-    len: usize,
-}
-
-/// Objects scanned between two countings of live objects (the worker's
-/// `account`): the batch's capacity.
-pub(crate) const ACCOUNT_BATCH: usize = 32;
-
-impl Batch {
-    pub(crate) const fn new() -> Batch {
-        Batch {
-            words: [0; ACCOUNT_BATCH],
-            len: 0,
-        }
-    }
-
-    #[inline(always)]
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Appends `w`; the caller empties a full batch first.
+    /// Appends `w`; the caller empties a full buffer first.
     #[inline(always)]
     pub(crate) fn push(&mut self, w: usize) {
         self.words[self.len] = w;
         self.len += 1;
     }
 
-    /// The words in the batch.
+    /// The words held, oldest first.
     #[inline(always)]
     pub(crate) fn as_slice(&self) -> &[usize] {
         &self.words[..self.len]
     }
 
-    /// Empties the batch.
+    /// Empties the buffer.
     #[inline(always)]
     pub(crate) fn clear(&mut self) {
         self.len = 0;
     }
 }
 
-impl<'a> IntoIterator for &'a Batch {
-    type Item = &'a usize;
-    type IntoIter = std::slice::Iter<'a, usize>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.words[..self.len].iter()
+/// A ring of up to [`MarkerConfig::MAX_PREFETCH`] mark-stack words, oldest
+/// first from `head`.
+pub(crate) struct Fifo {
+    ring: Words<{ MarkerConfig::MAX_PREFETCH }>,
+    head: usize,
+}
+
+impl Fifo {
+    pub(crate) const fn new() -> Fifo {
+        Fifo {
+            ring: Words::new(),
+            head: 0,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// Appends `w`; the caller keeps `len() < MAX_PREFETCH`.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, w: usize) {
+        let r = &mut self.ring;
+        debug_assert!(r.len < MarkerConfig::MAX_PREFETCH);
+        r.words[(self.head + r.len) % MarkerConfig::MAX_PREFETCH] = w;
+        r.len += 1;
+    }
+
+    /// Removes the oldest word.
+    #[inline(always)]
+    pub(crate) fn pop(&mut self) -> Option<usize> {
+        let r = &mut self.ring;
+        if r.len == 0 {
+            return None;
+        }
+        let w = r.words[self.head];
+        self.head = (self.head + 1) % MarkerConfig::MAX_PREFETCH;
+        r.len -= 1;
+        Some(w)
     }
 }
+
+/// Objects scanned between two countings of live objects (the worker's
+/// `account`): the batch's capacity.
+pub(crate) const ACCOUNT_BATCH: usize = 32;
+
+/// A fixed buffer of mark-stack words, filled one by one and emptied at
+/// once (the objects scanned and not yet counted live).
+pub(crate) type Batch = Words<ACCOUNT_BATCH>;
 
 #[cfg(test)]
 mod tests {
@@ -119,5 +116,19 @@ mod tests {
         }
         assert_eq!(f.pop(), None);
         assert_eq!(f.len(), 0);
+    }
+
+    #[test]
+    fn batch_holds_what_was_pushed_until_cleared() {
+        let mut b = Batch::new();
+        for w in 0..ACCOUNT_BATCH {
+            b.push(w * 8);
+        }
+        assert_eq!(b.len(), ACCOUNT_BATCH);
+        let held: Vec<usize> = (0..ACCOUNT_BATCH).map(|w| w * 8).collect();
+        assert_eq!(b.as_slice(), held.as_slice());
+        b.clear();
+        assert_eq!(b.len(), 0);
+        assert!(b.as_slice().is_empty());
     }
 }

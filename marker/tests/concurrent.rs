@@ -307,12 +307,8 @@ fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
 fn cycles_over_every_slot_kind_equal_the_oracle() {
     for seed in 0..24u64 {
         let (graph, roots, fin) = common::random_graph(seed, 300);
-        for soft_refs in common::policies() {
-            let input = OracleInput {
-                roots: &roots,
-                finalizable: &fin,
-                soft_refs,
-            };
+        for input in common::inputs(&roots, &fin) {
+            let soft_refs = input.soft_refs;
             let want = oracle(&graph, &input);
             let incremental = seed % 2 == 0;
             let workers = 1 + seed as usize % 3;

@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{check, check_with_headers, expect, policies, r, random_graph, Graph, Kind};
+use common::{check, check_with_headers, expect, inputs, policies, r, random_graph, Graph, Kind};
 use proptest::prelude::*;
 use stealmark_heap::{oracle, OracleInput};
 use stealmark_marker::model::SoftRefs;
@@ -362,14 +362,9 @@ fn random_graphs_match_the_oracle_for_every_deque_worker_count_and_policy() {
             n += 1;
             let mut marker = Marker::new(config(workers, deque, n)).unwrap();
             for (s, (g, roots, finalizable)) in graphs.iter().enumerate() {
-                for soft_refs in policies() {
-                    let input = OracleInput {
-                        roots,
-                        finalizable,
-                        soft_refs,
-                    };
+                for input in inputs(roots, finalizable) {
                     let e = expect(g, &input);
-                    let what = format!("graph {s} {deque} w={workers} {soft_refs:?}");
+                    let what = format!("graph {s} {deque} w={workers} {:?}", input.soft_refs);
                     check(&mut marker, g, &input, &e, &what);
                     check_with_headers(&mut marker, g, &input, &e, &what);
                 }

@@ -18,7 +18,7 @@ mod common;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{check, expect, policies, random_graph};
+use common::{check, expect, inputs, policies, random_graph};
 use stealmark_heap::{generate_heap, GenConfig, HeapGraph, OracleInput, Shape};
 use stealmark_marker::{BalancePolicy, DequeKind, Marker, MarkerConfig, StealAmount};
 use strum::VariantArray;
@@ -86,12 +86,8 @@ fn delayed_workers_never_lose_work_or_hang() {
                         })
                         .unwrap();
                     for (s, (g, roots, finalizable)) in graphs.iter().enumerate() {
-                        for soft_refs in policies() {
-                            let input = OracleInput {
-                                roots,
-                                finalizable,
-                                soft_refs,
-                            };
+                        for input in inputs(roots, finalizable) {
+                            let soft_refs = input.soft_refs;
                             let what =
                                 format!("graph {s} {deque} {workers} {policy} {soft_refs:?}");
                             let d = check(&mut marker, g, &input, &expect(g, &input), &what);

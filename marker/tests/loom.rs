@@ -9,13 +9,13 @@
 //!     cargo test -p stealmark-marker --release --test loom
 //! ```
 //!
-//! Each model has its own preemption bound ([`Model::bound`]: the small ones
-//! are explored without a bound, exhaustively; `LOOM_MAX_PREEMPTIONS`
-//! overrides them all). Each model names the branches it must reach
-//! (`sync::branches`, counted in the code under test) and fails if one of
-//! them was taken in none of its explored executions; every counted branch
-//! is some model's target (`every_branch_is_a_target`), and `--nocapture`
-//! prints every count and each model's time.
+//! Each model (declared with [`models!`]) has its own preemption bound (the
+//! small ones are explored without a bound, exhaustively;
+//! `LOOM_MAX_PREEMPTIONS` overrides them all). Each model names the branches
+//! it must reach (`sync::branches`, counted in the code under test) and
+//! fails if one of them was taken in none of its explored executions; every
+//! counted branch is some model's target (`every_branch_is_a_target`), and
+//! `--nocapture` prints every count and each model's time.
 #![cfg(loom)]
 
 use std::sync::{Mutex as StdMutex, MutexGuard as StdMutexGuard, PoisonError};
@@ -37,23 +37,15 @@ fn serial() -> StdMutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A model's name, preemption bound and target branches.
-struct Model {
-    name: &'static str,
-    /// `None`: every interleaving (the model is small enough).
+/// Explores `f` under the preemption bound `bound` (`None`: every
+/// interleaving), then checks that each branch of `must_reach` was taken in
+/// at least one execution.
+fn model(
+    name: &str,
     bound: Option<usize>,
-    /// Each must be taken in at least one explored execution.
-    must_reach: &'static [Branch],
-}
-
-/// Explores `f` under the model's preemption bound, then checks that each
-/// branch of `must_reach` was taken in at least one execution.
-fn model(m: &Model, f: impl Fn() + Sync + Send + 'static) {
-    let Model {
-        name,
-        bound,
-        must_reach,
-    } = *m;
+    must_reach: &[Branch],
+    f: impl Fn() + Sync + Send + 'static,
+) {
     let _serial = serial();
     branches::reset();
     let mut builder = loom::model::Builder::new();
@@ -83,6 +75,28 @@ fn model(m: &Model, f: impl Fn() + Sync + Send + 'static) {
     );
 }
 
+/// Declares models: each `fn NAME() bound B, reaches [BRANCH, ...] BODY`
+/// becomes a `#[test]` NAME that runs [`model`] on BODY with the bound B
+/// and those branches of [`Branch`]. `TARGETS:` names a constant that lists
+/// the branches of every model declared, for `every_branch_is_a_target`.
+macro_rules! models {
+    ($targets:ident: $(
+        $(#[$meta:meta])*
+        fn $name:ident() bound $bound:expr, reaches [$($branch:ident),* $(,)?] $body:block
+    )*) => {
+        $(
+            $(#[$meta])*
+            #[test]
+            fn $name() {
+                model(stringify!($name), $bound, &[$(Branch::$branch),*], || $body);
+            }
+        )*
+
+        /// The branches each model declared here must reach.
+        const $targets: &[&[Branch]] = &[$(&[$(Branch::$branch),*]),*];
+    };
+}
+
 // ---------------------------------------------------------------------------
 // Termination
 // ---------------------------------------------------------------------------
@@ -105,6 +119,27 @@ struct Work {
 }
 
 impl Work {
+    /// `live` items held by the workers, none shared yet, and a budget of
+    /// `budget` children.
+    fn new(live: usize, budget: usize) -> Arc<Work> {
+        Arc::new(Work {
+            shared: AtomicUsize::new(0),
+            live: AtomicUsize::new(live),
+            budget: AtomicUsize::new(budget),
+            scanned: AtomicUsize::new(0),
+            last_out: AtomicUsize::new(0),
+        })
+    }
+
+    /// Puts an item (already counted live) on the shared deque and, like
+    /// `periodic`, wakes a parked worker if the hint shows one.
+    fn share(&self, t: &Termination) {
+        self.shared.fetch_add(1, SeqCst);
+        if t.sleepers() > 0 {
+            t.wake(1);
+        }
+    }
+
     /// Steals one item from the shared deque (the client's `refill`).
     fn steal(&self) -> bool {
         self.shared
@@ -133,10 +168,7 @@ fn worker(t: &Termination, w: &Work, mut held: usize) {
             {
                 // Counted live before anyone can steal it.
                 w.live.fetch_add(1, SeqCst);
-                w.shared.fetch_add(1, SeqCst);
-                if t.sleepers() > 0 {
-                    t.wake(1);
-                }
+                w.share(t);
             }
             held -= 1;
             w.scanned.fetch_add(1, SeqCst);
@@ -195,25 +227,40 @@ fn idle(t: &Termination, w: &Work, held: &mut usize) -> bool {
     }
 }
 
+/// The protocol, reset for a phase of `workers` workers.
+fn termination(workers: usize) -> Arc<Termination> {
+    let t = Arc::new(Termination::new());
+    t.reset(workers);
+    t
+}
+
+/// Runs `f` on a model thread with its own handles on `t` and `w`.
+fn spawn<R: 'static>(
+    t: &Arc<Termination>,
+    w: &Arc<Work>,
+    f: impl FnOnce(&Termination, &Work) -> R + Send + 'static,
+) -> thread::JoinHandle<R> {
+    let (t, w) = (t.clone(), w.clone());
+    thread::spawn(move || f(&t, &w))
+}
+
+/// Waits until a worker has parked (the sleeper hint shows it), so that
+/// every execution goes on from a parked worker.
+fn wait_for_sleeper(t: &Termination) {
+    while t.sleepers() == 0 {
+        thread::yield_now();
+    }
+}
+
 /// A phase of `held.len()` workers, worker `i` starting with `held[i]`
 /// items, scanning creating up to `budget` children in all.
 fn phase(held: &'static [usize], budget: usize) {
-    let t = Arc::new(Termination::new());
-    t.reset(held.len());
+    let t = termination(held.len());
     let initial: usize = held.iter().sum();
-    let w = Arc::new(Work {
-        shared: AtomicUsize::new(0),
-        live: AtomicUsize::new(initial),
-        budget: AtomicUsize::new(budget),
-        scanned: AtomicUsize::new(0),
-        last_out: AtomicUsize::new(0),
-    });
+    let w = Work::new(initial, budget);
     let others: Vec<_> = held[1..]
         .iter()
-        .map(|&h| {
-            let (t, w) = (t.clone(), w.clone());
-            thread::spawn(move || worker(&t, &w, h))
-        })
+        .map(|&h| spawn(&t, &w, move |t, w| worker(t, w, h)))
         .collect();
     worker(&t, &w, held[0]);
     for o in others {
@@ -228,204 +275,109 @@ fn phase(held: &'static [usize], budget: usize) {
     assert_eq!(t.hungry(), 0);
 }
 
-/// Two workers, one item and one child: worker 1 starts idle, steals the
-/// child or sees it taken back by worker 0, races worker 0's last `go_idle`
-/// with its reactivation (winning from one, or losing to zero), and parks
-/// until the end.
-const TERMINATION_TWO_WORKERS_ONE_CHILD: Model = Model {
-    name: "termination_two_workers_one_child",
-    bound: Some(6),
-    must_reach: &[
-        Branch::GoIdleLast,
-        Branch::GoIdleNotLast,
-        Branch::ReactivateFromOne,
-        Branch::ReactivateDone,
-        Branch::ReactivateLostToLastIdle,
-        Branch::ParkSawDoneUnderLock,
-        Branch::ParkWokenByDone,
-    ],
-};
-
-#[test]
-fn termination_two_workers_one_child() {
-    model(&TERMINATION_TWO_WORKERS_ONE_CHILD, || phase(&[1, 0], 1));
-}
-
-/// Two workers, each starting with an item, two children: both create work
-/// and go idle, either may be the last out, and a parked worker is woken by
-/// the other's wake-up or by the end.
-const TERMINATION_TWO_WORKERS_TWO_CHILDREN: Model = Model {
-    name: "termination_two_workers_two_children",
-    bound: Some(5),
-    must_reach: &[
-        Branch::GoIdleLast,
-        Branch::GoIdleNotLast,
-        Branch::ReactivateFromOne,
-        Branch::ReactivateDone,
-        Branch::ReactivateLostToLastIdle,
-        Branch::ParkSawDoneUnderLock,
-        Branch::ParkWokenByDone,
-        Branch::ParkWokenByWake,
-        Branch::WakeNotified,
-    ],
-};
-
-#[test]
-fn termination_two_workers_two_children() {
-    model(&TERMINATION_TWO_WORKERS_TWO_CHILDREN, || phase(&[1, 1], 2));
-}
-
-/// A busy worker shares two items, one at a time, with an idle worker that
-/// has parked (it waits for the sleeper hint first, so that every execution
-/// starts from a parked worker), waking it after each as `periodic` does;
-/// then both run as workers. The first wake-up finds the sleeper; the second
-/// may find it already gone (its hint stale), or parked again.
-const TERMINATION_WAKE_PARKED_WORKER: Model = Model {
-    name: "termination_wake_parked_worker",
-    bound: Some(5),
-    must_reach: &[
-        Branch::GoIdleLast,
-        Branch::ReactivateFromOne,
-        Branch::ParkWokenByWake,
-        Branch::ParkWokenByDone,
-        Branch::WakeNotified,
-        Branch::WakeFoundNoSleeper,
-    ],
-};
-
-#[test]
-fn termination_wake_parked_worker() {
-    model(&TERMINATION_WAKE_PARKED_WORKER, || {
-        let t = Arc::new(Termination::new());
-        t.reset(2);
-        let w = Arc::new(Work {
-            shared: AtomicUsize::new(0),
-            live: AtomicUsize::new(2),
-            budget: AtomicUsize::new(0),
-            scanned: AtomicUsize::new(0),
-            last_out: AtomicUsize::new(0),
-        });
-        let idle_worker = {
-            let (t, w) = (t.clone(), w.clone());
-            thread::spawn(move || worker(&t, &w, 0))
-        };
-        while t.sleepers() == 0 {
-            thread::yield_now();
-        }
-        // Worker 0 holds two items in its private stack and shares them.
-        for _ in 0..2 {
-            w.shared.fetch_add(1, SeqCst);
-            if t.sleepers() > 0 {
-                t.wake(1);
-            }
-        }
-        worker(&t, &w, 0);
-        idle_worker.join().unwrap();
-        assert_eq!(w.scanned.load(SeqCst), 2);
-        assert_eq!(w.last_out.load(SeqCst), 1);
-        assert_eq!(t.sleepers(), 0);
-    });
-}
-
-/// Three workers, one item, one child: two idle workers compete for the
-/// child, reactivate from one and from two (a CAS that loses to the other's
-/// reactivation retries), and both must see the end.
-const TERMINATION_THREE_WORKERS_ONE_CHILD: Model = Model {
-    name: "termination_three_workers_one_child",
-    bound: Some(2),
-    must_reach: &[
-        Branch::GoIdleLast,
-        Branch::ReactivateFromOne,
-        Branch::ReactivateFromMany,
-        Branch::ReactivateRetried,
-        Branch::ReactivateDone,
-        Branch::ParkSawDoneUnderLock,
-        Branch::ParkWokenByDone,
-    ],
-};
-
-#[test]
-fn termination_three_workers_one_child() {
-    model(&TERMINATION_THREE_WORKERS_ONE_CHILD, || {
-        phase(&[1, 0, 0], 1)
-    });
-}
-
 /// Worker 0 shares an item, then panics with work in hand
 /// (`Phase::run_worker` catches the panic and calls `abort`): it never goes
 /// idle, so `active` never reaches zero, and worker 1 — idle, busy with the
 /// shared item, or parked (`after_park`: worker 0 waits for the sleeper hint
 /// before it aborts) — must still stop.
 fn abort(after_park: bool) {
-    let t = Arc::new(Termination::new());
-    t.reset(2);
-    let w = Arc::new(Work {
-        shared: AtomicUsize::new(0),
-        live: AtomicUsize::new(1),
-        budget: AtomicUsize::new(0),
-        scanned: AtomicUsize::new(0),
-        last_out: AtomicUsize::new(0),
-    });
-    let other = {
-        let (t, w) = (t.clone(), w.clone());
-        thread::spawn(move || {
-            let mut held = 0;
-            loop {
-                if !idle(&t, &w, &mut held) {
-                    return held;
-                }
-                // It stole the item: it scans it and idles again.
-                held -= 1;
-                w.scanned.fetch_add(1, SeqCst);
-                w.live.fetch_sub(1, SeqCst);
+    let t = termination(2);
+    let w = Work::new(1, 0);
+    let other = spawn(&t, &w, |t, w| {
+        let mut held = 0;
+        loop {
+            if !idle(t, w, &mut held) {
+                return held;
             }
-        })
-    };
-    if after_park {
-        while t.sleepers() == 0 {
-            thread::yield_now();
+            // It stole the item: it scans it and idles again.
+            held -= 1;
+            w.scanned.fetch_add(1, SeqCst);
+            w.live.fetch_sub(1, SeqCst);
         }
+    });
+    if after_park {
+        wait_for_sleeper(&t);
     }
-    w.shared.fetch_add(1, SeqCst);
-    if t.sleepers() > 0 {
-        t.wake(1);
-    }
+    w.share(&t);
     t.abort();
     assert_eq!(other.join().unwrap(), 0);
     assert!(t.is_done());
     assert_eq!(w.last_out.load(SeqCst), 0, "no worker was the last out");
 }
 
-/// `abort` while the other worker idles, probes or takes the shared item.
-const TERMINATION_ABORT_STOPS_IDLE_WORKER: Model = Model {
-    name: "termination_abort_stops_idle_worker",
-    bound: None,
-    must_reach: &[
-        Branch::Abort,
-        Branch::GoIdleNotLast,
-        Branch::ReactivateFromOne,
-    ],
-};
+models! {
+    TERMINATION_TARGETS:
 
-#[test]
-fn termination_abort_stops_idle_worker() {
-    model(&TERMINATION_ABORT_STOPS_IDLE_WORKER, || abort(false));
-}
+    /// Two workers, one item and one child: worker 1 starts idle, steals the
+    /// child or sees it taken back by worker 0, races worker 0's last
+    /// `go_idle` with its reactivation (winning from one, or losing to zero),
+    /// and parks until the end.
+    fn termination_two_workers_one_child() bound Some(6), reaches [
+        GoIdleLast, GoIdleNotLast, ReactivateFromOne, ReactivateDone,
+        ReactivateLostToLastIdle, ParkSawDoneUnderLock, ParkWokenByDone,
+    ] {
+        phase(&[1, 0], 1)
+    }
 
-/// `abort` while the other worker is parked, or just woken by the share.
-const TERMINATION_ABORT_WAKES_PARKED_WORKER: Model = Model {
-    name: "termination_abort_wakes_parked_worker",
-    bound: None,
-    must_reach: &[
-        Branch::Abort,
-        Branch::ParkWokenByDone,
-        Branch::ParkWokenByWake,
-    ],
-};
+    /// Two workers, each starting with an item, two children: both create
+    /// work and go idle, either may be the last out, and a parked worker is
+    /// woken by the other's wake-up or by the end.
+    fn termination_two_workers_two_children() bound Some(5), reaches [
+        GoIdleLast, GoIdleNotLast, ReactivateFromOne, ReactivateDone,
+        ReactivateLostToLastIdle, ParkSawDoneUnderLock, ParkWokenByDone, ParkWokenByWake,
+        WakeNotified,
+    ] {
+        phase(&[1, 1], 2)
+    }
 
-#[test]
-fn termination_abort_wakes_parked_worker() {
-    model(&TERMINATION_ABORT_WAKES_PARKED_WORKER, || abort(true));
+    /// A busy worker shares two items, one at a time, with an idle worker
+    /// that has parked (it waits for the sleeper hint first, so that every
+    /// execution starts from a parked worker), waking it after each as
+    /// `periodic` does; then both run as workers. The first wake-up finds the
+    /// sleeper; the second may find it already gone (its hint stale), or
+    /// parked again.
+    fn termination_wake_parked_worker() bound Some(5), reaches [
+        GoIdleLast, ReactivateFromOne, ParkWokenByWake, ParkWokenByDone, WakeNotified,
+        WakeFoundNoSleeper,
+    ] {
+        let t = termination(2);
+        let w = Work::new(2, 0);
+        let idle_worker = spawn(&t, &w, |t, w| worker(t, w, 0));
+        wait_for_sleeper(&t);
+        // Worker 0 holds two items in its private stack and shares them.
+        for _ in 0..2 {
+            w.share(&t);
+        }
+        worker(&t, &w, 0);
+        idle_worker.join().unwrap();
+        assert_eq!(w.scanned.load(SeqCst), 2);
+        assert_eq!(w.last_out.load(SeqCst), 1);
+        assert_eq!(t.sleepers(), 0);
+    }
+
+    /// Three workers, one item, one child: two idle workers compete for the
+    /// child, reactivate from one and from two (a CAS that loses to the
+    /// other's reactivation retries), and both must see the end.
+    fn termination_three_workers_one_child() bound Some(2), reaches [
+        GoIdleLast, ReactivateFromOne, ReactivateFromMany, ReactivateRetried, ReactivateDone,
+        ParkSawDoneUnderLock, ParkWokenByDone,
+    ] {
+        phase(&[1, 0, 0], 1)
+    }
+
+    /// `abort` while the other worker idles, probes or takes the shared item.
+    fn termination_abort_stops_idle_worker() bound None, reaches [
+        Abort, GoIdleNotLast, ReactivateFromOne,
+    ] {
+        abort(false)
+    }
+
+    /// `abort` while the other worker is parked, or just woken by the share.
+    fn termination_abort_wakes_parked_worker() bound None, reaches [
+        Abort, ParkWokenByDone, ParkWokenByWake,
+    ] {
+        abort(true)
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -465,29 +417,18 @@ impl Cells {
     }
 }
 
-/// Two broadcasts on a pool of two workers (the caller and one thread),
-/// then the pool's shutdown: each job runs once per worker, the caller
-/// returns only after the thread has left the job, whether the caller saw
-/// the countdown reach zero at once, after spinning, under the lock or after
-/// blocking.
-const POOL_TWO_BROADCASTS_THEN_SHUTDOWN: Model = Model {
-    name: "pool_two_broadcasts_then_shutdown",
-    bound: None,
-    must_reach: &[
-        Branch::PoolJobFoundAtOnce,
-        Branch::PoolJobAfterWait,
-        Branch::PoolShutdown,
-        Branch::PoolLastDecrement,
-        Branch::PoolWaitDoneAtOnce,
-        Branch::PoolWaitDoneAfterSpin,
-        Branch::PoolWaitDoneUnderLock,
-        Branch::PoolWaitWoken,
-    ],
-};
+models! {
+    POOL_TARGETS:
 
-#[test]
-fn pool_two_broadcasts_then_shutdown() {
-    model(&POOL_TWO_BROADCASTS_THEN_SHUTDOWN, || {
+    /// Two broadcasts on a pool of two workers (the caller and one thread),
+    /// then the pool's shutdown: each job runs once per worker, the caller
+    /// returns only after the thread has left the job, whether the caller saw
+    /// the countdown reach zero at once, after spinning, under the lock or
+    /// after blocking.
+    fn pool_two_broadcasts_then_shutdown() bound None, reaches [
+        PoolJobFoundAtOnce, PoolJobAfterWait, PoolShutdown, PoolLastDecrement,
+        PoolWaitDoneAtOnce, PoolWaitDoneAfterSpin, PoolWaitDoneUnderLock, PoolWaitWoken,
+    ] {
         let pool = Pool::new(2);
         assert_eq!(pool.workers(), 2);
         let cells = Cells::new(2);
@@ -495,48 +436,26 @@ fn pool_two_broadcasts_then_shutdown() {
             pool.broadcast(&|i| cells.bump(i));
             assert_eq!(cells.take(), [1, 1]);
         }
-    });
-}
+    }
 
-/// One broadcast on three workers: the countdown goes through two threads'
-/// decrements and only the last one notifies.
-const POOL_THREE_WORKERS: Model = Model {
-    name: "pool_three_workers",
-    bound: Some(4),
-    must_reach: &[
-        Branch::PoolLastDecrement,
-        Branch::PoolWaitDoneAtOnce,
-        Branch::PoolWaitWoken,
-    ],
-};
-
-#[test]
-fn pool_three_workers() {
-    model(&POOL_THREE_WORKERS, || {
+    /// One broadcast on three workers: the countdown goes through two
+    /// threads' decrements and only the last one notifies.
+    fn pool_three_workers() bound Some(4), reaches [
+        PoolLastDecrement, PoolWaitDoneAtOnce, PoolWaitWoken,
+    ] {
         let pool = Pool::new(3);
         let cells = Cells::new(3);
         pool.broadcast(&|i| cells.bump(i));
         assert_eq!(cells.take(), [1, 1, 1]);
-    });
-}
+    }
 
-/// `job(0)` unwinds at once: the drop guard still waits until the thread
-/// has left the job before the unwinding leaves `broadcast` (the caller's
-/// access to the thread's cell after `catch_unwind` is ordered after the
-/// thread's), and the pool works afterwards.
-const POOL_UNWINDING_JOB_ZERO_WAITS: Model = Model {
-    name: "pool_unwinding_job_zero_waits",
-    bound: None,
-    must_reach: &[
-        Branch::PoolWaitUnwinding,
-        Branch::PoolLastDecrement,
-        Branch::PoolWaitWoken,
-    ],
-};
-
-#[test]
-fn pool_unwinding_job_zero_waits() {
-    model(&POOL_UNWINDING_JOB_ZERO_WAITS, || {
+    /// `job(0)` unwinds at once: the drop guard still waits until the thread
+    /// has left the job before the unwinding leaves `broadcast` (the caller's
+    /// access to the thread's cell after `catch_unwind` is ordered after the
+    /// thread's), and the pool works afterwards.
+    fn pool_unwinding_job_zero_waits() bound None, reaches [
+        PoolWaitUnwinding, PoolLastDecrement, PoolWaitWoken,
+    ] {
         let pool = Pool::new(2);
         let cells = Cells::new(2);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -552,27 +471,21 @@ fn pool_unwinding_job_zero_waits() {
         assert_eq!(cells.take(), [0, 1]);
         pool.broadcast(&|i| cells.bump(i));
         assert_eq!(cells.take(), [1, 1]);
-    });
+    }
 }
 
 /// Every counted branch is the target of some model.
 #[test]
 fn every_branch_is_a_target() {
-    let models = [
-        &TERMINATION_TWO_WORKERS_ONE_CHILD,
-        &TERMINATION_TWO_WORKERS_TWO_CHILDREN,
-        &TERMINATION_WAKE_PARKED_WORKER,
-        &TERMINATION_THREE_WORKERS_ONE_CHILD,
-        &TERMINATION_ABORT_STOPS_IDLE_WORKER,
-        &TERMINATION_ABORT_WAKES_PARKED_WORKER,
-        &POOL_TWO_BROADCASTS_THEN_SHUTDOWN,
-        &POOL_THREE_WORKERS,
-        &POOL_UNWINDING_JOB_ZERO_WAITS,
-    ];
     let missing: Vec<Branch> = Branch::ALL
         .iter()
         .copied()
-        .filter(|b| !models.iter().any(|m| m.must_reach.contains(b)))
+        .filter(|b| {
+            !TERMINATION_TARGETS
+                .iter()
+                .chain(POOL_TARGETS)
+                .any(|targets| targets.contains(b))
+        })
         .collect();
     assert!(missing.is_empty(), "branches no model targets: {missing:?}");
 }

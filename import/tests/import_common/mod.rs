@@ -128,52 +128,6 @@ pub fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
-/// A reader over bytes whose reads return short, uneven chunks (1, 2, 3, 5,
-/// 7, … up to 61 bytes, then again), with an `Interrupted` error now and
-/// then: with a tiny import buffer, every token and record crosses a
-/// refill somewhere.
-pub struct Chunked<'a> {
-    rest: &'a [u8],
-    calls: usize,
-}
-
-impl<'a> Chunked<'a> {
-    pub fn new(bytes: &'a [u8]) -> Chunked<'a> {
-        Chunked {
-            rest: bytes,
-            calls: 0,
-        }
-    }
-}
-
-impl std::io::Read for Chunked<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        const CHUNKS: [usize; 19] = [
-            1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61,
-        ];
-        self.calls += 1;
-        if self.calls % 23 == 0 {
-            return Err(std::io::ErrorKind::Interrupted.into());
-        }
-        let n = CHUNKS[self.calls % CHUNKS.len()]
-            .min(buf.len())
-            .min(self.rest.len());
-        buf[..n].copy_from_slice(&self.rest[..n]);
-        self.rest = &self.rest[n..];
-        Ok(n)
-    }
-}
-
-/// Bytes that the HPROF importer re-reads through [`Chunked`] readers.
-#[allow(dead_code)] // The V8 tests do not use it.
-pub struct ChunkedSource<'a>(pub &'a [u8]);
-
-impl stealmark_import::Reopen for ChunkedSource<'_> {
-    fn reopen(&self) -> std::io::Result<Box<dyn std::io::Read + '_>> {
-        Ok(Box::new(Chunked::new(self.0)))
-    }
-}
-
 /// Asserts that two imported heaps are the same: arena words, format,
 /// roots, finalizable objects, type names and kinds.
 pub fn assert_same_heap(a: &stealmark_heap::Heap, b: &stealmark_heap::Heap) {

@@ -11,7 +11,7 @@ use stealmark_deques::{Owner, WorkDeque};
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 
 use super::balancing::WAKE_GRAIN;
-use super::{Worker, OFF};
+use super::{Phase, Slot, Worker, OFF};
 use crate::arrays::ArrayTable;
 use crate::fifo::{Fifo, ACCOUNT_BATCH};
 use crate::stats::WorkerRecord;
@@ -119,25 +119,31 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Pushes onto the deque, spilling to the overflow storage when full.
     #[inline]
     pub(super) fn push_shared(&mut self, w: usize) {
-        if let Err(w) = self.slot.owner.push(w) {
-            self.spill(w);
+        Self::push_to_deque(self.phase, self.slot, w);
+    }
+
+    /// [`Worker::push_shared`] on the parts of the worker it uses, for the
+    /// slot loop, which holds the rest borrowed.
+    #[inline(always)]
+    fn push_to_deque(phase: &Phase<'_, D, H, S>, slot: &mut Slot<D>, w: usize) {
+        if let Err(w) = slot.owner.push(w) {
+            Self::spill(phase, slot, w);
         }
     }
 
     /// The bounded deque is full: move the item and half the deque to the
     /// shared overflow storage, and wake a parked worker to take some.
     #[cold]
-    fn spill(&mut self, w: usize) {
-        let e = self.phase.engine;
-        let moved = e.overflow.spill(
-            w,
-            &mut self.slot.owner,
-            self.phase.config.deque_capacity / 2,
-        );
-        self.slot.record.stats.overflow_pushes += moved as u64;
-        if self.phase.term.sleepers() > 0 {
-            let k = self.phase.term.wake(moved / WAKE_GRAIN);
-            self.slot.record.stats.wakeups_sent += k as u64;
+    fn spill(phase: &Phase<'_, D, H, S>, slot: &mut Slot<D>, w: usize) {
+        let moved =
+            phase
+                .engine
+                .overflow
+                .spill(w, &mut slot.owner, phase.config.deque_capacity / 2);
+        slot.record.stats.overflow_pushes += moved as u64;
+        if phase.term.sleepers() > 0 {
+            let k = phase.term.wake(moved / WAKE_GRAIN);
+            slot.record.stats.wakeups_sent += k as u64;
         }
     }
 
@@ -258,9 +264,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Visits the slots in `slots`: marks and pushes strong targets, records
-    /// the others (and then handles them out of line: they are rare). The
-    /// per-slot closure is kept small (counters in locals) so that it
-    /// inlines into the heap's `scan_slots` loop.
+    /// the others (and then handles them out of line: they are rare).
     ///
     /// `whole` says the scan covers the whole object and may be a second
     /// scan of it (a deque that delivers an item twice): then, if it found
@@ -270,73 +274,14 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// no claim.
     #[inline(always)]
     fn scan<const W: u8>(&mut self, obj: ObjRef, slots: Range<usize>, whole: bool) {
-        let heap = self.phase.heap;
-        let store = self.phase.store;
-        let mut visited = 0u64;
-        let mut marked = 0u64;
-        let mut weak = 0usize;
-        let edge_depth = self.edge_depth;
-        let count_live = self.count_live;
-        if self.private {
-            let slot = &mut *self.slot;
-            let private = &mut slot.private;
-            let uncounted = &mut slot.uncounted;
-            let record = &mut slot.record;
-            let check = &mut slot.contract;
-            let edges = &mut self.edges;
-            heap.scan_slots(
-                obj,
-                slots,
-                #[inline(always)]
-                |index, target, kind| {
-                    visited += 1;
-                    if kind == SlotKind::Strong {
-                        let Some(target) = delay_edge(heap, store, edges, edge_depth, target)
-                        else {
-                            return;
-                        };
-                        if store.try_mark(heap, target) {
-                            marked += 1;
-                            Self::marked(heap, uncounted, count_live, target);
-                            private.push(target.word());
-                            if W != OFF {
-                                check.check(target);
-                            }
-                        }
-                    } else {
-                        weak += 1;
-                        record_weak(record, obj, index, target, kind);
-                    }
-                },
-            );
+        // Two instances of the slot loop, so that the private-or-shared
+        // choice is made once per object, not once per marked target.
+        let (visited, marked, weak) = if self.private {
+            self.visit_slots::<W>(obj, slots, |slot, w| slot.private.push(w))
         } else {
-            heap.scan_slots(
-                obj,
-                slots,
-                #[inline(always)]
-                |index, target, kind| {
-                    visited += 1;
-                    if kind == SlotKind::Strong {
-                        let Some(target) =
-                            delay_edge(heap, store, &mut self.edges, edge_depth, target)
-                        else {
-                            return;
-                        };
-                        if store.try_mark(heap, target) {
-                            marked += 1;
-                            Self::marked(heap, &mut self.slot.uncounted, count_live, target);
-                            self.push_shared(target.word());
-                            if W != OFF {
-                                self.slot.contract.check(target);
-                            }
-                        }
-                    } else {
-                        weak += 1;
-                        record_weak(&mut self.slot.record, obj, index, target, kind);
-                    }
-                },
-            );
-        }
+            let phase = self.phase;
+            self.visit_slots::<W>(obj, slots, |slot, w| Self::push_to_deque(phase, slot, w))
+        };
         let st = &mut self.slot.record.stats;
         st.slots_scanned += visited;
         st.objects_marked += marked;
@@ -351,6 +296,53 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         if !D::KIND.exactly_once() && self.slot.uncounted.len() >= ACCOUNT_BATCH {
             self.account();
         }
+    }
+
+    /// The slot loop of [`Worker::scan`]: visits `obj`'s `slots`, marks
+    /// each strong target (through the edge FIFO) and hands the ones this
+    /// worker marked to `grey`; records the other slots. Returns the slots
+    /// visited, the targets marked and the slots recorded. The per-slot
+    /// closure keeps its counters in locals so that it inlines into the
+    /// heap's `scan_slots` loop.
+    #[inline(always)]
+    fn visit_slots<const W: u8>(
+        &mut self,
+        obj: ObjRef,
+        slots: Range<usize>,
+        mut grey: impl FnMut(&mut Slot<D>, usize),
+    ) -> (u64, u64, usize) {
+        let heap = self.phase.heap;
+        let store = self.phase.store;
+        let edge_depth = self.edge_depth;
+        let count_live = self.count_live;
+        let edges = &mut self.edges;
+        let slot = &mut *self.slot;
+        let (mut visited, mut marked, mut weak) = (0u64, 0u64, 0usize);
+        heap.scan_slots(
+            obj,
+            slots,
+            #[inline(always)]
+            |index, target, kind| {
+                visited += 1;
+                if kind == SlotKind::Strong {
+                    let Some(target) = delay_edge(heap, store, edges, edge_depth, target) else {
+                        return;
+                    };
+                    if store.try_mark(heap, target) {
+                        marked += 1;
+                        Self::marked(heap, &mut slot.uncounted, count_live, target);
+                        grey(slot, target.word());
+                        if W != OFF {
+                            slot.contract.check(target);
+                        }
+                    }
+                } else {
+                    weak += 1;
+                    record_weak(&mut slot.record, obj, index, target, kind);
+                }
+            },
+        );
+        (visited, marked, weak)
     }
 
     /// Another scan of this holder recorded its non-strong slots: drops

@@ -67,6 +67,19 @@ pub fn policies() -> [SoftRefs<'static>; 3] {
     ]
 }
 
+/// The oracle's inputs for a heap with `roots` and `finalizable` objects,
+/// one under each soft-reference policy of [`policies`].
+pub fn inputs<'a>(
+    roots: &'a [ObjRef],
+    finalizable: &'a [ObjRef],
+) -> impl Iterator<Item = OracleInput<'a>> {
+    policies().into_iter().map(move |soft_refs| OracleInput {
+        roots,
+        finalizable,
+        soft_refs,
+    })
+}
+
 /// A random heap of `n` objects with every slot kind, a few large ones (so
 /// that arrays are scanned in chunks when `array_chunk` is small), and
 /// ephemeron chains; with its roots and finalizable objects.
