@@ -13,6 +13,9 @@
 //!   of ten million objects without slots), at 1 and 2 workers: the root
 //!   phase (the longest of any worker's) and the pause (goal: 2 workers at
 //!   least 1.8 times faster);
+//! - `roots-diag` (not in the default): where the root phase's time goes:
+//!   the same roots in random order and in mark-index order, and a
+//!   thousand empty chunks, at 1 and 2 workers;
 //! - `chain`: the `ephemeron-chain` shape, 1M objects (one chain of
 //!   999,997 links through one table), against the `list` shape, 1M
 //!   objects, at 1 and 2 workers (goal: the chain at most 3 times the list);
@@ -109,30 +112,45 @@ impl MarkIndex for Leaves {
     }
 }
 
+/// The root source of the `roots` groups: `n` leaf objects, in random
+/// order, in a thousand chunks.
+fn random_chunks(n: usize) -> Vec<Vec<ObjRef>> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(&mut Pcg64::seed_from_u64(7));
+    order
+        .chunks(n / 1000)
+        .map(|c| c.iter().map(|&i| ObjRef::from_index(i)).collect())
+        .collect()
+}
+
+/// A subject collecting `heap` from `chunks` with `workers` workers,
+/// checking that every leaf is marked; the part is the root phase.
+fn roots_subject<'a>(heap: &'a Leaves, chunks: &'a [Vec<ObjRef>], workers: usize) -> Run<'a> {
+    let mut m = marker(workers);
+    let live: usize = chunks.iter().map(Vec::len).sum();
+    Box::new(move || {
+        let st = m.collect(heap, &Collection::new(chunks)).stats;
+        assert_eq!(st.live_objects, live as u64);
+        Sample {
+            pause_ns: st.pause_ns,
+            part_ns: st.root_phase_ns(),
+        }
+    })
+}
+
 fn roots(runs: usize) {
     let n = 10_000_000;
     let heap = Leaves(n);
-    let mut order: Vec<usize> = (0..n).collect();
-    order.shuffle(&mut Pcg64::seed_from_u64(7));
-    let chunks: Vec<Vec<ObjRef>> = order
-        .chunks(n / 1000)
-        .map(|c| c.iter().map(|&i| ObjRef::from_index(i)).collect())
-        .collect();
-    drop(order);
+    let chunks = random_chunks(n);
     println!("roots: {n} roots in {} chunks", chunks.len());
     let (heap, chunks) = (&heap, chunks.as_slice());
-    let subject = |workers: usize| -> Run<'_> {
-        let mut m = marker(workers);
-        Box::new(move || {
-            let st = m.collect(heap, &Collection::new(chunks)).stats;
-            assert_eq!(st.live_objects, n as u64);
-            Sample {
-                pause_ns: st.pause_ns,
-                part_ns: st.root_phase_ns(),
-            }
-        })
-    };
-    let s = alternate(runs, &mut [subject(1), subject(2)]);
+    let s = alternate(
+        runs,
+        &mut [
+            roots_subject(heap, chunks, 1),
+            roots_subject(heap, chunks, 2),
+        ],
+    );
     print(
         "root phase, 1 / 2 workers (goal >= 1.8)",
         ratio(&s[0], &s[1], |x| x.part_ns),
@@ -142,6 +160,67 @@ fn roots(runs: usize) {
     print(
         "pause, 1 / 2 workers",
         ratio(&s[0], &s[1], |x| x.pause_ns),
+        "w1",
+        "w2",
+    );
+}
+
+/// Where the root phase's time goes: the `roots` source against the same
+/// roots in mark-index order (each chunk a range of the bitmap of its own,
+/// so the two workers share no bitmap line but at a chunk's edges) and
+/// against a thousand empty chunks (the step's fixed costs), at 1 and 2
+/// workers.
+fn roots_diag(runs: usize) {
+    let n = 10_000_000;
+    let heap = Leaves(n);
+    let random = random_chunks(n);
+    let sorted: Vec<Vec<ObjRef>> = (0..n)
+        .collect::<Vec<_>>()
+        .chunks(n / 1000)
+        .map(|c| c.iter().map(|&i| ObjRef::from_index(i)).collect())
+        .collect();
+    let empty: Vec<Vec<ObjRef>> = vec![Vec::new(); 1000];
+    println!("roots-diag: {n} roots in 1000 chunks, random and in order; 1000 empty chunks");
+    let heap = &heap;
+    let s = alternate(
+        runs,
+        &mut [
+            roots_subject(heap, &random, 1),
+            roots_subject(heap, &random, 2),
+            roots_subject(heap, &sorted, 1),
+            roots_subject(heap, &sorted, 2),
+            roots_subject(heap, &empty, 1),
+            roots_subject(heap, &empty, 2),
+        ],
+    );
+    let phase = |x: &Sample| x.part_ns;
+    print(
+        "random: root phase, 1 / 2 workers",
+        ratio(&s[0], &s[1], phase),
+        "w1",
+        "w2",
+    );
+    print(
+        "in order: root phase, 1 / 2 workers",
+        ratio(&s[2], &s[3], phase),
+        "w1",
+        "w2",
+    );
+    print(
+        "1 worker: random / in order",
+        ratio(&s[0], &s[2], phase),
+        "random",
+        "in order",
+    );
+    print(
+        "2 workers: random / in order",
+        ratio(&s[1], &s[3], phase),
+        "random",
+        "in order",
+    );
+    print(
+        "empty chunks: pause, 1 / 2 workers",
+        ratio(&s[4], &s[5], |x| x.pause_ns),
         "w1",
         "w2",
     );
@@ -189,6 +268,7 @@ fn chain(runs: usize) {
             "list",
         );
     }
+    print_steps(&chain, 1);
     print_steps(&chain, 2);
 }
 
@@ -297,10 +377,13 @@ fn main() {
     for g in &groups {
         match g.as_str() {
             "roots" => roots(runs),
+            "roots-diag" => roots_diag(runs),
             "chain" => chain(runs),
             "count" => count(runs),
             "contract" => contract(runs),
-            other => panic!("unknown group `{other}`: roots, chain, count or contract"),
+            other => {
+                panic!("unknown group `{other}`: roots, roots-diag, chain, count or contract")
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Root sources as the workers see them: a [`RootSource`] behind a trait
 //! object (so that the engine is not monomorphised once more per root type),
-//! and the atomic counter through which workers claim its chunks.
+//! and the atomic counter through which workers claim its chunks (or their
+//! fixed shares of them).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -51,6 +52,12 @@ impl<'a> Claims<'a> {
     /// The source.
     pub(crate) fn source(&self) -> &'a dyn Chunks {
         self.source
+    }
+
+    /// The chunks of worker `worker`'s fixed share, of `workers`: every
+    /// `workers`th chunk from `worker` on (the counter is not used).
+    pub(crate) fn share(&self, worker: usize, workers: usize) -> impl Iterator<Item = usize> {
+        (worker..self.count).step_by(workers.max(1))
     }
 
     /// Claims the next chunk, if any is left.

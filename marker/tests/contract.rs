@@ -311,6 +311,29 @@ fn without_live_counting_the_marks_are_the_same_and_bytes_are_zero() {
     assert!(report.live_by_type().is_empty());
 }
 
+/// The finalizable objects' chunks are shared out by worker index, not
+/// claimed: every worker resurrects (and then traces from) its share, even
+/// when one of them ends its J1 long before the others. Four chunks of
+/// unreachable objects: with 2 workers each finalizes two chunks' worth,
+/// with 3 workers worker 0 two and the others one.
+#[test]
+fn finalizable_chunks_are_shared_out_by_worker() {
+    let chunk = stealmark_marker::model::ROOT_CHUNK;
+    let n = 1 + 4 * chunk;
+    let g = Graph(vec![Vec::new(); n]);
+    let roots = [r(0)];
+    let finalizable: Vec<ObjRef> = (1..n).map(r).collect();
+    let c = Collection::new(&roots[..]).finalizable(&finalizable[..]);
+    for (workers, shares) in [(1, vec![4]), (2, vec![2, 2]), (3, vec![2, 1, 1])] {
+        let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
+        let m = marker.collect(&g, &c);
+        let finalized: Vec<u64> = m.stats.workers.iter().map(|w| w.stats.finalized).collect();
+        let expect: Vec<u64> = shares.iter().map(|&k| (k * chunk) as u64).collect();
+        assert_eq!(finalized, expect, "w={workers}");
+        assert_eq!(m.report().to_finalize().count(), n - 1);
+    }
+}
+
 #[test]
 fn a_heap_of_strong_slots_takes_one_step() {
     let g = Graph(

@@ -205,16 +205,21 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         rec.stats.cleared = rec.cleared.len() as u64;
     }
 
-    /// Claims chunks of the finalizable objects and keeps those not marked.
-    /// Nothing is marked before every worker is done (the barrier after),
-    /// so the set is taken before anything is resurrected.
+    /// Takes this worker's share of the finalizable objects' chunks (every
+    /// `n`th, from its index on) and keeps those not marked. A fixed share
+    /// rather than claims: the candidates are resurrected by the worker
+    /// that took them, and a worker that ended its J1 early would claim
+    /// every chunk (in well under a millisecond) before the other woke,
+    /// then resurrect and trace alone. Nothing is marked before every
+    /// worker is done (the barrier after), so the set is taken before
+    /// anything is resurrected.
     fn take_finalizable(&mut self) {
         let phase = self.phase;
         let Some(claims) = &phase.claims else {
             return;
         };
         let candidates = &mut self.slot.contract.candidates;
-        while let Some(chunk) = claims.claim() {
+        for chunk in claims.share(self.index, phase.config.workers) {
             claims.source().scan_chunk(chunk, &mut |f: ObjRef| {
                 if !phase.store.is_marked(phase.heap, f) {
                     candidates.push(f);
