@@ -247,7 +247,7 @@ fn round(
     marks.reset(heap.mark_index_bound());
     heap.side.reset();
     let mut ms: Vec<Mutator> = (0..s.mutators)
-        .map(|i| Mutator::new(roots, 0x5EED + i as u64))
+        .map(|i| Mutator::new(heap, roots, 0x5EED + i as u64))
         .collect();
     let t0 = Instant::now();
     let cpu0 = cpu_s(libc::CLOCK_PROCESS_CPUTIME_ID);
