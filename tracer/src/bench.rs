@@ -119,7 +119,9 @@ pub struct BenchArgs {
     /// collection.
     #[arg(long, value_name = "MS", default_value_t = 200, requires = "mode")]
     pub lead_ms: u64,
-    /// With --mode incremental: objects per step.
+    /// With --mode incremental: objects per step, plus the barrier entries
+    /// the mutators logged since the last step (so that the steps keep up
+    /// with the barrier).
     #[arg(long, value_name = "N", default_value_t = 4096, requires = "mode")]
     pub step_budget: usize,
     /// With --mode incremental: mutator time between steps, µs.

@@ -245,6 +245,12 @@ struct Stepping<'c, 'm> {
     buffer: MutatorBuffer<'c, 'm, MutHeap<'m>, MarkBitmap>,
     cycle: &'c MarkCycle<'m, MutHeap<'m>, MarkBitmap>,
     budget: usize,
+    /// Mutator threads, and barrier calls on this one since the last step:
+    /// each step's budget grows by their product (the entries the mutators
+    /// logged meanwhile, if they write alike), so that the steps keep up
+    /// with the barrier and the cycle ends however fast the mutators write.
+    mutators: usize,
+    barrier_calls: usize,
     interval: Duration,
     last: Instant,
     steps: Vec<(Instant, Instant)>,
@@ -254,6 +260,7 @@ struct Stepping<'c, 'm> {
 
 impl Gc for Stepping<'_, '_> {
     fn pre_write(&mut self, old: Option<ObjRef>) {
+        self.barrier_calls += 1;
         self.buffer.pre_write(old);
     }
     fn allocated(&mut self, obj: ObjRef) {
@@ -267,7 +274,9 @@ impl Gc for Stepping<'_, '_> {
         self.buffer.flush();
         let c0 = cpu_s(libc::CLOCK_THREAD_CPUTIME_ID);
         let t0 = Instant::now();
-        let done = self.cycle.step(self.budget);
+        let budget = self.budget + self.barrier_calls * self.mutators;
+        self.barrier_calls = 0;
+        let done = self.cycle.step(budget);
         self.last = Instant::now();
         self.step_cpu_s += cpu_s(libc::CLOCK_THREAD_CPUTIME_ID) - c0;
         self.steps.push((t0, self.last));
@@ -334,6 +343,8 @@ fn round(
                         buffer: cycle.mutator(),
                         cycle,
                         budget: s.step_budget,
+                        mutators: s.mutators,
+                        barrier_calls: 0,
                         interval: s.step_interval,
                         last: Instant::now(),
                         steps: Vec::new(),
