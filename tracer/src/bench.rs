@@ -107,18 +107,21 @@ pub struct BenchArgs {
     /// With --mode: mutator threads.
     #[arg(long, value_name = "M", default_value_t = 1, requires = "mode")]
     pub mutators: usize,
-    /// With --mode: reference writes per second per mutator thread (0: as
-    /// fast as it can).
+    /// With --mode: reference writes done per second per mutator thread
+    /// (skipped attempts are not counted; 0: as fast as it can).
     #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = args::count, requires = "mode")]
     pub write_rate: u64,
-    /// With --mode: allocations per second per mutator thread.
+    /// With --mode: allocations per second per mutator thread, by the
+    /// clock (also with --write-rate 0).
     #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = args::count, requires = "mode")]
     pub alloc_rate: u64,
     /// With --mode: the mutator runs this long before and after each
     /// collection.
     #[arg(long, value_name = "MS", default_value_t = 200, requires = "mode")]
     pub lead_ms: u64,
-    /// With --mode incremental: objects per step.
+    /// With --mode incremental: objects per step, plus the barrier entries
+    /// the mutators logged since the last step (so that the steps keep up
+    /// with the barrier).
     #[arg(long, value_name = "N", default_value_t = 4096, requires = "mode")]
     pub step_budget: usize,
     /// With --mode incremental: mutator time between steps, µs.

@@ -52,6 +52,7 @@ fn json_has_one_entry_per_mode_and_the_file_is_unchanged() {
         }
         assert!(m["gc_cpu_ms"].as_f64().unwrap() >= 0.0);
         assert!(m["mutator_ops_per_s"].as_f64().unwrap() > 0.0);
+        assert!(m["cpu_slowdown"].as_f64().unwrap() < 1.0, "{m}");
         assert!(m["marked_objects"].as_u64().unwrap() > 0);
         let mmu = m["mmu"].as_array().unwrap();
         assert!(!mmu.is_empty());

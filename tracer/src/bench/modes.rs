@@ -37,6 +37,7 @@ pub fn table(results: &[ModeResult]) -> Table {
         ("marking", Align::Right),
         ("idle", Align::Right),
         ("slowdown", Align::Right),
+        ("CPU slowdown", Align::Right),
         ("marked", Align::Right),
     ]);
     let mmu = |r: &ModeResult, w: f64| {
@@ -58,6 +59,7 @@ pub fn table(results: &[ModeResult]) -> Table {
             format!("{:.0}", r.marking_ops_per_s),
             format!("{:.0}", r.idle_ops_per_s),
             format!("{:.3}", r.marking_slowdown),
+            format!("{:.3}", r.cpu_slowdown),
             output::count(r.marked_objects),
         ]);
     }
@@ -72,7 +74,8 @@ MMU w: the least mutator fraction of any w-long window of any round (Cheng & Ble
 GC CPU: process CPU time minus the mutator threads', per round (median);
 writes/s: per mutator thread over a round, pauses included; marking, idle: per thread while marking (pauses
 excluded; barrier on) and outside marking (no barrier); slowdown: 1 - marking/idle (the barrier, plus the
-workers' share of the machine); marked: objects marked, allocated black included.
+workers' share of the machine); CPU slowdown: the same per CPU second of the mutator threads (the barrier and
+the shared caches, not the workers' share); marked: objects marked, allocated black included.
 ";
 
 /// Runs `stealmark bench FILE --mode ...`.

@@ -236,8 +236,9 @@ pub struct Mutator {
 }
 
 impl Mutator {
-    /// A mutator whose roots are a sample of `roots`.
-    pub fn new(roots: &[ObjRef], seed: u64) -> Mutator {
+    /// A mutator whose roots are a sample of those of `roots` that have
+    /// slots (a write stores into a root's slot).
+    pub fn new(heap: &MutHeap<'_>, roots: &[ObjRef], seed: u64) -> Mutator {
         let mut m = Mutator {
             old: Vec::with_capacity(STACK),
             new: Vec::with_capacity(STACK),
@@ -245,6 +246,11 @@ impl Mutator {
             writes: 0,
             allocs: 0,
         };
+        let roots: Vec<ObjRef> = roots
+            .iter()
+            .copied()
+            .filter(|&r| heap.view.slot_count(r) > 0)
+            .collect();
         for _ in 0..STACK.min(roots.len()) {
             let r = roots[m.below(roots.len())];
             m.old.push(r);
@@ -289,8 +295,9 @@ impl Mutator {
 
     /// One reference write: a random slot of one of this thread's roots (a
     /// new object, one time in four) gets an object at most one edge from
-    /// another root, which sometimes becomes a root: the roots drift
-    /// through the heap.
+    /// another root, which sometimes becomes a root (if it has slots): the
+    /// roots drift through the heap. Skipped (not counted) when the slot is
+    /// not a strong one.
     fn write(&mut self, heap: &MutHeap<'_>, gc: &mut impl Gc) {
         let Some(target) = self.reach(heap, 1) else {
             return;
@@ -308,21 +315,24 @@ impl Mutator {
         let Some(obj) = self.reach(heap, 0) else {
             return;
         };
+        // Every root has slots (`new`, `push_root`).
         let n = heap.view.slot_count(obj);
-        if n == 0 {
-            return;
-        }
         // Slots other than strong ones are refused; the write is skipped.
         if let Ok(old) = heap.view.store_slot(obj, self.below(n), Some(target)) {
             gc.pre_write(old);
             self.writes += 1;
             if self.below(8) == 0 {
-                self.push_root(target);
+                self.push_root(heap, target);
             }
         }
     }
 
-    fn push_root(&mut self, obj: ObjRef) {
+    /// Makes `obj` a root, in place of a random one once the roots are
+    /// [`STACK`]; not if it has no slots (nothing could be written into it).
+    fn push_root(&mut self, heap: &MutHeap<'_>, obj: ObjRef) {
+        if heap.view.slot_count(obj) == 0 {
+            return;
+        }
         if self.old.len() < STACK {
             self.old.push(obj);
         } else {
@@ -347,27 +357,26 @@ impl Mutator {
     }
 
     /// Runs at `rates` until `until`, or until `gc` says to stop; counts
-    /// the writes and allocations done in `self`.
+    /// the writes and allocations done in `self`. Both rates are kept in
+    /// time: the writes done (not the attempts, some of which are skipped)
+    /// against `rates.writes`, the allocations tried against
+    /// `rates.allocs`, so that either holds whatever the other is.
     pub fn run(&mut self, heap: &MutHeap<'_>, rates: Rates, until: &Until<'_>, gc: &mut impl Gc) {
         let start = Instant::now();
-        let alloc_every = rates
-            .writes
-            .max(rates.allocs)
-            .checked_div(rates.allocs)
-            .map_or(u64::MAX, |n| n.max(1));
-        let mut ops = 0u64;
+        let writes0 = self.writes;
+        let (mut allocs_tried, mut allocs_due) = (0u64, 0u64);
         loop {
             for _ in 0..BATCH {
                 self.write(heap, gc);
-                ops += 1;
-                if ops % alloc_every == 0 {
+                if allocs_tried < allocs_due {
+                    allocs_tried += 1;
                     self.allocate(heap, gc);
                 }
             }
             if gc.poll() {
                 return;
             }
-            let elapsed = start.elapsed();
+            let mut elapsed = start.elapsed();
             match until {
                 Until::Flag(f) if f.load(Relaxed) => return,
                 Until::Elapsed(d) if elapsed >= *d => return,
@@ -376,11 +385,93 @@ impl Mutator {
             if rates.writes > 0 {
                 // Ahead of schedule: sleep until the schedule catches up
                 // (in steps of at least 200 µs, so the sleeps are few).
-                let due = Duration::from_secs_f64(ops as f64 / rates.writes as f64);
+                let done = self.writes - writes0;
+                let due = Duration::from_secs_f64(done as f64 / rates.writes as f64);
                 if due > elapsed + Duration::from_micros(200) {
                     std::thread::sleep(due - elapsed);
+                    elapsed = start.elapsed();
                 }
             }
+            allocs_due = (elapsed.as_secs_f64() * rates.allocs as f64) as u64;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stealmark_heap::{generate_heap, GenConfig, HeapGraph, Shape};
+
+    /// A runtime-shaped heap: many of its objects have no slots, so a
+    /// mutator whose roots drifted onto them would skip most writes.
+    fn runtime_heap() -> stealmark_heap::Heap {
+        generate_heap(&GenConfig::new(Shape::Runtime, 20_000))
+            .unwrap()
+            .heap
+    }
+
+    fn run_for(m: &mut Mutator, heap: &MutHeap<'_>, rates: Rates, ms: u64) -> f64 {
+        let start = Instant::now();
+        m.run(
+            heap,
+            rates,
+            &Until::Elapsed(Duration::from_millis(ms)),
+            &mut NoGc,
+        );
+        start.elapsed().as_secs_f64()
+    }
+
+    #[test]
+    fn roots_keep_slots_and_the_write_rate_counts_writes_done() {
+        let built = runtime_heap();
+        let leaves: u64 = built
+            .view()
+            .objects()
+            .filter(|&o| built.view().slot_count(o) == 0)
+            .count() as u64;
+        assert!(leaves > built.view().object_count() / 4, "{leaves} leaves");
+        let side = Side::new(1000);
+        let heap = MutHeap::new(built.view(), &side);
+        let mut m = Mutator::new(&heap, built.roots(), 7);
+        let rate = 20_000;
+        let rates = Rates {
+            writes: rate,
+            allocs: 0,
+        };
+        let secs = run_for(&mut m, &heap, rates, 300);
+        assert!(!m.old.is_empty());
+        assert!(m.old.iter().all(|&r| heap.view.slot_count(r) > 0));
+        // Paced on writes done: never ahead of the schedule by more than a
+        // batch, and not far behind it (each write takes well under 1 µs,
+        // so half the rate leaves room for a loaded machine). Pacing on
+        // attempts, or roots without slots, wrote about a third of it.
+        let asked = rate as f64 * secs;
+        assert!(
+            m.writes as f64 <= asked + BATCH as f64,
+            "{} > {asked}",
+            m.writes
+        );
+        assert!(m.writes as f64 >= asked / 2.0, "{} < {asked} / 2", m.writes);
+    }
+
+    #[test]
+    fn allocations_keep_their_own_rate_when_writes_are_unpaced() {
+        let built = runtime_heap();
+        let side = Side::new(1 << 16);
+        let heap = MutHeap::new(built.view(), &side);
+        let mut m = Mutator::new(&heap, built.roots(), 9);
+        let rates = Rates {
+            writes: 0,
+            allocs: 1000,
+        };
+        let secs = run_for(&mut m, &heap, rates, 100);
+        // Unpaced writes number in the thousands at least; the allocations
+        // follow the clock, not one per write.
+        assert!(m.writes > 10_000, "{} writes", m.writes);
+        assert!(
+            m.allocs as f64 <= 1000.0 * secs + 1.0,
+            "{} allocations",
+            m.allocs
+        );
     }
 }

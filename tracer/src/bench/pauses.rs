@@ -61,6 +61,10 @@ struct Round {
     marking_rate: f64,
     /// Operations per second per thread over the round, pauses included.
     rate: f64,
+    /// Operations per CPU second of the mutator threads outside marking
+    /// and while marking (increments' CPU time excluded).
+    idle_cpu_rate: f64,
+    marking_cpu_rate: f64,
     marked: u64,
     /// The engine's own part of the pauses: the start's and the remark's
     /// (the whole collection's, stop-the-world), ms.
@@ -96,6 +100,11 @@ pub struct ModeResult {
     /// loses while marking (the barrier, and the workers' share of the
     /// machine).
     pub marking_slowdown: f64,
+    /// 1 - (writes per CPU second of the mutator threads while marking) /
+    /// (the same outside marking), per round, median: what the barrier
+    /// (and the caches shared with the workers) costs each write, without
+    /// the workers' share of the machine.
+    pub cpu_slowdown: f64,
     /// Objects marked (allocated black included), median.
     pub marked_objects: u64,
     /// The engine's part of the start pause and of the remark (the whole
@@ -131,6 +140,37 @@ struct Ran {
     cpu_s: f64,
     /// Time in incremental steps (counted as pauses).
     paused_s: f64,
+}
+
+impl Ran {
+    /// Seconds it ran, incremental steps excluded.
+    fn running_s(&self) -> f64 {
+        (self.end - self.start).as_secs_f64() - self.paused_s
+    }
+}
+
+/// Writes per second of the phases `rs`, the seconds of each thread's
+/// phase counted by `secs`; 0 without any.
+fn writes_per_s(rs: &[&[Ran]], secs: impl Fn(&Ran) -> f64) -> f64 {
+    let (w, t) = rs
+        .iter()
+        .flat_map(|r| r.iter())
+        .fold((0, 0.0), |(w, t), r| (w + r.writes, t + secs(r)));
+    if t > 0.0 {
+        w as f64 / t
+    } else {
+        0.0
+    }
+}
+
+/// 1 - marking / idle: the fraction of the idle rate lost while marking
+/// (0 when nothing was measured while marking: stop-the-world).
+fn loss(marking: f64, idle: f64) -> f64 {
+    if marking > 0.0 {
+        1.0 - marking / idle
+    } else {
+        0.0
+    }
 }
 
 fn run_one(
@@ -205,6 +245,12 @@ struct Stepping<'c, 'm> {
     buffer: MutatorBuffer<'c, 'm, MutHeap<'m>, MarkBitmap>,
     cycle: &'c MarkCycle<'m, MutHeap<'m>, MarkBitmap>,
     budget: usize,
+    /// Mutator threads, and barrier calls on this one since the last step:
+    /// each step's budget grows by their product (the entries the mutators
+    /// logged meanwhile, if they write alike), so that the steps keep up
+    /// with the barrier and the cycle ends however fast the mutators write.
+    mutators: usize,
+    barrier_calls: usize,
     interval: Duration,
     last: Instant,
     steps: Vec<(Instant, Instant)>,
@@ -214,6 +260,7 @@ struct Stepping<'c, 'm> {
 
 impl Gc for Stepping<'_, '_> {
     fn pre_write(&mut self, old: Option<ObjRef>) {
+        self.barrier_calls += 1;
         self.buffer.pre_write(old);
     }
     fn allocated(&mut self, obj: ObjRef) {
@@ -227,7 +274,9 @@ impl Gc for Stepping<'_, '_> {
         self.buffer.flush();
         let c0 = cpu_s(libc::CLOCK_THREAD_CPUTIME_ID);
         let t0 = Instant::now();
-        let done = self.cycle.step(self.budget);
+        let budget = self.budget + self.barrier_calls * self.mutators;
+        self.barrier_calls = 0;
+        let done = self.cycle.step(budget);
         self.last = Instant::now();
         self.step_cpu_s += cpu_s(libc::CLOCK_THREAD_CPUTIME_ID) - c0;
         self.steps.push((t0, self.last));
@@ -247,7 +296,7 @@ fn round(
     marks.reset(heap.mark_index_bound());
     heap.side.reset();
     let mut ms: Vec<Mutator> = (0..s.mutators)
-        .map(|i| Mutator::new(roots, 0x5EED + i as u64))
+        .map(|i| Mutator::new(heap, roots, 0x5EED + i as u64))
         .collect();
     let t0 = Instant::now();
     let cpu0 = cpu_s(libc::CLOCK_PROCESS_CPUTIME_ID);
@@ -294,6 +343,8 @@ fn round(
                         buffer: cycle.mutator(),
                         cycle,
                         budget: s.step_budget,
+                        mutators: s.mutators,
+                        barrier_calls: 0,
                         interval: s.step_interval,
                         last: Instant::now(),
                         steps: Vec::new(),
@@ -341,22 +392,6 @@ fn round(
             end: (*b - t0).as_secs_f64().max((*a - t0).as_secs_f64()),
         })
         .collect();
-    let rate = |rs: &[&[Ran]]| {
-        let (w, t): (u64, f64) = rs
-            .iter()
-            .flat_map(|r| r.iter())
-            .fold((0, 0.0), |(w, t), r| {
-                (
-                    w + r.writes,
-                    t + (r.end - r.start).as_secs_f64() - r.paused_s,
-                )
-            });
-        if t > 0.0 {
-            w as f64 / t
-        } else {
-            0.0
-        }
-    };
     let len_s = (end - t0).as_secs_f64();
     let writes: u64 = [&before, &marking, &after]
         .iter()
@@ -366,8 +401,10 @@ fn round(
     Round {
         len_s,
         gc_cpu_ms: (cpu - mutator_cpu).max(0.0) * 1e3,
-        idle_rate: rate(&[&before, &after]),
-        marking_rate: rate(&[&marking]),
+        idle_rate: writes_per_s(&[&before, &after], Ran::running_s),
+        marking_rate: writes_per_s(&[&marking], Ran::running_s),
+        idle_cpu_rate: writes_per_s(&[&before, &after], |r| r.cpu_s),
+        marking_cpu_rate: writes_per_s(&[&marking], |r| r.cpu_s),
         rate: writes as f64 / len_s / s.mutators as f64,
         marked: marks.count(),
         engine_ms,
@@ -441,13 +478,8 @@ pub fn measure(
                 mutator_ops_per_s: med(&|r| r.rate),
                 marking_ops_per_s: med(&|r| r.marking_rate),
                 idle_ops_per_s: med(&|r| r.idle_rate),
-                marking_slowdown: med(&|r| {
-                    if r.marking_rate > 0.0 {
-                        1.0 - r.marking_rate / r.idle_rate
-                    } else {
-                        0.0
-                    }
-                }),
+                marking_slowdown: med(&|r| loss(r.marking_rate, r.idle_rate)),
+                cpu_slowdown: med(&|r| loss(r.marking_cpu_rate, r.idle_cpu_rate)),
                 marked_objects: med(&|r| r.marked as f64) as u64,
                 start_ms: med(&|r| r.engine_ms.0),
                 remark_ms: med(&|r| r.engine_ms.1),
