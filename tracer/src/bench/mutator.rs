@@ -329,6 +329,15 @@ impl Mutator {
 
     /// Makes `obj` a root, in place of a random one once the roots are
     /// [`STACK`]; not if it has no slots (nothing could be written into it).
+    /// This thread's roots (its "stack"): the snapshot objects and the new
+    /// objects it holds. A collection must mark from them as well as from the
+    /// snapshot's roots, as a runtime scans its threads' stacks: a root may
+    /// have become unreachable from the snapshot's roots, and the thread may
+    /// still store it into the heap.
+    pub fn roots(&self) -> Vec<ObjRef> {
+        self.old.iter().chain(&self.new).copied().collect()
+    }
+
     fn push_root(&mut self, heap: &MutHeap<'_>, obj: ObjRef) {
         if heap.view.slot_count(obj) == 0 {
             return;

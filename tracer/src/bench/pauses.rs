@@ -284,6 +284,14 @@ impl Gc for Stepping<'_, '_> {
     }
 }
 
+/// The roots of a collection: the snapshot's, then each mutator thread's
+/// own, one chunk each (taken while the mutators are stopped).
+fn all_roots(snapshot: &[ObjRef], mutators: &[Mutator]) -> Vec<Vec<ObjRef>> {
+    std::iter::once(snapshot.to_vec())
+        .chain(mutators.iter().map(Mutator::roots))
+        .collect()
+}
+
 /// One round of `mode`.
 fn round(
     mode: Mode,
@@ -309,14 +317,15 @@ fn round(
     let (marking, after) = match mode {
         Mode::Stw => {
             let t = Instant::now();
-            marker.collect_with(heap, marks, &Collection::new(roots));
+            let all = all_roots(roots, &ms);
+            marker.collect_with(heap, marks, &Collection::new(&all[..]));
             engine_ms.1 = t.elapsed().as_secs_f64() * 1e3;
             let after = plain(&mut ms, heap, s, s.lead);
             pauses.push((stop(&before), resume(&after)));
             (Vec::new(), after)
         }
         Mode::Incremental | Mode::Concurrent => {
-            let cycle = marker.start(heap, marks, roots);
+            let cycle = marker.start(heap, marks, &all_roots(roots, &ms)[..]);
             let flag = AtomicBool::new(false);
             let marking: Vec<Ran> = if mode == Mode::Concurrent {
                 let never = AtomicBool::new(false);
@@ -365,8 +374,9 @@ fn round(
                 })
             };
             pauses.push((stop(&before), resume(&marking)));
+            let all = all_roots(roots, &ms);
             let (_, stats) = cycle
-                .finish(&Collection::new(roots))
+                .finish(&Collection::new(&all[..]))
                 .expect("every mutator buffer is dropped before the remark");
             engine_ms = (
                 stats.start_pause_ns as f64 * 1e-6,
