@@ -298,10 +298,19 @@ impl Reclaim for Quiescent {
     }
 }
 
-/// The array pointer and retired list of a growable deque.
+/// A pop of a growable deque halves its array when fewer than
+/// `capacity / SHRINK_FACTOR` items remain (never below the initial
+/// capacity). Growth happens at `capacity` items, so after a shrink the
+/// deque is at most a quarter full and a single push or pop cannot flip it
+/// back.
+pub const SHRINK_FACTOR: usize = 4;
+
+/// The array pointer and retired list of a growable deque, and the
+/// capacity it was made with (which shrinks stop at).
 pub(crate) struct SharedBuffer<R: Reclaim> {
     ptr: AtomicPtr<Buffer>,
     retired: parking_lot::Mutex<Vec<RetiredBuffer>>,
+    min_capacity: usize,
     _reclaim: PhantomData<R>,
 }
 
@@ -310,7 +319,31 @@ impl<R: Reclaim> SharedBuffer<R> {
         SharedBuffer {
             ptr: AtomicPtr::new(Buffer::alloc(capacity)),
             retired: parking_lot::Mutex::new(Vec::new()),
+            min_capacity: capacity,
             _reclaim: PhantomData,
+        }
+    }
+
+    /// Halves the current array, of `capacity` slots, if only `len` items,
+    /// at logical indices `[from, to)`, remain and it is above the initial
+    /// capacity. Owner only, after a pop; the deque says why no thief that
+    /// can still claim reads outside `[from, to)` of the old array.
+    #[inline(always)]
+    pub(crate) fn shrink_if_sparse(&self, capacity: usize, len: usize, from: isize, to: isize) {
+        if capacity > self.min_capacity && len < capacity / SHRINK_FACTOR {
+            self.replace(capacity / 2, from, to);
+        }
+    }
+
+    /// The deque is empty at logical index `end` (`top == bottom == end`):
+    /// gives a grown array, of `capacity` slots, back at once, down to the
+    /// initial capacity; the copy is empty. One compare when the array is
+    /// not grown. Owner only; the deque says why no thief can claim an
+    /// index below `end` any more.
+    #[inline(always)]
+    pub(crate) fn shrink_emptied(&self, capacity: usize, end: isize) {
+        if capacity > self.min_capacity {
+            self.replace(self.min_capacity, end, end);
         }
     }
 

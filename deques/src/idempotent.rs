@@ -190,7 +190,6 @@ fn new<R: Reclaim>(
         tag,
         #[cfg(loom)]
         loaded: Anchor::new(start, tag),
-        min_capacity,
         stats: OwnerStats::default(),
         _not_sync: PhantomData,
     };
@@ -224,7 +223,6 @@ pub struct IdempotentOwner<R: Reclaim> {
     /// stores that overwrite a theft (`coverage`).
     #[cfg(loom)]
     loaded: Anchor,
-    min_capacity: usize,
     stats: OwnerStats,
     _not_sync: PhantomData<Cell<()>>,
 }
@@ -234,12 +232,7 @@ pub struct IdempotentThief<R: Reclaim> {
     inner: Arc<Inner<R>>,
 }
 
-arc_handles!(
-    IdempotentOwner,
-    IdempotentThief<R: Reclaim>,
-    inner,
-    [capacity]
-);
+arc_handles!(IdempotentOwner, IdempotentThief<R: Reclaim>, inner, [capacity]);
 
 impl<R: Reclaim> IdempotentOwner<R> {
     /// A test hook: a deque with reclamation `R` (the `idempotent` kind is
@@ -340,10 +333,8 @@ impl<R: Reclaim> IdempotentOwner<R> {
     /// pointer.
     #[inline]
     fn shrink_emptied(&self) {
-        if self.inner.buffer.owner_load().capacity() > self.min_capacity {
-            let b = self.bottom as isize;
-            self.inner.buffer.replace(self.min_capacity, b, b);
-        }
+        let buffer = &self.inner.buffer;
+        buffer.shrink_emptied(buffer.owner_load().capacity(), self.bottom as isize);
     }
 }
 

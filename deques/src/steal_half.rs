@@ -99,9 +99,7 @@ const TAG_MASK: u64 = (1 << 30) - 1;
 /// only what fits (2^27 words is 1 GiB per deque).
 pub const MAX_CAPACITY: usize = 1 << (TOP_BITS - 1);
 
-/// A pop shrinks the array when fewer than `capacity / SHRINK_FACTOR` items
-/// remain (as in [`crate::chase_lev`]).
-pub const SHRINK_FACTOR: usize = 4;
+pub use crate::buffer::SHRINK_FACTOR;
 
 /// The StealHalf kind (`steal-half`), with epoch-based reclamation.
 #[derive(Debug, Clone, Copy, Default)]
@@ -227,7 +225,6 @@ fn new<R: Reclaim>(capacity: usize, before_wrap: usize) -> (StealHalfOwner<R>, S
         prev_top: start,
         prev_floor: 0,
         prev_grow: 1,
-        min_capacity,
         stats: OwnerStats::default(),
         _not_sync: PhantomData,
     };
@@ -260,7 +257,6 @@ pub struct StealHalfOwner<R: Reclaim> {
     /// The length at which `owner_len` exceeds `prev.len()`: a push that
     /// reaches it re-arms.
     prev_grow: usize,
-    min_capacity: usize,
     stats: OwnerStats,
     _not_sync: PhantomData<Cell<()>>,
 }
@@ -385,10 +381,9 @@ impl<R: Reclaim> StealHalfOwner<R> {
     /// Shrinks the array after a pop that left `len` items from `top`.
     #[inline]
     fn maybe_shrink(&self, top: usize, len: usize) {
-        let capacity = self.inner.buffer.owner_load().capacity();
-        if capacity > self.min_capacity && len < capacity / SHRINK_FACTOR {
-            self.shrink(top, capacity / 2);
-        }
+        let buffer = &self.inner.buffer;
+        let capacity = buffer.owner_load().capacity();
+        buffer.shrink_if_sparse(capacity, len, top as isize, self.bottom as isize);
     }
 
     /// A pop found the deque emptied by thieves, at `top == bottom == end`
@@ -407,17 +402,12 @@ impl<R: Reclaim> StealHalfOwner<R> {
     /// array (its acquire load of the word pairs with that CAS).
     #[inline]
     fn shrink_emptied(&self, word: Range, end: usize) {
-        if word.len() == 0 && self.capacity() > self.min_capacity {
-            self.shrink(end, self.min_capacity);
+        debug_assert_eq!(end, self.bottom, "shrink_emptied on a deque with items");
+        if word.len() == 0 {
+            self.inner
+                .buffer
+                .shrink_emptied(self.capacity(), end as isize);
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn shrink(&self, top: usize, capacity: usize) {
-        self.inner
-            .buffer
-            .replace(capacity, top as isize, self.bottom as isize);
     }
 
     /// The rest of `pop` after `bottom` was decremented to `b - 1` and the
