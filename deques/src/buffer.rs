@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 #[cfg(not(miri))]
 use crossbeam_epoch as epoch;
 
-use crate::sync::{AtomicPtr, AtomicUsize, Ordering};
+use crate::sync::{fence, AtomicPtr, AtomicUsize, Ordering};
 
 /// A power-of-two array of word-sized atomic slots.
 pub struct Buffer {
@@ -185,6 +185,23 @@ impl Buffer {
         }
         new
     }
+}
+
+/// Stores `b` in a deque's `bottom` word (owner only), publishing the slots
+/// the owner wrote below it: the end of a push of StealHalf or of the
+/// idempotent deque, and of a batch steal into one.
+#[inline(always)]
+pub(crate) fn publish_bottom(bottom: &AtomicUsize, b: usize) {
+    // Release fence: pairs with the acquire load of `bottom` in a steal,
+    // which may use this bottom as its limit and so must see the slots. A
+    // fence rather than a release store, as in Lê et al.'s Chase-Lev: it
+    // also publishes the slots to a thief whose acquire load reads a later
+    // relaxed store of `bottom` (a pop's decrement or restore), which a
+    // release store would not, as a release sequence no longer includes its
+    // thread's later stores (C++20).
+    fence(Ordering::Release);
+    // Relaxed: published by the fence above.
+    bottom.store(b, Ordering::Relaxed);
 }
 
 /// How a growable deque frees the arrays it retires when it resizes.

@@ -121,10 +121,10 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 
 use crate::batch::{self, batch_steals, BatchOwner, BatchThief};
-use crate::buffer::{Buffer, SharedBuffer};
+use crate::buffer::{publish_bottom, Buffer, SharedBuffer};
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
 use crate::handle::{arc_handles, array_methods, owner_methods, work_deque};
-use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 use crate::{DequeKind, OwnerStats, Steal, ThiefStats};
 
 /// The most items an idempotent deque holds, and the largest array it grows
@@ -313,15 +313,8 @@ impl<R: Reclaim> IdempotentOwner<R> {
     #[inline]
     fn publish(&mut self, count: usize) {
         let b = self.bottom.wrapping_add(count);
-        // Release fence: pairs with the acquire load of `bottom` in a steal,
-        // which reads the slots below it. A fence rather than a release store,
-        // as in Lê et al.'s Chase-Lev: it also publishes the slots to a thief
-        // whose acquire load reads a later relaxed store of `bottom` (a pop's
-        // decrement or restore), which a release store would not, as a release
-        // sequence no longer includes its thread's later stores (C++20).
-        fence(Ordering::Release);
-        // Relaxed: published by the fence above.
-        self.inner.ends.bottom.store(b, Ordering::Relaxed);
+        // Release fence and relaxed store: see `publish_bottom`.
+        publish_bottom(&self.inner.ends.bottom, b);
         self.bottom = b;
     }
 

@@ -77,7 +77,7 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 
 use crate::batch::{self, batch_steals, BatchOwner, BatchThief};
-use crate::buffer::{Buffer, SharedBuffer};
+use crate::buffer::{publish_bottom, Buffer, SharedBuffer};
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
 use crate::handle::{arc_handles, array_methods, owner_methods, work_deque};
 use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
@@ -503,18 +503,8 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
         if b == usize::MAX {
             hit!(ShIndexWrapped);
         }
-        // Release fence: pairs with the acquire load of `bottom` in a steal,
-        // which may use this bottom as its limit and so must see the slot. A
-        // fence rather than a release store, as in Lê et al.'s Chase-Lev: it
-        // also publishes the slots to a thief whose acquire load reads a later
-        // relaxed store of `bottom` (a pop's decrement or restore), which a
-        // release store would not, as a release sequence no longer includes
-        // its thread's later stores (C++20).
-        fence(Ordering::Release);
-        // Relaxed: published by the fence above.
-        self.inner
-            .bottom
-            .store(b.wrapping_add(1), Ordering::Relaxed);
+        // Release fence and relaxed store: see `publish_bottom`.
+        publish_bottom(&self.inner.bottom, b.wrapping_add(1));
         self.bottom = b.wrapping_add(1);
         self.stats.pushes += 1;
         if word != self.prev || len + 1 >= self.prev_grow {
@@ -607,16 +597,9 @@ impl<R: Reclaim> BatchOwner for StealHalfOwner<R> {
         } else {
             check_invariant(self.prev.len(), old_len + count);
         }
-        // Release fence: pairs with the acquire load of `bottom` by thieves,
-        // publishing the slots the steal wrote. A fence rather than a release
-        // store, as in Lê et al.'s Chase-Lev: it also publishes the slots to a
-        // thief whose acquire load reads a later relaxed store of `bottom` (a
-        // pop's decrement or restore), which a release store would not, as a
-        // release sequence no longer includes its thread's later stores
-        // (C++20).
-        fence(Ordering::Release);
-        // Relaxed: published by the fence above.
-        self.inner.bottom.store(self.bottom, Ordering::Relaxed);
+        // Release fence and relaxed store (see `publish_bottom`): the slots
+        // the steal wrote.
+        publish_bottom(&self.inner.bottom, self.bottom);
     }
 }
 
