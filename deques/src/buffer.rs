@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 #[cfg(not(miri))]
 use crossbeam_epoch as epoch;
 
-use crate::sync::{AtomicPtr, AtomicUsize, Ordering};
+use crate::sync::{fence, AtomicPtr, AtomicUsize, Ordering};
 
 /// A power-of-two array of word-sized atomic slots.
 pub struct Buffer {
@@ -187,6 +187,23 @@ impl Buffer {
     }
 }
 
+/// Stores `b` in a deque's `bottom` word (owner only), publishing the slots
+/// the owner wrote below it: the end of a push of StealHalf or of the
+/// idempotent deque, and of a batch steal into one.
+#[inline(always)]
+pub(crate) fn publish_bottom(bottom: &AtomicUsize, b: usize) {
+    // Release fence: pairs with the acquire load of `bottom` in a steal,
+    // which may use this bottom as its limit and so must see the slots. A
+    // fence rather than a release store, as in Lê et al.'s Chase-Lev: it
+    // also publishes the slots to a thief whose acquire load reads a later
+    // relaxed store of `bottom` (a pop's decrement or restore), which a
+    // release store would not, as a release sequence no longer includes its
+    // thread's later stores (C++20).
+    fence(Ordering::Release);
+    // Relaxed: published by the fence above.
+    bottom.store(b, Ordering::Relaxed);
+}
+
 /// How a growable deque frees the arrays it retires when it resizes.
 pub trait Reclaim: 'static + Send + Sync {
     /// What a thief holds while it may read an array.
@@ -298,10 +315,19 @@ impl Reclaim for Quiescent {
     }
 }
 
-/// The array pointer and retired list of a growable deque.
+/// A pop of a growable deque halves its array when fewer than
+/// `capacity / SHRINK_FACTOR` items remain (never below the initial
+/// capacity). Growth happens at `capacity` items, so after a shrink the
+/// deque is at most a quarter full and a single push or pop cannot flip it
+/// back.
+pub const SHRINK_FACTOR: usize = 4;
+
+/// The array pointer and retired list of a growable deque, and the
+/// capacity it was made with (which shrinks stop at).
 pub(crate) struct SharedBuffer<R: Reclaim> {
     ptr: AtomicPtr<Buffer>,
     retired: parking_lot::Mutex<Vec<RetiredBuffer>>,
+    min_capacity: usize,
     _reclaim: PhantomData<R>,
 }
 
@@ -310,7 +336,31 @@ impl<R: Reclaim> SharedBuffer<R> {
         SharedBuffer {
             ptr: AtomicPtr::new(Buffer::alloc(capacity)),
             retired: parking_lot::Mutex::new(Vec::new()),
+            min_capacity: capacity,
             _reclaim: PhantomData,
+        }
+    }
+
+    /// Halves the current array, of `capacity` slots, if only `len` items,
+    /// at logical indices `[from, to)`, remain and it is above the initial
+    /// capacity. Owner only, after a pop; the deque says why no thief that
+    /// can still claim reads outside `[from, to)` of the old array.
+    #[inline(always)]
+    pub(crate) fn shrink_if_sparse(&self, capacity: usize, len: usize, from: isize, to: isize) {
+        if capacity > self.min_capacity && len < capacity / SHRINK_FACTOR {
+            self.replace(capacity / 2, from, to);
+        }
+    }
+
+    /// The deque is empty at logical index `end` (`top == bottom == end`):
+    /// gives a grown array, of `capacity` slots, back at once, down to the
+    /// initial capacity; the copy is empty. One compare when the array is
+    /// not grown. Owner only; the deque says why no thief can claim an
+    /// index below `end` any more.
+    #[inline(always)]
+    pub(crate) fn shrink_emptied(&self, capacity: usize, end: isize) {
+        if capacity > self.min_capacity {
+            self.replace(self.min_capacity, end, end);
         }
     }
 

@@ -41,10 +41,7 @@ use crate::handle::{arc_handles, array_methods, owner_methods};
 use crate::sync::{fence, AtomicIsize, Ordering};
 use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
-/// A pop shrinks the array when fewer than `capacity / SHRINK_FACTOR` items
-/// remain. Growth happens at `capacity` items, so after a shrink the deque
-/// is at most a quarter full and a single push or pop cannot flip it back.
-pub const SHRINK_FACTOR: usize = 4;
+pub use crate::buffer::SHRINK_FACTOR;
 
 /// The Chase-Lev kind (`chase-lev`), with epoch-based reclamation.
 #[derive(Debug, Clone, Copy, Default)]
@@ -107,7 +104,6 @@ fn new<R: Reclaim>(capacity: usize, start: isize) -> (ChaseLevOwner<R>, ChaseLev
     });
     let owner = ChaseLevOwner {
         inner: Arc::clone(&inner),
-        min_capacity,
         stats: OwnerStats::default(),
         _not_sync: PhantomData,
     };
@@ -125,7 +121,6 @@ struct Inner<R: Reclaim> {
 /// The owner handle of a Chase-Lev deque.
 pub struct ChaseLevOwner<R: Reclaim> {
     inner: Arc<Inner<R>>,
-    min_capacity: usize,
     stats: OwnerStats,
     _not_sync: PhantomData<Cell<()>>,
 }
@@ -140,29 +135,17 @@ arc_handles!(ChaseLevOwner, ChaseLevThief<R: Reclaim>, inner, [capacity]);
 impl<R: Reclaim> ChaseLevOwner<R> {
     array_methods!();
 
-    /// Halves the array of `capacity` slots if only `len` items, at logical
-    /// indices `[from, to)`, remain and it is above the initial capacity.
-    #[inline]
-    fn maybe_shrink(&self, capacity: usize, len: usize, from: isize, to: isize) {
-        if capacity > self.min_capacity && len < capacity / SHRINK_FACTOR {
-            self.inner.buffer.replace(capacity / 2, from, to);
-        }
-    }
-
     /// A pop found the deque emptied by thieves, now at `top == bottom ==
-    /// end`: gives a grown array back at once, down to the initial capacity,
-    /// as the owner's own pops would have done on the way down. Otherwise a
-    /// deque that thieves drained would keep its peak array until the owner
-    /// next pops a real item. One compare when the array is not grown; the
-    /// resize copies nothing. As after the owner takes the last item, no
-    /// thief can claim an index below `end` any more, and one that claims a
-    /// later index has read the `bottom` of a later push, after which it
-    /// loads the new array.
+    /// end`: gives a grown array back at once, as the owner's own pops
+    /// would have done on the way down. Otherwise a deque that thieves
+    /// drained would keep its peak array until the owner next pops a real
+    /// item. As after the owner takes the last item, no thief can claim an
+    /// index below `end` any more, and one that claims a later index has
+    /// read the `bottom` of a later push, after which it loads the new
+    /// array.
     #[inline]
     fn shrink_emptied(&self, capacity: usize, end: isize) {
-        if capacity > self.min_capacity {
-            self.inner.buffer.replace(self.min_capacity, end, end);
-        }
+        self.inner.buffer.shrink_emptied(capacity, end);
     }
 
     /// Stores `item` at the bottom, growing the array if it is full, without
@@ -251,9 +234,13 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
             hit!(ClLastItemWon);
             self.stats.cas_succeeded += 1;
             // Now empty at `top == bottom == b + 1`.
-            self.maybe_shrink(buf.capacity(), 0, b.wrapping_add(1), b.wrapping_add(1));
+            inner
+                .buffer
+                .shrink_emptied(buf.capacity(), b.wrapping_add(1));
         } else {
-            self.maybe_shrink(buf.capacity(), len as usize, t, b);
+            inner
+                .buffer
+                .shrink_if_sparse(buf.capacity(), len as usize, t, b);
         }
         self.stats.pops += 1;
         Some(item)

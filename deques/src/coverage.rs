@@ -109,6 +109,10 @@ branches! {
     IdTagWrapped,
     /// A steal moved the anchor's 32-bit head across its wrap.
     IdHeadFieldWrapped,
+    /// A steal's CAS failed on the tag alone: a pop's store kept the head
+    /// it had loaded. Pushes store no anchor, so the tag is all that stops
+    /// a copy of a slot the owner popped, and may have pushed into again.
+    IdStaleCopyRejected,
     /// A model saw an item come out twice (counted by the model, with
     /// [`note`], from what came out).
     IdDuplicateReturned,

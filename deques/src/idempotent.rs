@@ -12,32 +12,57 @@
 //!
 //! # Layout
 //!
-//! Two words, on one cache line (the owner writes both on every operation
-//! and thieves read both):
+//! Two words, on one cache line (the owner writes both on every pop, and
+//! thieves read both):
 //!
 //! - the *anchor* (`AtomicU64`): `head` in the low 32 bits (the oldest
 //!   item's index modulo 2^32) and a 32-bit `tag` in the high bits. Thieves
 //!   CAS it to advance `head`; the owner *stores* it, with a new tag, at the
-//!   end of every push and pop;
+//!   end of every pop that takes an item;
 //! - `bottom` (`AtomicUsize`): one past the youngest item, written only by
 //!   the owner.
 //!
-//! Items live in `[head, bottom)` of Chase-Lev's circular array (it grows
-//! and shrinks as in [`crate::chase_lev`]).
+//! Items live in `[head, bottom)` of Chase-Lev's circular array. It grows
+//! when a push finds it full, and shrinks (back to the initial capacity)
+//! only when a pop finds the deque emptied by thieves: a pop that takes an
+//! item checks no size.
+//!
+//! # The owner's operations
+//!
+//! - A push writes the slot at `bottom` and publishes `bottom + 1`: one
+//!   shared store, no load. Its room check counts from the owner's own copy
+//!   of the head, which is never above the true head (only thieves advance
+//!   it, and the owner's copy is the last head it loaded or stored); only a
+//!   push that finds no room that way loads the anchor, and grows the array
+//!   if the true length leaves none either.
+//! - A pop stores `bottom - 1`, loads the anchor, reads the slot and stores
+//!   the anchor with the head it loaded and a new tag: one load, two stores
+//!   to the same line, no fence, no CAS. A pop that finds the deque empty
+//!   from the owner's copy of the head touches no shared word.
 //!
 //! # Why nothing is lost
 //!
-//! The owner's store of the anchor at the end of each operation writes the
-//! head that the operation loaded at its start. A thief's CAS that landed in
-//! between is overwritten: the items it took become visible again (the
-//! duplicates), and `head` is back at or below `bottom`. A thief's CAS that
-//! lands after the store fails, because the tag changed. So a thief succeeds
-//! only on an anchor that no owner store has replaced since its load, and
-//! whatever it took beyond the owner's view (with a `bottom` it read before
-//! an owner pop lowered it) is undone by the store of the operation in
-//! progress. The owner's emptiness check compares `bottom` with the head it
-//! loaded, which is never above the true head, so a stale load can only
-//! make it take an item a thief took too. Nothing makes an item vanish.
+//! A theft is lost only if a thief's CAS succeeds with a copy of a slot
+//! that the owner has since written again: then the head moves past an item
+//! that nobody took. The owner writes a slot again only with a push at an
+//! index it popped before. That pop stored `bottom` below the index and
+//! then the anchor with a new tag. A thief copies a slot only below a
+//! `bottom` it read after acquiring the anchor. If it acquired the pop's
+//! anchor (or a later one), it also sees the pop's lower `bottom`, so it
+//! copies the slot only under a `bottom` that a later push published after
+//! writing the new item: it copies the new item. If it loaded an older
+//! anchor, its CAS fails on the tag. Pushes need no tag of their own.
+//!
+//! The pop's store of the anchor writes the head that the pop loaded. A
+//! thief's CAS that landed in between is overwritten: the items it took
+//! become visible again (the duplicates), and `head` is back at or below
+//! `bottom`. A thief's CAS that lands after the store fails, because the
+//! tag changed. So whatever a thief took beyond the owner's view (with a
+//! `bottom` it read before a pop lowered it) is undone by the store of the
+//! pop in progress. The owner's emptiness check compares `bottom` with the
+//! head it loaded, which is never above the true head, so a stale load can
+//! only make it take an item a thief took too. Nothing makes an item
+//! vanish.
 //!
 //! # Why nothing is invented
 //!
@@ -59,11 +84,10 @@
 //! The owner returns each pushed item at most once (it pops index `j` once
 //! per push to `j`). A thief takes an item only while it lies in
 //! `[head, bottom)`; it is back there after a theft only if an owner store
-//! overwrote that theft, and each owner operation overwrites only the
-//! thefts between its own load and store of the anchor (a few instructions;
-//! after a growth copy the owner reloads the anchor to keep the window
-//! short). So every extraction beyond the first needs its own owner
-//! operation racing a theft of that item, and the stress test
+//! overwrote that theft, and each pop overwrites only the thefts between
+//! its own load and store of the anchor (a few instructions; pushes store
+//! no anchor and overwrite nothing). So every extraction beyond the first
+//! needs its own pop racing a theft of that item, and the stress test
 //! (`tests/stress.rs`) counts how rare that is. Neither the owner nor a
 //! thief can tell that it took a duplicate (the owner would need an atomic
 //! read-modify-write to see the theft it overwrites), so a user that wants
@@ -97,10 +121,10 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 
 use crate::batch::{self, batch_steals, BatchOwner, BatchThief};
-use crate::buffer::{Buffer, SharedBuffer};
+use crate::buffer::{publish_bottom, Buffer, SharedBuffer};
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
 use crate::handle::{arc_handles, array_methods, owner_methods, work_deque};
-use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 use crate::{DequeKind, OwnerStats, Steal, ThiefStats};
 
 /// The most items an idempotent deque holds, and the largest array it grows
@@ -109,10 +133,6 @@ use crate::{DequeKind, OwnerStats, Steal, ThiefStats};
 /// can be tested. A push into a full deque panics and changes nothing; a
 /// `steal_half` into one moves only what fits.
 pub const MAX_CAPACITY: usize = 1 << 27;
-
-/// A pop shrinks the array when fewer than `capacity / SHRINK_FACTOR` items
-/// remain (as in [`crate::chase_lev`]).
-pub const SHRINK_FACTOR: usize = 4;
 
 /// The idempotent steal-half kind (`idempotent`), with epoch-based
 /// reclamation: items come out at least once (see the module docs).
@@ -170,7 +190,6 @@ fn new<R: Reclaim>(
         tag,
         #[cfg(loom)]
         loaded: Anchor::new(start, tag),
-        min_capacity,
         stats: OwnerStats::default(),
         _not_sync: PhantomData,
     };
@@ -204,7 +223,6 @@ pub struct IdempotentOwner<R: Reclaim> {
     /// stores that overwrite a theft (`coverage`).
     #[cfg(loom)]
     loaded: Anchor,
-    min_capacity: usize,
     stats: OwnerStats,
     _not_sync: PhantomData<Cell<()>>,
 }
@@ -214,12 +232,7 @@ pub struct IdempotentThief<R: Reclaim> {
     inner: Arc<Inner<R>>,
 }
 
-arc_handles!(
-    IdempotentOwner,
-    IdempotentThief<R: Reclaim>,
-    inner,
-    [capacity]
-);
+arc_handles!(IdempotentOwner, IdempotentThief<R: Reclaim>, inner, [capacity]);
 
 impl<R: Reclaim> IdempotentOwner<R> {
     /// A test hook: a deque with reclamation `R` (the `idempotent` kind is
@@ -234,7 +247,8 @@ impl<R: Reclaim> IdempotentOwner<R> {
     array_methods!();
 
     /// Loads the anchor and returns its head as a full index, at most
-    /// `bottom`, the owner's bottom when the operation started.
+    /// `bottom`, the owner's bottom when the operation started, and
+    /// remembers it as the owner's head.
     ///
     /// A thief's head never passes that bottom: it takes at most the items
     /// below a `bottom` it read after the anchor it CASes, and with no owner
@@ -255,24 +269,25 @@ impl<R: Reclaim> IdempotentOwner<R> {
         }
         let d = dist(bottom, anchor.head());
         debug_assert!(d >= 0, "a thief moved the head past the owner's bottom");
-        bottom.wrapping_sub(d.max(0) as usize)
+        self.head = bottom.wrapping_sub(d.max(0) as usize);
+        self.head
     }
 
-    /// Ends an operation: stores the anchor with `head` (loaded by this
-    /// operation) and a new tag. A thief CAS since our load is overwritten
-    /// (its items are visible again); one after this store fails.
+    /// Ends a pop: stores the anchor with `head` (loaded by this pop) and a
+    /// new tag. A thief CAS since our load is overwritten (its items are
+    /// visible again); one after this store fails.
     #[inline]
     fn store_anchor(&mut self, head: usize) {
         if self.tag == u32::MAX {
             hit!(IdTagWrapped);
         }
         self.tag = self.tag.wrapping_add(1);
-        self.head = head;
         let anchor = Anchor::new(head, self.tag).0;
         // Release: pairs with the acquire load of the anchor in a steal: a
         // thief that reads this anchor also sees our earlier stores of
-        // `bottom` and the slots below it (and its CAS continues this
-        // store's release sequence for the next thief).
+        // `bottom` (this pop's decrement) and of the slots below it (and
+        // its CAS continues this store's release sequence for the next
+        // thief).
         #[cfg(not(loom))]
         self.inner.ends.anchor.store(anchor, Ordering::Release);
         // Under loom, the same store as a swap whose result is ignored.
@@ -293,46 +308,26 @@ impl<R: Reclaim> IdempotentOwner<R> {
     }
 
     /// Publishes `count` items written above `bottom` (by a push, or by a
-    /// steal into this deque) and ends the operation.
+    /// steal into this deque). The only shared write of a push: the anchor
+    /// is not touched (see the module docs, "Why nothing is lost").
     #[inline]
     fn publish(&mut self, count: usize) {
         let b = self.bottom.wrapping_add(count);
-        // Release fence: pairs with the acquire load of `bottom` in a steal,
-        // which reads the slots below it. A fence rather than a release store,
-        // as in Lê et al.'s Chase-Lev: it also publishes the slots to a thief
-        // whose acquire load reads a later relaxed store of `bottom` (a pop's
-        // decrement or restore), which a release store would not, as a release
-        // sequence no longer includes its thread's later stores (C++20).
-        fence(Ordering::Release);
-        // Relaxed: published by the fence above.
-        self.inner.ends.bottom.store(b, Ordering::Relaxed);
+        // Release fence and relaxed store: see `publish_bottom`.
+        publish_bottom(&self.inner.ends.bottom, b);
         self.bottom = b;
-        // Reload: the array may have grown, a copy during which thieves
-        // went on stealing; storing the head loaded before it would show
-        // all of that again. Any head at or above the copy's start is fine.
-        let head = self.load_head(b);
-        self.store_anchor(head);
     }
 
-    /// Halves the array when fewer than `capacity / SHRINK_FACTOR` of its
-    /// slots hold items, after the anchor store of a pop that left
-    /// `[head, bottom)`: thieves that CAS from now on have loaded that
-    /// anchor or a later one, and take at most what the new array holds.
+    /// The deque is empty (a pop took the last item, or found that thieves
+    /// had): gives a grown array back, down to the initial capacity (the
+    /// copy is empty). The only shrink: a pop that leaves items checks no
+    /// size. Any thief that CASes from now on takes only items pushed
+    /// later, and it reads their `bottom`, released after the new array
+    /// pointer.
     #[inline]
-    fn maybe_shrink(&self, head: usize) {
-        let capacity = self.inner.buffer.owner_load().capacity();
-        let len = self.bottom.wrapping_sub(head);
-        if capacity > self.min_capacity && len < capacity / SHRINK_FACTOR {
-            self.shrink(head, capacity / 2);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn shrink(&self, head: usize, capacity: usize) {
-        self.inner
-            .buffer
-            .replace(capacity, head as isize, self.bottom as isize);
+    fn shrink_emptied(&self) {
+        let buffer = &self.inner.buffer;
+        buffer.shrink_emptied(buffer.owner_load().capacity(), self.bottom as isize);
     }
 }
 
@@ -364,22 +359,25 @@ impl<R: Reclaim> crate::Owner for IdempotentOwner<R> {
         // take an item that the thief takes too.
         let head = self.load_head(b);
         if head == b {
-            // Thieves took everything. Restore `bottom` (Relaxed: published
-            // by the anchor store, and nothing lies below it any more) and
-            // put the head back at `b` if thieves moved it past.
+            // Thieves took everything, with CASes we saw: the anchor holds
+            // head `b` and a thief that loads it sees a bottom at most `b`.
+            // Restore `bottom` (Relaxed: no item lies below it any more) and
+            // leave the anchor alone.
             self.inner.ends.bottom.store(b, Ordering::Relaxed);
-            self.store_anchor(b);
-            let capacity = self.inner.buffer.owner_load().capacity();
-            if capacity > self.min_capacity {
-                // As after the store of any pop: copies nothing.
-                self.shrink(b, self.min_capacity);
-            }
+            self.shrink_emptied();
             return None;
         }
         let item = self.inner.buffer.owner_load().read(j as isize);
         self.bottom = j;
+        // The new tag makes every theft that copied slot `j` (it read a
+        // `bottom` above `j`) fail, before a push can write that slot.
         self.store_anchor(head);
-        self.maybe_shrink(head);
+        if head == j {
+            // We took the last item: a thief that CASes from now on loads
+            // the anchor just stored (or a later one) and sees no item
+            // below a `bottom` older than its array.
+            self.shrink_emptied();
+        }
         self.stats.pops += 1;
         Some(item)
     }
@@ -400,7 +398,31 @@ impl<R: Reclaim> BatchOwner for IdempotentOwner<R> {
 
     /// Makes room for `extra` more items above `bottom` and returns the array
     /// to write them to. Panics (changing nothing) beyond `MAX_CAPACITY`.
+    ///
+    /// The length counted from the owner's head (never above the true
+    /// head) is never below the true length: while it fits, no shared load
+    /// is needed. Otherwise the anchor is loaded for the true length.
+    #[inline]
     fn reserve(&mut self, extra: usize) -> &Buffer {
+        let b = self.bottom;
+        let capacity = self.inner.buffer.owner_load().capacity();
+        if b.wrapping_sub(self.head) + extra <= capacity {
+            return self.inner.buffer.owner_load();
+        }
+        self.grow(extra)
+    }
+
+    fn commit(&mut self, count: usize) {
+        self.publish(count);
+    }
+}
+
+impl<R: Reclaim> IdempotentOwner<R> {
+    /// The slow path of `reserve`: loads the head, and grows the array if
+    /// the true length leaves no room for `extra` more items.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, extra: usize) -> &Buffer {
         let b = self.bottom;
         let head = self.load_head(b);
         let len = b.wrapping_sub(head);
@@ -412,15 +434,12 @@ impl<R: Reclaim> BatchOwner for IdempotentOwner<R> {
             len + extra <= MAX_CAPACITY,
             "idempotent deque would exceed its maximum capacity of {MAX_CAPACITY} items"
         );
-        // Thieves with an older anchor read at most `[head, b)`, which the
-        // new array holds; the head we store later is at or above `head`.
+        // Thieves read at most `[head, b)` (the head only advances until a
+        // pop's store, and no pop runs during this push), which the new array
+        // holds.
         self.inner
             .buffer
             .replace((len + extra).next_power_of_two(), head as isize, b as isize)
-    }
-
-    fn commit(&mut self, count: usize) {
-        self.publish(count);
     }
 }
 
@@ -482,8 +501,12 @@ impl<R: Reclaim> BatchThief for IdempotentThief<R> {
                 }
                 batch::claimed(stats, count, copied)
             }
-            Err(_) => {
+            Err(_current) => {
                 hit!(IdStealAborted);
+                #[cfg(loom)]
+                if Anchor(_current).head() == anchor.head() {
+                    hit!(IdStaleCopyRejected);
+                }
                 batch::aborted(stats)
             }
         }

@@ -77,7 +77,7 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 
 use crate::batch::{self, batch_steals, BatchOwner, BatchThief};
-use crate::buffer::{Buffer, SharedBuffer};
+use crate::buffer::{publish_bottom, Buffer, SharedBuffer};
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
 use crate::handle::{arc_handles, array_methods, owner_methods, work_deque};
 use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
@@ -99,9 +99,7 @@ const TAG_MASK: u64 = (1 << 30) - 1;
 /// only what fits (2^27 words is 1 GiB per deque).
 pub const MAX_CAPACITY: usize = 1 << (TOP_BITS - 1);
 
-/// A pop shrinks the array when fewer than `capacity / SHRINK_FACTOR` items
-/// remain (as in [`crate::chase_lev`]).
-pub const SHRINK_FACTOR: usize = 4;
+pub use crate::buffer::SHRINK_FACTOR;
 
 /// The StealHalf kind (`steal-half`), with epoch-based reclamation.
 #[derive(Debug, Clone, Copy, Default)]
@@ -227,7 +225,6 @@ fn new<R: Reclaim>(capacity: usize, before_wrap: usize) -> (StealHalfOwner<R>, S
         prev_top: start,
         prev_floor: 0,
         prev_grow: 1,
-        min_capacity,
         stats: OwnerStats::default(),
         _not_sync: PhantomData,
     };
@@ -260,7 +257,6 @@ pub struct StealHalfOwner<R: Reclaim> {
     /// The length at which `owner_len` exceeds `prev.len()`: a push that
     /// reaches it re-arms.
     prev_grow: usize,
-    min_capacity: usize,
     stats: OwnerStats,
     _not_sync: PhantomData<Cell<()>>,
 }
@@ -385,10 +381,9 @@ impl<R: Reclaim> StealHalfOwner<R> {
     /// Shrinks the array after a pop that left `len` items from `top`.
     #[inline]
     fn maybe_shrink(&self, top: usize, len: usize) {
-        let capacity = self.inner.buffer.owner_load().capacity();
-        if capacity > self.min_capacity && len < capacity / SHRINK_FACTOR {
-            self.shrink(top, capacity / 2);
-        }
+        let buffer = &self.inner.buffer;
+        let capacity = buffer.owner_load().capacity();
+        buffer.shrink_if_sparse(capacity, len, top as isize, self.bottom as isize);
     }
 
     /// A pop found the deque emptied by thieves, at `top == bottom == end`
@@ -407,17 +402,12 @@ impl<R: Reclaim> StealHalfOwner<R> {
     /// array (its acquire load of the word pairs with that CAS).
     #[inline]
     fn shrink_emptied(&self, word: Range, end: usize) {
-        if word.len() == 0 && self.capacity() > self.min_capacity {
-            self.shrink(end, self.min_capacity);
+        debug_assert_eq!(end, self.bottom, "shrink_emptied on a deque with items");
+        if word.len() == 0 {
+            self.inner
+                .buffer
+                .shrink_emptied(self.capacity(), end as isize);
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn shrink(&self, top: usize, capacity: usize) {
-        self.inner
-            .buffer
-            .replace(capacity, top as isize, self.bottom as isize);
     }
 
     /// The rest of `pop` after `bottom` was decremented to `b - 1` and the
@@ -513,18 +503,8 @@ impl<R: Reclaim> crate::Owner for StealHalfOwner<R> {
         if b == usize::MAX {
             hit!(ShIndexWrapped);
         }
-        // Release fence: pairs with the acquire load of `bottom` in a steal,
-        // which may use this bottom as its limit and so must see the slot. A
-        // fence rather than a release store, as in Lê et al.'s Chase-Lev: it
-        // also publishes the slots to a thief whose acquire load reads a later
-        // relaxed store of `bottom` (a pop's decrement or restore), which a
-        // release store would not, as a release sequence no longer includes
-        // its thread's later stores (C++20).
-        fence(Ordering::Release);
-        // Relaxed: published by the fence above.
-        self.inner
-            .bottom
-            .store(b.wrapping_add(1), Ordering::Relaxed);
+        // Release fence and relaxed store: see `publish_bottom`.
+        publish_bottom(&self.inner.bottom, b.wrapping_add(1));
         self.bottom = b.wrapping_add(1);
         self.stats.pushes += 1;
         if word != self.prev || len + 1 >= self.prev_grow {
@@ -617,16 +597,9 @@ impl<R: Reclaim> BatchOwner for StealHalfOwner<R> {
         } else {
             check_invariant(self.prev.len(), old_len + count);
         }
-        // Release fence: pairs with the acquire load of `bottom` by thieves,
-        // publishing the slots the steal wrote. A fence rather than a release
-        // store, as in Lê et al.'s Chase-Lev: it also publishes the slots to a
-        // thief whose acquire load reads a later relaxed store of `bottom` (a
-        // pop's decrement or restore), which a release store would not, as a
-        // release sequence no longer includes its thread's later stores
-        // (C++20).
-        fence(Ordering::Release);
-        // Relaxed: published by the fence above.
-        self.inner.bottom.store(self.bottom, Ordering::Relaxed);
+        // Release fence and relaxed store (see `publish_bottom`): the slots
+        // the steal wrote.
+        publish_bottom(&self.inner.bottom, self.bottom);
     }
 }
 

@@ -659,6 +659,37 @@ fn idempotent_steal_half_vs_growth_and_pop() {
     );
 }
 
+/// A pop and a push reuse the slot of the one item while a thief steals
+/// it: pushes store no anchor, so the pop's new tag alone must fail a
+/// theft that copied the slot before the push wrote it again.
+#[test]
+fn idempotent_pop_and_push_reuse_a_slot_a_thief_copied() {
+    model(
+        "idempotent_pop_and_push_reuse_a_slot_a_thief_copied",
+        &[
+            Branch::IdStaleCopyRejected,
+            Branch::IdOwnerOverwroteSteal,
+            Branch::IdDuplicateReturned,
+        ],
+        || {
+            let got = owner_vs_thief::<IdempotentQ>(
+                2,
+                1,
+                |t| steal_all(t, 1),
+                |owner| {
+                    let mut popped: Vec<usize> = owner.pop().into_iter().collect();
+                    owner.push(2).unwrap();
+                    popped.extend(owner.pop());
+                    popped
+                },
+            );
+            if assert_at_least_once(got, 2) > 0 {
+                coverage::note(Branch::IdDuplicateReturned);
+            }
+        },
+    );
+}
+
 /// The shipped epoch kind: growth retires the first array through
 /// crossbeam-epoch while a thief may hold it; the owner then tries to
 /// advance the epoch, so loom explores the deferred free racing the steal.
