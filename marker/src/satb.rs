@@ -58,11 +58,11 @@ struct State {
     stop: bool,
     /// The coordinator waits with nothing to do (or has exited).
     quiet: bool,
-    /// Loom models only: times the coordinator parked, and hand-offs that
+    /// Loom models (`loom_tests`) only: times the coordinator parked, and hand-offs that
     /// woke it.
-    #[cfg(loom)]
+    #[cfg(all(test, loom))]
     parked: usize,
-    #[cfg(loom)]
+    #[cfg(all(test, loom))]
     woke: usize,
 }
 
@@ -110,7 +110,7 @@ impl Queue {
         st.handed_off += 1;
         if st.quiet && !st.stop {
             st.quiet = false;
-            #[cfg(loom)]
+            #[cfg(all(test, loom))]
             {
                 st.woke += 1;
             }
@@ -147,7 +147,7 @@ impl Queue {
                 return Work::Stop;
             }
             st.quiet = true;
-            #[cfg(loom)]
+            #[cfg(all(test, loom))]
             {
                 st.parked += 1;
             }
@@ -211,7 +211,7 @@ impl Queue {
     }
 
     /// Loom models only: (coordinator parks, hand-offs that woke it).
-    #[cfg(loom)]
+    #[cfg(all(test, loom))]
     fn branch_counts(&self) -> (usize, usize) {
         let st = self.lock();
         (st.parked, st.woke)
