@@ -135,11 +135,10 @@ arc_handles!(ChaseLevOwner, ChaseLevThief<R: Reclaim>, inner, [capacity]);
 impl<R: Reclaim> ChaseLevOwner<R> {
     array_methods!();
 
-    /// A pop found the deque emptied by thieves, now at `top == bottom ==
-    /// end`: gives a grown array back at once, as the owner's own pops
-    /// would have done on the way down. Otherwise a deque that thieves
-    /// drained would keep its peak array until the owner next pops a real
-    /// item. As after the owner takes the last item, no thief can claim an
+    /// A pop left the deque empty at `top == bottom == end` (it took the
+    /// last item, or found that thieves had): gives a grown array back at
+    /// once. Otherwise a deque that thieves drained would keep its peak
+    /// array until the owner next pops a real item. No thief can claim an
     /// index below `end` any more, and one that claims a later index has
     /// read the `bottom` of a later push, after which it loads the new
     /// array.
@@ -234,9 +233,7 @@ impl<R: Reclaim> crate::Owner for ChaseLevOwner<R> {
             hit!(ClLastItemWon);
             self.stats.cas_succeeded += 1;
             // Now empty at `top == bottom == b + 1`.
-            inner
-                .buffer
-                .shrink_emptied(buf.capacity(), b.wrapping_add(1));
+            self.shrink_emptied(buf.capacity(), b.wrapping_add(1));
         } else {
             inner
                 .buffer
