@@ -13,6 +13,9 @@
 //!   of ten million objects without slots), at 1 and 2 workers: the root
 //!   phase (the longest of any worker's) and the pause (goal: 2 workers at
 //!   least 1.8 times faster);
+//! - `roots-scaling` (not in the default): the same roots at 1, 2, 4, 8
+//!   and 16 workers, each against 1 worker (for a machine with that many
+//!   cores);
 //! - `roots-diag` (not in the default): where the root phase's time goes:
 //!   the same roots in random order and in mark-index order, and a
 //!   thousand empty chunks, at 1 and 2 workers;
@@ -163,6 +166,37 @@ fn roots(runs: usize) {
         "w1",
         "w2",
     );
+}
+
+/// The `roots` group's source at 1, 2, 4, 8 and 16 workers: the root phase
+/// and the pause of 1 worker over those of N, paired.
+fn roots_scaling(runs: usize) {
+    let n = 10_000_000;
+    let heap = Leaves(n);
+    let chunks = random_chunks(n);
+    println!("roots-scaling: {n} roots in {} chunks", chunks.len());
+    let (heap, chunks) = (&heap, chunks.as_slice());
+    let workers = [1, 2, 4, 8, 16];
+    let mut subjects: Vec<Run<'_>> = workers
+        .iter()
+        .map(|&w| roots_subject(heap, chunks, w))
+        .collect();
+    let s = alternate(runs, &mut subjects);
+    for (i, w) in workers.iter().enumerate().skip(1) {
+        let wn = format!("w{w}");
+        print(
+            &format!("root phase, 1 / {w} workers"),
+            ratio(&s[0], &s[i], |x| x.part_ns),
+            "w1",
+            &wn,
+        );
+        print(
+            &format!("pause, 1 / {w} workers"),
+            ratio(&s[0], &s[i], |x| x.pause_ns),
+            "w1",
+            &wn,
+        );
+    }
 }
 
 /// Where the root phase's time goes: the `roots` source against the same
@@ -377,12 +411,13 @@ fn main() {
     for g in &groups {
         match g.as_str() {
             "roots" => roots(runs),
+            "roots-scaling" => roots_scaling(runs),
             "roots-diag" => roots_diag(runs),
             "chain" => chain(runs),
             "count" => count(runs),
             "contract" => contract(runs),
             other => {
-                panic!("unknown group `{other}`: roots, roots-diag, chain, count or contract")
+                panic!("unknown group `{other}`: roots, roots-scaling, roots-diag, chain, count or contract")
             }
         }
     }
