@@ -1,5 +1,6 @@
 //! The DAG benchmark of Chase and Lev (SPAA 2005, §5), for every deque at
-//! 1, 2 and 4 threads.
+//! 1, 2 and 4 threads (`STEALMARK_DAG_THREADS`, a comma-separated list such
+//! as `1,2,4,8,16`, picks others).
 //!
 //! One deque starts with a single root node. Workers pop nodes from their own
 //! deque and steal when it is empty. Popping a node of depth `d` generates
@@ -34,13 +35,28 @@ use stealmark::deques::{DequeKind, Owner, Steal, Thief, ThiefStats, WorkDeque};
 
 /// The maximum branch `B`.
 const BRANCH: u64 = 13;
-/// Thread counts.
+/// Thread counts when `STEALMARK_DAG_THREADS` does not name others.
 const THREADS: [usize; 3] = [1, 2, 4];
 /// Initial deque capacity (the paper used 64 for Chase-Lev, 72 for ABP).
 const CAPACITY: usize = 64;
 /// Capacity of the bounded ABP deques: enough for a depth-first expansion
 /// (`B * D` items), so that overflow stays rare.
 const ABP_CAPACITY: usize = 256;
+
+/// The thread counts: `STEALMARK_DAG_THREADS` (comma-separated, each at
+/// least 1), else [`THREADS`].
+fn thread_counts() -> Vec<usize> {
+    match std::env::var("STEALMARK_DAG_THREADS") {
+        Ok(list) => list
+            .split(',')
+            .map(|t| match t.trim().parse() {
+                Ok(n) if n >= 1 => n,
+                _ => panic!("STEALMARK_DAG_THREADS: `{t}` is not a thread count of at least 1"),
+            })
+            .collect(),
+        Err(_) => THREADS.to_vec(),
+    }
+}
 
 fn depth_limit() -> u64 {
     std::env::var("STEALMARK_DAG_DEPTH")
@@ -217,9 +233,9 @@ fn configs() -> Vec<Config> {
         ),
         ("chase-lev-q (one)", with::<ChaseLevQuiescent>(Policy::One)),
     ];
-    THREADS
-        .iter()
-        .flat_map(|&threads| {
+    thread_counts()
+        .into_iter()
+        .flat_map(|threads| {
             kinds.iter().map(move |&(name, run)| Config {
                 name: name.to_string(),
                 threads,
@@ -264,7 +280,7 @@ fn ratios(limit: u64, expected: u64) {
             samples.push(expected as f64 / t.as_secs_f64() / 1e6);
         }
     }
-    for threads in THREADS {
+    for threads in thread_counts() {
         println!("\n{threads} thread(s): median Mnodes/s (ratio to crossbeam)");
         let rows: Vec<(&str, f64)> = configs
             .iter()
