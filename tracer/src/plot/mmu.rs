@@ -15,13 +15,14 @@ pub struct MmuCurve {
     pub name: String,
     /// Index of its colour in the palette (curves of a group share one).
     pub colour: usize,
-    /// Index of its line style: 0 solid, then ever longer dashes.
+    /// Index of its line style: 0 solid, then the patterns of `DASHES` in turn.
     pub dash: usize,
     /// Points, by increasing window.
     pub points: Vec<(f64, f64)>,
 }
 
-/// Dash and gap lengths, in pixels, of the dashed line styles 1, 2, 3.
+/// Dash and gap lengths, in pixels, of the line styles after solid:
+/// dashed, dotted, long-dashed (then again).
 const DASHES: [(u32, u32); 3] = [(10, 5), (3, 4), (16, 4)];
 
 /// The dash and gap lengths of line style `dash`; `None` for solid (0).
