@@ -51,14 +51,19 @@ use crate::run::{self, CpuMedians, RunSample};
     stealmark bench heap.smk --policies on-empty,probabilistic,threshold --format markdown\n  \
     stealmark bench heap.smk --format csv > results.csv --plot bench.svg\n  \
     stealmark bench heap.smk --threads 1,2 --deques steal-half,idempotent --private-stack off --reference\n  \
-    stealmark bench heap.smk --mode stw,incremental,concurrent --mutators 1 --threads 1 --plot mmu.svg\n\n\
+    stealmark bench heap.smk --mode stw,incremental,concurrent --mutators 1 --threads 1 --plot mmu.svg\n  \
+    stealmark bench heap.smk --mode stw,concurrent --threads 1,2,4,8,16 --format csv > scaling.csv\n\n\
     The baseline of each ratio is the first deque and the first policy listed, at the same worker count.\n\
     With --mode, the pause-time benchmark runs instead: a synthetic mutator writes into a copy-on-write\n\
-    mapping of FILE while each mode marks it (--threads: its first value is the worker count).")]
+    mapping of FILE while each mode marks it, at every worker count of --threads (default: the number of\n\
+    CPUs), the modes and worker counts alternated round by round; one row (JSON: one bench.modes[] entry\n\
+    with its `workers`) and one MMU curve per mode and worker count. Incremental steps run on mutator 0's\n\
+    thread alone; there the worker count is that of the start and the remark.")]
 pub struct BenchArgs {
     /// Snapshot to mark (from `stealmark gen` or `stealmark import`).
     pub file: PathBuf,
-    /// Worker counts, comma-separated [default: 1 and the number of CPUs].
+    /// Worker counts, comma-separated, each run [default: 1, 2, 4, ... and
+    /// the number of CPUs; with --mode: the number of CPUs].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = args::threads)]
     pub threads: Vec<usize>,
     /// Deques, comma-separated; the first is the baseline [default: every

@@ -1,16 +1,18 @@
 //! The front of `stealmark bench --mode`: the setup from the arguments, and
-//! the table, JSON document and MMU plot of the results (`pauses`).
+//! the table, JSON document and MMU plot of the results (`pauses`), one row
+//! and one curve per mode and worker count.
 
 use std::time::Duration;
 
 use super::mmu::MmuPoint;
 use super::mutator::Rates;
-use super::pauses::{measure, ModeResult, Setup};
+use super::pauses::{configs, measure, Mode, ModeResult, Setup};
 use super::BenchArgs;
 use crate::args;
 use crate::error::{CliError, CliResult};
 use crate::output::{self, out, outln, Align, Format, Table};
 use crate::plot::{self, MmuCurve};
+use crate::run;
 
 /// The MMU at `window_ms`, if the curve has that window.
 fn mmu_at(points: &[MmuPoint], window_ms: f64) -> Option<f64> {
@@ -20,15 +22,17 @@ fn mmu_at(points: &[MmuPoint], window_ms: f64) -> Option<f64> {
         .map(|p| p.utilization)
 }
 
-/// The results as a table, one row a mode.
+/// The results as a table, one row a mode at a worker count.
 pub fn table(results: &[ModeResult]) -> Table {
     let mut t = Table::new([
         ("mode", Align::Left),
+        ("workers", Align::Right),
         ("max pause ms", Align::Right),
         ("p50 ms", Align::Right),
         ("p99 ms", Align::Right),
         ("pauses", Align::Right),
         ("max/first", Align::Right),
+        ("speedup", Align::Right),
         ("MMU 1ms", Align::Right),
         ("MMU 10ms", Align::Right),
         ("MMU 100ms", Align::Right),
@@ -45,12 +49,14 @@ pub fn table(results: &[ModeResult]) -> Table {
     };
     for r in results {
         t.push(vec![
-            format!("{:?}", r.mode).to_lowercase(),
+            r.mode.to_string(),
+            r.workers.to_string(),
             output::ms(r.max_pause_ms),
             output::ms(r.pause_ms.p50),
             output::ms(r.pause_ms.p99),
             format!("{:.0}", r.pauses_per_round),
             format!("{:.3}", r.max_pause_ratio),
+            format!("{:.3}", r.max_pause_speedup),
             mmu(r, 1.0),
             mmu(r, 10.0),
             mmu(r, 100.0),
@@ -69,7 +75,11 @@ pub fn table(results: &[ModeResult]) -> Table {
 /// What the columns mean.
 const NOTES: &str = "\
 max pause: the longest pause of any round; p50, p99: over every pause of every round;
-pauses: per round (median); max/first: median over rounds of the longest pause over the first mode's, same round;
+workers: GC workers (stw: the collection's; concurrent: the background marking's and the remark's; incremental:
+the remark's, the steps run on mutator 0's thread alone);
+pauses: per round (median); max/first: median over rounds of the longest pause over the first mode's at the same
+worker count, same round; speedup: median over rounds of the same mode's longest pause at the fewest workers
+over the longest pause here, same round (above 1 is shorter);
 MMU w: the least mutator fraction of any w-long window of any round (Cheng & Blelloch);
 GC CPU: process CPU time minus the mutator threads', per round (median);
 writes/s: per mutator thread over a round, pauses included; marking, idle: per thread while marking (pauses
@@ -78,15 +88,84 @@ workers' share of the machine); CPU slowdown: the same per CPU second of the mut
 the shared caches, not the workers' share); marked: objects marked, allocated black included.
 ";
 
-/// Runs `stealmark bench FILE --mode ...`.
+/// The worker counts of `--threads` (every one, in order), or the number
+/// of CPUs.
+fn worker_counts(a: &BenchArgs) -> CliResult<Vec<usize>> {
+    args::distinct("--threads", &a.threads)?;
+    Ok(if a.threads.is_empty() {
+        vec![args::ncpu()]
+    } else {
+        a.threads.clone()
+    })
+}
+
+/// The worker counts as text: `2 workers`, or `workers 1, 2, 4`.
+fn workers_text(counts: &[usize]) -> String {
+    match counts {
+        [one] => output::counted(*one as u64, "worker"),
+        _ => format!(
+            "workers {}",
+            counts
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Where `x` is in `list` (0 if not there).
+fn position<T: PartialEq>(list: &[T], x: &T) -> usize {
+    list.iter().position(|y| y == x).unwrap_or(0)
+}
+
+/// The MMU curves of the plot, and what their colours and lines stand for.
+/// One worker count: a colour per mode, as many curves as modes. Several:
+/// a colour per worker count and a line style per mode.
+fn curves(results: &[ModeResult], modes: &[Mode], workers: &[usize]) -> (Vec<MmuCurve>, String) {
+    let several = workers.len() > 1;
+    let curves = results
+        .iter()
+        .map(|r| {
+            let mode = position(modes, &r.mode);
+            MmuCurve {
+                name: if several {
+                    format!(
+                        "{}, {}",
+                        r.mode,
+                        output::counted(r.workers as u64, "worker")
+                    )
+                } else {
+                    r.mode.to_string()
+                },
+                colour: if several {
+                    position(workers, &r.workers)
+                } else {
+                    mode
+                },
+                dash: if several { mode } else { 0 },
+                points: r.mmu.iter().map(|p| (p.window_ms, p.utilization)).collect(),
+            }
+        })
+        .collect();
+    let key = if several {
+        format!("{} (colour), a line style per mode", workers_text(workers))
+    } else {
+        workers_text(workers)
+    };
+    (curves, key)
+}
+
+/// Runs `stealmark bench FILE --mode ...`: every mode at every worker count
+/// of `--threads`.
 pub fn run(a: &BenchArgs) -> CliResult {
     args::distinct("--mode", &a.mode)?;
     let modes = a.mode.clone();
     if a.mutators == 0 {
         return Err(CliError::usage("--mutators must be at least 1"));
     }
+    let workers = worker_counts(a)?;
     let setup = Setup {
-        workers: a.threads.first().copied().unwrap_or_else(args::ncpu),
         mutators: a.mutators,
         rates: Rates {
             writes: a.write_rate,
@@ -98,22 +177,17 @@ pub fn run(a: &BenchArgs) -> CliResult {
         side_capacity: usize::try_from(a.side_capacity)
             .map_err(|_| CliError::usage("--side-capacity is too large"))?,
     };
-    let results = measure(&a.file, &modes, &setup, a.runs)?;
+    run::warn_if_oversubscribed(workers.iter().copied().max().unwrap_or(1), args::ncpu());
+    let results = measure(&a.file, &configs(&workers, &modes), &setup, a.runs)?;
     let name = a.file.file_name().map_or_else(
         || a.file.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
     if let Some(path) = &a.plot {
-        let curves: Vec<MmuCurve> = results
-            .iter()
-            .map(|r| MmuCurve {
-                name: format!("{:?}", r.mode).to_lowercase(),
-                points: r.mmu.iter().map(|p| (p.window_ms, p.utilization)).collect(),
-            })
-            .collect();
+        let (curves, key) = curves(&results, &modes, &workers);
         let title = format!(
-            "{name}: worst MMU of {} rounds, {} mutator(s) at {} writes/s, {} worker(s)",
-            a.runs, setup.mutators, a.write_rate, setup.workers
+            "{name}: worst MMU of {} rounds, {} mutator(s) at {} writes/s, {key}",
+            a.runs, setup.mutators, a.write_rate
         );
         plot::write_mmu_plot(path, &title, &curves)?;
     }
@@ -122,7 +196,7 @@ pub fn run(a: &BenchArgs) -> CliResult {
             "file": a.file.display().to_string(),
             "time_unit": "ms",
             "ncpu": args::ncpu(),
-            "workers": setup.workers,
+            "worker_counts": workers,
             "mutators": setup.mutators,
             "write_rate": a.write_rate,
             "alloc_rate": a.alloc_rate,
@@ -133,9 +207,9 @@ pub fn run(a: &BenchArgs) -> CliResult {
         format => {
             if format == Format::Table {
                 outln!(
-                    "{name}: {} worker(s), {} mutator thread(s) at {} writes/s and {} allocations/s each; \
-                     {} alternated rounds per mode after a warm-up round\n",
-                    setup.workers,
+                    "{name}: {}; {} mutator thread(s) at {} writes/s and {} allocations/s each; \
+                     {} alternated rounds per mode and worker count after a warm-up round\n",
+                    workers_text(&workers),
                     setup.mutators,
                     a.write_rate,
                     a.alloc_rate,

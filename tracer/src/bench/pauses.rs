@@ -2,14 +2,21 @@
 //! concurrent marking with a synthetic mutator running (`mutator`), and
 //! their minimum mutator utilization (`mmu`).
 //!
-//! Each mode has its own copy-on-write mapping of the snapshot (so the
-//! mutator writes without changing the file), side arena, mark bitmap and
-//! marker. A round of a mode is: the mutator runs for `--lead-ms` without
-//! a barrier; one collection in that mode; the mutator runs another
-//! `--lead-ms`. The modes' rounds alternate, after a warm-up round each, so
-//! that their ratios are paired. A pause is what the mutator threads see:
-//! from the first thread stopping to the last one running again
-//! (conservative with several threads).
+//! Each configuration (a worker count and a mode) has its own copy-on-write
+//! mapping of the snapshot (so the mutator writes without changing the
+//! file), side arena, mark bitmap and marker. A round of a configuration
+//! is: the mutator runs for `--lead-ms` without a barrier; one collection
+//! in that mode; the mutator runs another `--lead-ms`. The configurations'
+//! rounds alternate, after a warm-up round each, so that their ratios are
+//! paired. A pause is what the mutator threads see: from the first thread
+//! stopping to the last one running again (conservative with several
+//! threads).
+//!
+//! The worker count is the marker's: the GC workers of a stop-the-world
+//! collection, of the background marking (concurrent) and of the start and
+//! the remark (both cycle modes). Incremental steps run on mutator 0's
+//! thread alone whatever the count, so in incremental mode the count
+//! changes the remark, not the steps.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -37,10 +44,9 @@ pub enum Mode {
     Concurrent,
 }
 
-/// The knobs of one benchmark.
+/// The knobs of one benchmark that every configuration shares.
 #[derive(Clone, Copy, Debug)]
 pub struct Setup {
-    pub workers: usize,
     pub mutators: usize,
     pub rates: Rates,
     pub lead: Duration,
@@ -72,10 +78,34 @@ struct Round {
     allocated: u64,
 }
 
-/// A mode's summary over its measured rounds.
+/// One configuration of the benchmark: a mode at a worker count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModeConfig {
+    /// GC workers of the configuration's marker.
+    pub workers: usize,
+    /// How it collects.
+    pub mode: Mode,
+}
+
+/// Every configuration of `modes` at every count of `workers`: by worker
+/// count, then by mode (the order of the rows and of a round).
+pub fn configs(workers: &[usize], modes: &[Mode]) -> Vec<ModeConfig> {
+    workers
+        .iter()
+        .flat_map(|&w| {
+            modes
+                .iter()
+                .map(move |&mode| ModeConfig { workers: w, mode })
+        })
+        .collect()
+}
+
+/// A configuration's summary over its measured rounds.
 #[derive(Clone, Debug, Serialize)]
 pub struct ModeResult {
     pub mode: Mode,
+    /// GC workers of the marker that ran it (its configuration's count).
+    pub workers: usize,
     pub rounds: usize,
     /// The longest pause of any round.
     pub max_pause_ms: f64,
@@ -84,8 +114,12 @@ pub struct ModeResult {
     /// Pauses per round (median).
     pub pauses_per_round: f64,
     /// Median over rounds of this mode's longest pause over the first
-    /// mode's in the same round.
+    /// mode's at the same worker count in the same round.
     pub max_pause_ratio: f64,
+    /// Median over rounds of the same mode's longest pause at the fewest
+    /// workers listed over its longest pause here, in the same round
+    /// (above 1: shorter here).
+    pub max_pause_speedup: f64,
     /// CPU time of the process not spent by the mutator threads, per round
     /// (median): the collector's.
     pub gc_cpu_ms: f64,
@@ -423,11 +457,12 @@ fn round(
     }
 }
 
-/// Runs `rounds` measured rounds of every mode, alternated, after one
-/// warm-up round each; summarises each mode.
+/// Runs `rounds` measured rounds of every configuration, alternated, after
+/// one warm-up round each; summarises each, in the order of `configs`
+/// (which must not be empty).
 pub fn measure(
     path: &std::path::Path,
-    modes: &[Mode],
+    configs: &[ModeConfig],
     s: &Setup,
     rounds: usize,
 ) -> CliResult<Vec<ModeResult>> {
@@ -437,53 +472,72 @@ pub fn measure(
             invalid => CliError::snapshot(path, invalid),
         })
     };
-    let snapshots: Vec<Snapshot> = modes.iter().map(|_| open(path)).collect::<CliResult<_>>()?;
-    let sides: Vec<Side> = modes.iter().map(|_| Side::new(s.side_capacity)).collect();
+    let snapshots: Vec<Snapshot> = configs
+        .iter()
+        .map(|_| open(path))
+        .collect::<CliResult<_>>()?;
+    let sides: Vec<Side> = configs.iter().map(|_| Side::new(s.side_capacity)).collect();
     let heaps: Vec<MutHeap<'_>> = snapshots
         .iter()
         .zip(&sides)
         .map(|(sn, side)| MutHeap::new(sn.view(), side))
         .collect();
-    let mut marks: Vec<MarkBitmap> = modes.iter().map(|_| MarkBitmap::default()).collect();
+    let mut marks: Vec<MarkBitmap> = configs.iter().map(|_| MarkBitmap::default()).collect();
     let mut markers = Vec::new();
-    for _ in modes {
-        let config = MarkerConfig::with_workers(s.workers);
+    for c in configs {
+        let config = MarkerConfig::with_workers(c.workers);
         markers.push(Marker::new(config).map_err(|e| CliError::usage(e.to_string()))?);
     }
-    let mut results: Vec<Vec<Round>> = modes.iter().map(|_| Vec::new()).collect();
+    let mut results: Vec<Vec<Round>> = configs.iter().map(|_| Vec::new()).collect();
     for r in 0..=rounds {
-        for (i, &mode) in modes.iter().enumerate() {
+        for (i, c) in configs.iter().enumerate() {
             let roots = snapshots[i].roots();
-            let round = round(mode, &mut markers[i], &heaps[i], roots, &mut marks[i], s);
+            let round = round(c.mode, &mut markers[i], &heaps[i], roots, &mut marks[i], s);
             if r > 0 {
                 results[i].push(round);
             }
         }
     }
     let max_pause = |r: &Round| r.pauses.iter().map(|p| p.end - p.start).fold(0.0, f64::max) * 1e3;
-    let base: Vec<f64> = results[0].iter().map(max_pause).collect();
-    Ok(modes
+    let fewest = configs.iter().map(|c| c.workers).min().unwrap_or(1);
+    // The rounds of the configuration `pick` chooses, by its index.
+    let rounds_of = |pick: &dyn Fn(&ModeConfig) -> bool| -> &[Round] {
+        configs
+            .iter()
+            .position(pick)
+            .map_or(&[], |j| results[j].as_slice())
+    };
+    // Median over paired rounds of f(this round's max pause, the other's).
+    let paired = |rs: &[Round], other: &[Round], f: &dyn Fn(f64, f64) -> f64| {
+        median(
+            &rs.iter()
+                .zip(other)
+                .map(|(r, o)| f(max_pause(r), max_pause(o)))
+                .collect::<Vec<_>>(),
+        )
+    };
+    Ok(configs
         .iter()
+        .zip(&markers)
         .zip(&results)
-        .map(|(&mode, rs)| {
+        .map(|((c, marker), rs)| {
             let all: Vec<f64> = rs
                 .iter()
                 .flat_map(|r| r.pauses.iter().map(|p| (p.end - p.start) * 1e3))
                 .collect();
             let med = |f: &dyn Fn(&Round) -> f64| median(&rs.iter().map(f).collect::<Vec<_>>());
-            let ratios: Vec<f64> = rs
-                .iter()
-                .zip(&base)
-                .map(|(r, b)| max_pause(r) / b.max(1e-9))
-                .collect();
+            let first_mode = rounds_of(&|o| o.workers == c.workers);
+            let fewest_workers = rounds_of(&|o| o.workers == fewest && o.mode == c.mode);
             ModeResult {
-                mode,
+                mode: c.mode,
+                workers: marker.config().workers,
                 rounds: rs.len(),
                 max_pause_ms: rs.iter().map(max_pause).fold(0.0, f64::max),
                 pause_ms: PauseStats::from_ms(&all)
                     .unwrap_or(PauseStats::from_ms(&[0.0]).expect("one")),
                 pauses_per_round: med(&|r| r.pauses.len() as f64),
-                max_pause_ratio: median(&ratios),
+                max_pause_ratio: paired(rs, first_mode, &|m, b| m / b.max(1e-9)),
+                max_pause_speedup: paired(rs, fewest_workers, &|m, f| f / m.max(1e-9)),
                 gc_cpu_ms: med(&|r| r.gc_cpu_ms),
                 mutator_ops_per_s: med(&|r| r.rate),
                 marking_ops_per_s: med(&|r| r.marking_rate),
@@ -502,4 +556,24 @@ pub fn measure(
             }
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configs_nest_worker_counts_then_modes() {
+        let c = configs(&[4, 1], &[Mode::Stw, Mode::Concurrent]);
+        let got: Vec<(usize, Mode)> = c.iter().map(|c| (c.workers, c.mode)).collect();
+        assert_eq!(
+            got,
+            [
+                (4, Mode::Stw),
+                (4, Mode::Concurrent),
+                (1, Mode::Stw),
+                (1, Mode::Concurrent)
+            ]
+        );
+    }
 }
