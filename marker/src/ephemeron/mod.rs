@@ -10,8 +10,9 @@
 //!   plain load, so that checking an object that is no key (nearly all of
 //!   them) costs one load of a word that is usually cached;
 //! - [`SHARDS`] shards, each a mutex around a map from key to the newest of
-//!   its waiting entries and a vector of entries `(value, next)` linked per
-//!   key. The maps and vectors keep their capacity from one collection to
+//!   its waiting entries `(value, next)`, and a vector of the older entries,
+//!   linked per key (a key with one entry, the common case, costs one map
+//!   slot). The maps and vectors keep their capacity from one collection to
 //!   the next: registering allocates only while a collection has more
 //!   waiting entries than any before.
 //!
@@ -83,6 +84,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(crate) const SHARDS: usize = 256;
 #[cfg(loom)]
 pub(crate) const SHARDS: usize = 2;
+
+/// `insert_all` groups the entries by shard first when its runs of keys
+/// in one shard are shorter than this on average.
+const SHORT_RUN: usize = 4;
 
 /// Filter bits per expected key (the false-positive rate is about one in
 /// this many while the index holds the expected number of keys).
@@ -161,9 +166,31 @@ impl KeyIndex {
 
     /// Registers every `(key, value)` of `entries` (their keys unmarked)
     /// while no worker marks: each run of keys in one shard under one lock,
-    /// each run of filter bits in one word with one `fetch_or`.
-    pub(crate) fn insert_all(&self, entries: &[(ObjRef, ObjRef)]) {
-        let mut rest = entries;
+    /// each run of filter bits in one word with one `fetch_or`. When the
+    /// runs are short (keys scattered over the heap), the entries are first
+    /// grouped by shard into `scratch` (a stable counting sort: each key's
+    /// entries keep their order), so that each shard is locked once.
+    pub(crate) fn insert_all(
+        &self,
+        entries: &[(ObjRef, ObjRef)],
+        scratch: &mut Vec<(ObjRef, ObjRef)>,
+    ) {
+        let mut counts = [0usize; SHARDS];
+        let mut runs = 0;
+        let mut last = usize::MAX;
+        for &(key, _) in entries {
+            let s = shard_of(key);
+            counts[s] += 1;
+            runs += usize::from(s != last);
+            last = s;
+        }
+        let grouped = if runs.saturating_mul(SHORT_RUN) > entries.len() {
+            group_by_shard(entries, &mut counts, scratch);
+            &scratch[..]
+        } else {
+            entries
+        };
+        let mut rest = grouped;
         while let Some(&(first, _)) = rest.first() {
             let s = shard_of(first);
             let run = rest
@@ -271,6 +298,29 @@ impl Frozen<'_> {
             out.push(ObjRef::from_word(v).expect("only object references are inserted"));
         });
         out.len() - before
+    }
+}
+
+/// Copies `entries` into `scratch` grouped by shard, in shard order,
+/// keeping their order within each shard; `counts` holds the entries per
+/// shard (and is used up).
+fn group_by_shard(
+    entries: &[(ObjRef, ObjRef)],
+    counts: &mut [usize; SHARDS],
+    scratch: &mut Vec<(ObjRef, ObjRef)>,
+) {
+    let mut at = 0;
+    for c in counts.iter_mut() {
+        (*c, at) = (at, at + *c);
+    }
+    scratch.clear();
+    if let Some(&first) = entries.first() {
+        scratch.resize(entries.len(), first);
+    }
+    for &e in entries {
+        let s = shard_of(e.0);
+        scratch[counts[s]] = e;
+        counts[s] += 1;
     }
 }
 

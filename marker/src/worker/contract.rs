@@ -52,6 +52,8 @@ pub(crate) struct Contract {
     rechecking: Vec<ObjRef>,
     /// Values taken from the key index, to trace.
     released: Vec<ObjRef>,
+    /// Pending entries grouped by shard while registering.
+    pub(super) scratch: Vec<(ObjRef, ObjRef)>,
     /// The records judging must look at, as indices into `weak_refs`, kept
     /// while `indexed` (see [`Contract::indexed`]).
     pub(super) judged: JudgeLists,

@@ -119,7 +119,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             }
             waits
         });
-        index.insert_all(&pending);
+        index.insert_all(&pending, &mut self.slot.contract.scratch);
         self.slot.record.stats.ephemerons_registered += pending.len() as u64;
         self.slot.contract.restore_pending(pending);
     }
