@@ -86,8 +86,12 @@ pub(crate) const SHARDS: usize = 256;
 pub(crate) const SHARDS: usize = 2;
 
 /// `insert_all` groups the entries by shard first when its runs of keys
-/// in one shard are shorter than this on average.
+/// in one shard are shorter than this on average, judged on the first
+/// `RUN_SAMPLE` entries (so that entries in long runs, a table's keys laid
+/// out together, cost no extra pass).
 const SHORT_RUN: usize = 4;
+/// The entries `insert_all` judges its runs on.
+const RUN_SAMPLE: usize = 256;
 
 /// Filter bits per expected key (the false-positive rate is about one in
 /// this many while the index holds the expected number of keys).
@@ -167,25 +171,22 @@ impl KeyIndex {
     /// Registers every `(key, value)` of `entries` (their keys unmarked)
     /// while no worker marks: each run of keys in one shard under one lock,
     /// each run of filter bits in one word with one `fetch_or`. When the
-    /// runs are short (keys scattered over the heap), the entries are first
-    /// grouped by shard into `scratch` (a stable counting sort: each key's
-    /// entries keep their order), so that each shard is locked once.
+    /// runs are short (keys scattered over the heap: judged on the first
+    /// entries), the entries are first grouped by shard into `scratch` (a
+    /// stable counting sort: each key's entries keep their order), so that
+    /// each shard is locked once.
     pub(crate) fn insert_all(
         &self,
         entries: &[(ObjRef, ObjRef)],
         scratch: &mut Vec<(ObjRef, ObjRef)>,
     ) {
-        let mut counts = [0usize; SHARDS];
-        let mut runs = 0;
-        let mut last = usize::MAX;
-        for &(key, _) in entries {
-            let s = shard_of(key);
-            counts[s] += 1;
-            runs += usize::from(s != last);
-            last = s;
-        }
-        let grouped = if runs.saturating_mul(SHORT_RUN) > entries.len() {
-            group_by_shard(entries, &mut counts, scratch);
+        let sample = &entries[..entries.len().min(RUN_SAMPLE)];
+        let runs = 1 + sample
+            .windows(2)
+            .filter(|w| shard_of(w[0].0) != shard_of(w[1].0))
+            .count();
+        let grouped = if runs.saturating_mul(SHORT_RUN) > sample.len() {
+            group_by_shard(entries, scratch);
             &scratch[..]
         } else {
             entries
@@ -302,13 +303,12 @@ impl Frozen<'_> {
 }
 
 /// Copies `entries` into `scratch` grouped by shard, in shard order,
-/// keeping their order within each shard; `counts` holds the entries per
-/// shard (and is used up).
-fn group_by_shard(
-    entries: &[(ObjRef, ObjRef)],
-    counts: &mut [usize; SHARDS],
-    scratch: &mut Vec<(ObjRef, ObjRef)>,
-) {
+/// keeping their order within each shard.
+fn group_by_shard(entries: &[(ObjRef, ObjRef)], scratch: &mut Vec<(ObjRef, ObjRef)>) {
+    let mut counts = [0usize; SHARDS];
+    for &(key, _) in entries {
+        counts[shard_of(key)] += 1;
+    }
     let mut at = 0;
     for c in counts.iter_mut() {
         (*c, at) = (at, at + *c);
