@@ -247,6 +247,16 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         }
     }
 
+    /// Whether every ephemeron entry registered so far was released (each
+    /// is released at most once, so equal counts mean all of them).
+    fn all_released(&mut self) -> bool {
+        let (registered, released) = self.engine.slots().fold((0, 0), |(g, l), s| {
+            let st = &s.record().stats;
+            (g + st.ephemerons_registered, l + st.ephemerons_released)
+        });
+        registered == released
+    }
+
     /// The largest of `f` over the workers' slots.
     fn slots_max(&mut self, f: impl Fn(&crate::worker::Slot<D>) -> u64) -> u64 {
         self.engine.slots().map(|s| f(s)).max().unwrap_or(0)
@@ -278,6 +288,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
                 _ => self.watch,
             },
             soft_strong: matches!(self.soft, SoftRefs::KeepAll) && !self.finalized,
+            all_released: self.all_released(),
         };
         let frozen_view;
         let (index, frozen) = if step.watch == Watch::Frozen {

@@ -10,8 +10,9 @@
 //!   plain load, so that checking an object that is no key (nearly all of
 //!   them) costs one load of a word that is usually cached;
 //! - [`SHARDS`] shards, each a mutex around a map from key to the newest of
-//!   its waiting entries and a vector of entries `(value, next)` linked per
-//!   key. The maps and vectors keep their capacity from one collection to
+//!   its waiting entries `(value, next)`, and a vector of the older entries,
+//!   linked per key (a key with one entry, the common case, costs one map
+//!   slot). The maps and vectors keep their capacity from one collection to
 //!   the next: registering allocates only while a collection has more
 //!   waiting entries than any before.
 //!
@@ -83,6 +84,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(crate) const SHARDS: usize = 256;
 #[cfg(loom)]
 pub(crate) const SHARDS: usize = 2;
+
+/// `insert_all` groups the entries by shard first when its runs of keys
+/// in one shard are shorter than this on average, judged on the first
+/// `RUN_SAMPLE` entries (so that entries in long runs, a table's keys laid
+/// out together, cost no extra pass).
+const SHORT_RUN: usize = 4;
+/// The entries `insert_all` judges its runs on.
+const RUN_SAMPLE: usize = 256;
 
 /// Filter bits per expected key (the false-positive rate is about one in
 /// this many while the index holds the expected number of keys).
@@ -161,9 +170,28 @@ impl KeyIndex {
 
     /// Registers every `(key, value)` of `entries` (their keys unmarked)
     /// while no worker marks: each run of keys in one shard under one lock,
-    /// each run of filter bits in one word with one `fetch_or`.
-    pub(crate) fn insert_all(&self, entries: &[(ObjRef, ObjRef)]) {
-        let mut rest = entries;
+    /// each run of filter bits in one word with one `fetch_or`. When the
+    /// runs are short (keys scattered over the heap: judged on the first
+    /// entries), the entries are first grouped by shard into `scratch` (a
+    /// stable counting sort: each key's entries keep their order), so that
+    /// each shard is locked once.
+    pub(crate) fn insert_all(
+        &self,
+        entries: &[(ObjRef, ObjRef)],
+        scratch: &mut Vec<(ObjRef, ObjRef)>,
+    ) {
+        let sample = &entries[..entries.len().min(RUN_SAMPLE)];
+        let runs = 1 + sample
+            .windows(2)
+            .filter(|w| shard_of(w[0].0) != shard_of(w[1].0))
+            .count();
+        let grouped = if runs.saturating_mul(SHORT_RUN) > sample.len() {
+            group_by_shard(entries, scratch);
+            &scratch[..]
+        } else {
+            entries
+        };
+        let mut rest = grouped;
         while let Some(&(first, _)) = rest.first() {
             let s = shard_of(first);
             let run = rest
@@ -271,6 +299,28 @@ impl Frozen<'_> {
             out.push(ObjRef::from_word(v).expect("only object references are inserted"));
         });
         out.len() - before
+    }
+}
+
+/// Copies `entries` into `scratch` grouped by shard, in shard order,
+/// keeping their order within each shard.
+fn group_by_shard(entries: &[(ObjRef, ObjRef)], scratch: &mut Vec<(ObjRef, ObjRef)>) {
+    let mut counts = [0usize; SHARDS];
+    for &(key, _) in entries {
+        counts[shard_of(key)] += 1;
+    }
+    let mut at = 0;
+    for c in counts.iter_mut() {
+        (*c, at) = (at, at + *c);
+    }
+    scratch.clear();
+    if let Some(&first) = entries.first() {
+        scratch.resize(entries.len(), first);
+    }
+    for &e in entries {
+        let s = shard_of(e.0);
+        scratch[counts[s]] = e;
+        counts[s] += 1;
     }
 }
 

@@ -1,6 +1,8 @@
 //! One shard of the key index: a map from key to the newest of its waiting
-//! entries, and the entries, linked per key. Always used under its mutex.
+//! entries, and the older entries, linked per key. Always used under its
+//! mutex.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -42,44 +44,55 @@ const NIL: u32 = u32::MAX;
 /// Keys and their waiting entries.
 #[derive(Default)]
 pub(super) struct Shard {
-    /// Key word to the index of its newest entry in `entries`.
-    heads: HashMap<usize, u32, BuildHasherDefault<KeyHasher>>,
-    /// `(value word, index of the next older entry of the same key or NIL)`.
-    entries: Vec<(usize, u32)>,
+    /// Key word to its newest entry `(value word, index in `older` of the
+    /// next older entry of the same key, or NIL)`: a key with one entry
+    /// (the common case: a table's keys are distinct) costs one map slot
+    /// and nothing in `older`.
+    heads: HashMap<usize, (usize, u32), BuildHasherDefault<KeyHasher>>,
+    /// The older entries, `(value word, index of the next older or NIL)`.
+    older: Vec<(usize, u32)>,
 }
 
 impl Shard {
     /// Adds an entry: `value` waits for `key`.
     pub(super) fn insert(&mut self, key: usize, value: usize) {
-        let index = u32::try_from(self.entries.len())
-            .ok()
-            .filter(|&i| i != NIL)
-            .expect("fewer than 2^32 - 1 waiting ephemerons per shard");
-        let next = self.heads.insert(key, index).unwrap_or(NIL);
-        self.entries.push((value, next));
+        match self.heads.entry(key) {
+            Entry::Vacant(v) => {
+                v.insert((value, NIL));
+            }
+            Entry::Occupied(mut o) => {
+                let index = u32::try_from(self.older.len())
+                    .ok()
+                    .filter(|&i| i != NIL)
+                    .expect("fewer than 2^32 - 1 waiting ephemerons per shard");
+                self.older.push(*o.get());
+                o.insert((value, index));
+            }
+        }
     }
 
     /// Removes `key` and calls `f` with each of its values, newest first.
-    pub(super) fn take(&mut self, key: usize, mut f: impl FnMut(usize)) {
-        let Some(mut at) = self.heads.remove(&key) else {
-            return;
-        };
-        while at != NIL {
-            let (value, next) = self.entries[at as usize];
-            f(value);
-            at = next;
+    pub(super) fn take(&mut self, key: usize, f: impl FnMut(usize)) {
+        if let Some(head) = self.heads.remove(&key) {
+            self.walk(head, f);
         }
     }
 
     /// Calls `f` with each value waiting for `key`, newest first, leaving
     /// them there.
-    pub(super) fn get(&self, key: usize, mut f: impl FnMut(usize)) {
-        let Some(&head) = self.heads.get(&key) else {
-            return;
-        };
-        let mut at = head;
+    pub(super) fn get(&self, key: usize, f: impl FnMut(usize)) {
+        if let Some(&head) = self.heads.get(&key) {
+            self.walk(head, f);
+        }
+    }
+
+    /// Calls `f` with the value of `head` and of each older entry linked
+    /// from it.
+    fn walk(&self, head: (usize, u32), mut f: impl FnMut(usize)) {
+        let (value, mut at) = head;
+        f(value);
         while at != NIL {
-            let (value, next) = self.entries[at as usize];
+            let (value, next) = self.older[at as usize];
             f(value);
             at = next;
         }
@@ -88,24 +101,17 @@ impl Shard {
     /// Entries not yet taken.
     #[cfg(test)]
     pub(super) fn waiting(&self) -> usize {
-        self.heads
-            .values()
-            .map(|&head| {
-                let mut n = 0;
-                let mut at = head;
-                while at != NIL {
-                    n += 1;
-                    at = self.entries[at as usize].1;
-                }
-                n
-            })
-            .sum()
+        let mut n = 0;
+        for &head in self.heads.values() {
+            self.walk(head, |_| n += 1);
+        }
+        n
     }
 
     /// Empties the shard, keeping its storage.
     pub(super) fn clear(&mut self) {
         self.heads.clear();
-        self.entries.clear();
+        self.older.clear();
     }
 }
 

@@ -46,6 +46,7 @@ proptest! {
         let mut index = KeyIndex::new();
         let mut model: HashMap<usize, Vec<usize>> = HashMap::new();
         let mut out = Vec::new();
+        let mut scratch = Vec::new();
         for op in ops {
             match op {
                 Op::Insert(k, v) => {
@@ -58,7 +59,7 @@ proptest! {
                         .iter()
                         .map(|&(k, v)| (ObjRef::from_index(k), ObjRef::from_index(v)))
                         .collect();
-                    index.insert_all(&refs);
+                    index.insert_all(&refs, &mut scratch);
                     for (k, v) in entries {
                         model.entry(k).or_default().push(v);
                     }

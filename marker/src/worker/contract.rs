@@ -5,7 +5,7 @@
 //! `crate::ephemeron`).
 
 use stealmark_deques::WorkDeque;
-use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs};
+use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs, WeakRef};
 
 use super::{Worker, OFF, SHARED};
 use crate::ephemeron;
@@ -52,6 +52,70 @@ pub(crate) struct Contract {
     rechecking: Vec<ObjRef>,
     /// Values taken from the key index, to trace.
     released: Vec<ObjRef>,
+    /// Pending entries grouped by shard while registering.
+    pub(super) scratch: Vec<(ObjRef, ObjRef)>,
+    /// The records judging must look at, as indices into `weak_refs`, kept
+    /// while `indexed` (see [`Contract::indexed`]).
+    pub(super) judged: JudgeLists,
+}
+
+/// What judging must look at, noted by `found_weak` as each record is
+/// found: every other record has a referent (ephemerons: a key) already
+/// marked when found, and marks only grow within a collection, so it is
+/// never cleared.
+#[derive(Default)]
+pub(crate) struct JudgeLists {
+    /// Whether the lists are complete: no preclean has reordered the
+    /// records (a mark cycle's) and every index fits in a `u32`. When not,
+    /// judging walks every record.
+    pub(super) complete: bool,
+    /// Soft, weak and phantom records whose referents were unmarked when
+    /// found (not the key slots of the entries in `entries`).
+    pub(super) unsettled: Vec<u32>,
+    /// Ephemeron records whose key was unmarked when found (pending or
+    /// registered), and whose key slot is not a record just before them:
+    /// each is live if and only if the key was marked later, which is
+    /// certain for all of them when every registered entry was released.
+    pub(super) entries: Vec<u32>,
+    /// The same, for ephemeron records whose entry's key slot is the record
+    /// just before them (a WeakMap entry: a weak key slot, then the value
+    /// slot; [`is_key_slot`]): that weak record lives or dies with the
+    /// entry, is judged with it, and is not in `unsettled`.
+    pub(super) pairs: Vec<u32>,
+}
+
+impl JudgeLists {
+    fn clear(&mut self) {
+        self.complete = true;
+        self.unsettled.clear();
+        self.entries.clear();
+        self.pairs.clear();
+    }
+
+    /// Notes record `i` in `list`, or marks the lists incomplete when `i`
+    /// does not fit.
+    #[inline]
+    fn note(complete: &mut bool, list: &mut Vec<u32>, i: usize) {
+        match u32::try_from(i) {
+            Ok(i) => list.push(i),
+            Err(_) => *complete = false,
+        }
+    }
+}
+
+/// Whether `key_slot` is the key slot of the ephemeron entry `value_slot`
+/// (the record just after it): a weak slot of the same holder whose
+/// referent is the entry's key. Its liveness is then the entry's.
+#[inline]
+fn is_key_slot(key_slot: &WeakRef, value_slot: &WeakRef) -> bool {
+    match value_slot.kind {
+        SlotKind::Ephemeron { key } => {
+            key_slot.kind == SlotKind::Weak
+                && key_slot.target == key
+                && key_slot.holder == value_slot.holder
+        }
+        _ => false,
+    }
 }
 
 impl Contract {
@@ -69,6 +133,7 @@ impl Contract {
         self.check.clear();
         self.recheck.clear();
         self.released.clear();
+        self.judged.clear();
     }
 
     /// Entries waiting to be registered.
@@ -147,7 +212,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// marked, else it waits (registered in the key index at once while the
     /// index is shared, pending otherwise); a soft referent is traced if
     /// every soft referent is kept, or counted for the policy if it is
-    /// asked.
+    /// asked. Notes the records judging must look at ([`JudgeLists`]).
     #[cold]
     #[inline(never)]
     pub(super) fn found_weak<const W: u8>(&mut self, from: usize) {
@@ -161,10 +226,22 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     self.slot.record.stats.ephemerons += 1;
                     if store.is_marked(heap, key) {
                         self.trace::<W>(r.target);
-                    } else if W == SHARED {
+                        continue;
+                    }
+                    if W == SHARED {
                         self.register(key, r.target);
                     } else {
                         self.slot.contract.pending.push((key, r.target));
+                    }
+                    let lists = &mut self.slot.contract.judged;
+                    if i > from
+                        && lists.unsettled.last().is_some_and(|&u| u as usize == i - 1)
+                        && is_key_slot(&self.slot.record.weak_refs[i - 1], &r)
+                    {
+                        lists.unsettled.pop();
+                        JudgeLists::note(&mut lists.complete, &mut lists.pairs, i);
+                    } else {
+                        JudgeLists::note(&mut lists.complete, &mut lists.entries, i);
                     }
                 }
                 SlotKind::Soft => {
@@ -175,9 +252,20 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     } else if self.trace::<W>(r.target) {
                         self.slot.record.stats.soft_kept += 1;
                     }
+                    self.note_unsettled(i, r.target);
                 }
-                _ => {}
+                SlotKind::Weak | SlotKind::Phantom => self.note_unsettled(i, r.target),
+                SlotKind::Strong => {}
             }
+        }
+    }
+
+    /// Notes record `i` for judging if its referent is not marked yet.
+    #[inline]
+    fn note_unsettled(&mut self, i: usize, target: ObjRef) {
+        if !self.phase.store.is_marked(self.phase.heap, target) {
+            let lists = &mut self.slot.contract.judged;
+            JudgeLists::note(&mut lists.complete, &mut lists.unsettled, i);
         }
     }
 

@@ -10,7 +10,8 @@
 //!   during one step (`Phase`);
 //! - `steps`: what each kind of step does before it traces (mark roots,
 //!   register waiting ephemerons, ask the soft-reference policy, take the
-//!   finalizable objects) and the judging of non-strong slots;
+//!   finalizable objects);
+//! - `judge`: J1 and J2, the judging of non-strong slots;
 //! - `mark_loop`: popping, scanning and pushing grey objects, the prefetch
 //!   FIFOs, and large arrays in chunks (the hot path);
 //! - `contract`: what happens to a non-strong slot when it is found, and
@@ -32,6 +33,7 @@ mod balancing;
 pub(crate) mod contract;
 mod idling;
 mod increment;
+mod judge;
 mod mark_loop;
 mod phase;
 mod recording;

@@ -207,6 +207,10 @@ pub(crate) struct Step {
     /// Trace soft slots as strong (the policy keeps every referent, and
     /// finalization has not started).
     pub(crate) soft_strong: bool,
+    /// Every ephemeron entry registered in the key index so far has been
+    /// released (their keys are marked): judging need not look at the
+    /// entries that waited.
+    pub(crate) all_released: bool,
 }
 
 /// Everything the workers share during one step.

@@ -1,6 +1,6 @@
-//! What each kind of step does before it traces, and the judging of
-//! non-strong slots (`docs/design.md`, "Runtime contract"). Every worker
-//! runs the same step at once; each works on its own records.
+//! What each kind of step does before it traces (`docs/design.md`,
+//! "Runtime contract"; the judging is in `judge`). Every worker runs the
+//! same step at once; each works on its own records.
 
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs};
@@ -119,7 +119,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             }
             waits
         });
-        index.insert_all(&pending);
+        index.insert_all(&pending, &mut self.slot.contract.scratch);
         self.slot.record.stats.ephemerons_registered += pending.len() as u64;
         self.slot.contract.restore_pending(pending);
     }
@@ -183,26 +183,14 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 c.settled_entries += u64::from(entry);
             }
         }
+        if end > c.looked {
+            // The records' order changed: judging walks all of them.
+            c.judged.complete = false;
+        }
         c.looked = end;
         // Every soft slot left to ask about is past `settled`: the policy
         // is asked only at the remark, after the last preclean.
         c.soft_from = c.settled;
-    }
-
-    /// J1: the soft and weak slots found so far whose referents are not
-    /// marked are cleared.
-    fn judge_weak(&mut self) {
-        let (heap, store) = (self.phase.heap, self.phase.store);
-        let settled = self.slot.contract.settled;
-        let rec = &mut self.slot.record;
-        for r in &rec.weak_refs[settled..] {
-            if matches!(r.kind, SlotKind::Soft | SlotKind::Weak) && !store.is_marked(heap, r.target)
-            {
-                rec.cleared.push(*r);
-            }
-        }
-        self.slot.contract.j1_end = rec.weak_refs.len();
-        rec.stats.cleared = rec.cleared.len() as u64;
     }
 
     /// Takes this worker's share of the finalizable objects' chunks (every
@@ -242,34 +230,5 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         self.slot.record.stats.finalized = self.slot.record.to_finalize.len() as u64;
         self.slot.contract.candidates = candidates;
         self.slot.contract.candidates.clear();
-    }
-
-    /// J2: phantom slots whose referents and ephemeron slots whose keys are
-    /// not marked are cleared, and so are the soft and weak slots found
-    /// since J1 (all of them, when there was no J1) whose referents are not
-    /// marked. Counts the live ephemeron entries.
-    fn judge_rest(&mut self) {
-        let (heap, store) = (self.phase.heap, self.phase.store);
-        let j1 = self.slot.contract.j1_end;
-        let settled = self.slot.contract.settled;
-        let rec = &mut self.slot.record;
-        let mut live_entries = self.slot.contract.settled_entries;
-        for (i, r) in rec.weak_refs.iter().enumerate().skip(settled) {
-            let dead = match r.kind {
-                SlotKind::Soft | SlotKind::Weak => i >= j1 && !store.is_marked(heap, r.target),
-                SlotKind::Phantom => !store.is_marked(heap, r.target),
-                SlotKind::Ephemeron { key } => {
-                    let live = store.is_marked(heap, key);
-                    live_entries += u64::from(live);
-                    !live
-                }
-                SlotKind::Strong => false,
-            };
-            if dead {
-                rec.cleared.push(*r);
-            }
-        }
-        rec.stats.ephemeron_values_traced = live_entries;
-        rec.stats.cleared = rec.cleared.len() as u64;
     }
 }
