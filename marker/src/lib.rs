@@ -161,7 +161,8 @@
 //! - a bounded (`abp`) deque overflows into storage shared by all workers;
 //! - with the `idempotent` deque (no fence or CAS in the owner's push and
 //!   pop; an item may come out twice) an object may be scanned twice, and
-//!   the results stay exact: live objects are counted when marked, holders
+//!   the results stay exact: live objects are counted when marked (when
+//!   scanned with one worker, which has no thief to race), holders
 //!   of non-strong slots are claimed before their records count, and array
 //!   descriptors are not reused within a collection
 //!   ([`MarkStats::duplicate_scans`] counts the extra scans);

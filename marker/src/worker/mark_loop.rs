@@ -148,14 +148,15 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Scans an object, or opens it as a large array; queues it to be
-    /// counted live (with an exactly-once deque: otherwise objects are
-    /// counted when marked, see [`Worker::marked`]).
+    /// counted live (when each live object is scanned once,
+    /// [`Worker::counts_scans`]: otherwise objects are counted when marked,
+    /// see [`Worker::marked`]).
     #[inline(always)]
     pub(super) fn process_object<const W: u8>(&mut self, w: usize) {
         let heap = self.phase.heap;
         let obj = obj_ref(w);
         let n = heap.slot_count(obj);
-        if D::KIND.exactly_once() && self.count_live {
+        if self.count_scans {
             self.scanned.push(w);
             if self.scanned.len() == ACCOUNT_BATCH {
                 self.account();
@@ -178,15 +179,16 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// were read moments ago and are still cached, and the misses the FIFOs
     /// prefetched complete meanwhile.
     ///
-    /// With an exactly-once deque these are the objects scanned since the
-    /// last call (each live object is scanned once); with a deque that may
-    /// deliver an item twice, the objects this worker marked since the last
-    /// call (each live object is marked once, and may be scanned twice).
+    /// When each live object is scanned once ([`Worker::counts_scans`]: an
+    /// exactly-once deque, or one worker) these are the objects scanned
+    /// since the last call; otherwise, the objects this worker marked since
+    /// the last call (each live object is marked once, and may be scanned
+    /// twice).
     #[inline(never)]
     pub(super) fn account(&mut self) {
         let heap = self.phase.heap;
         let rec = &mut self.slot.record;
-        let words: &[usize] = if D::KIND.exactly_once() {
+        let words: &[usize] = if D::KIND.exactly_once() || self.count_scans {
             rec.stats.objects_scanned += self.scanned.len() as u64;
             self.scanned.as_slice()
         } else {
@@ -217,8 +219,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         self.slot.uncounted.clear();
     }
 
-    /// With a deque that may deliver an item twice and live counting on:
-    /// queues `obj`, just marked by this worker, to be counted live, and
+    /// With a deque that may deliver an item twice to more than one worker
+    /// and live counting on (`count_live`, the worker's field of that
+    /// meaning): queues `obj`, just marked by this worker, to be counted live, and
     /// prefetches its header (the count reads it a few dozen marks later;
     /// the scan will need it too).
     #[inline(always)]

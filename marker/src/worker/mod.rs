@@ -70,10 +70,17 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     edge_depth: usize,
     /// Whether new grey objects go to the private stack first.
     private: bool,
-    /// Whether live objects are counted ([`MarkerConfig::count_live`]).
+    /// Whether live objects are counted when *marked*: with live counting
+    /// on ([`MarkerConfig::count_live`]) and a deque that may deliver an item
+    /// twice to more than one worker (see [`Worker::counts_scans`]). Read
+    /// only where `D` may deliver twice.
     ///
     /// [`MarkerConfig::count_live`]: crate::MarkerConfig::count_live
     count_live: bool,
+    /// Whether live objects are counted when *scanned* (each live object is
+    /// scanned exactly once): with live counting on and an exactly-once
+    /// deque, or a single worker (see [`Worker::counts_scans`]).
+    count_scans: bool,
     /// Whether the heap has types (the live-object histogram is kept).
     typed: bool,
     /// Objects scanned and not yet counted live ([`Worker::account`]).
@@ -110,7 +117,8 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             edges: Fifo::new(),
             edge_depth: if c.prefetch > 0 { EDGE_DEPTH } else { 0 },
             private: c.private_work,
-            count_live: c.count_live,
+            count_live: c.count_live && !Self::counts_scans(c.workers),
+            count_scans: c.count_live && Self::counts_scans(c.workers),
             typed,
             scanned: Batch::new(),
             until_balance: c.balance_interval,
@@ -123,6 +131,19 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         };
         w.span_start = w.now_ns();
         w
+    }
+
+    /// Whether `workers` workers on deques of kind `D` scan each live object
+    /// exactly once, so that live objects can be counted when scanned (their
+    /// headers are cached then) rather than when marked (a cold read).
+    ///
+    /// True for an exactly-once kind, and for any kind with one worker: a
+    /// deque delivers an item twice only to its owner and a thief whose
+    /// steal raced the owner's pop (`stealmark_deques::idempotent`), and a
+    /// single worker has no thief. Not with `inject-delays`, whose hook
+    /// delivers items twice on purpose at any worker count.
+    fn counts_scans(workers: usize) -> bool {
+        D::KIND.exactly_once() || (workers == 1 && !cfg!(feature = "inject-delays"))
     }
 
     /// Traces until the termination protocol says the step is over: drains,

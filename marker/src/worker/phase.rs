@@ -45,9 +45,10 @@ pub(crate) struct Slot<D: WorkDeque> {
     /// This worker's share of the runtime contract's state during a
     /// collection (waiting ephemerons, soft slots asked, ...).
     pub(super) contract: Contract,
-    /// With a deque that may deliver an item twice: the objects this worker
-    /// marked and has not yet counted live (they are counted when marked,
-    /// not when scanned, so that a second scan does not count them again).
+    /// With a deque that may deliver an item twice, and more than one
+    /// worker: the objects this worker marked and has not yet counted live
+    /// (they are counted when marked, not when scanned, so that a second
+    /// scan does not count them again).
     pub(super) uncounted: Vec<usize>,
 }
 
