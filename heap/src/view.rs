@@ -461,16 +461,25 @@ impl<'a> HeapView<'a> {
     }
 
     /// The slow path of [`ObjectModel::scan_slots`]: every kind but plain,
-    /// the kind decoded once per object.
+    /// the kind decoded once per call. Visits slots `start..end` into `out`
+    /// until it is full, and returns the slot after the last one read (`end`
+    /// when done).
+    ///
+    /// Not generic over the visitor, and the visitor is not passed: if the
+    /// fast path's closure escaped into an out-of-line call, the locals it
+    /// captures by reference (an engine's counters, its edge FIFO) would
+    /// live in memory on the fast path too, costing loads and stores per
+    /// slot there.
     #[inline(never)]
-    fn scan_special<V: FnMut(usize, ObjRef, SlotKind)>(
+    fn scan_special(
         &self,
         h: usize,
         code: u8,
         start: usize,
         end: usize,
-        visit: &mut V,
-    ) {
+        out: &mut SpecialSlots,
+    ) -> usize {
+        out.len = 0;
         let base = self.base();
         let referent = match TypeKind::from_code(code).unwrap_or_default() {
             TypeKind::WeakRef => SlotKind::Weak,
@@ -478,6 +487,9 @@ impl<'a> HeapView<'a> {
             TypeKind::PhantomRef => SlotKind::Phantom,
             TypeKind::EphemeronTable => {
                 for i in start..end {
+                    if out.is_full() {
+                        return i;
+                    }
                     let offset = self.slot_offset(h, i);
                     let Some(t) = (offset != 0).then(|| target(base, offset)).flatten() else {
                         continue;
@@ -491,9 +503,9 @@ impl<'a> HeapView<'a> {
                             None => continue,
                         }
                     };
-                    visit(i, t, kind);
+                    out.push(i, t, kind);
                 }
-                return;
+                return end;
             }
             TypeKind::WeakSlots if self.format.layout == ArenaLayout::Compressed => {
                 // Walk the weak-slot list alongside the slots.
@@ -502,6 +514,9 @@ impl<'a> HeapView<'a> {
                     .weak_slots
                     .partition_point(|&e| u64::from_le(e) < first + start as u64);
                 for i in start..end {
+                    if out.is_full() {
+                        return i;
+                    }
                     let j = first + i as u64;
                     let weak = self
                         .weak_slots
@@ -510,31 +525,98 @@ impl<'a> HeapView<'a> {
                     k += usize::from(weak);
                     let v = self.load32(j as usize) as usize;
                     if let Some(t) = (v != 0).then(|| target(base, v << 3)).flatten() {
-                        visit(i, t, weak_or_strong(weak));
+                        out.push(i, t, weak_or_strong(weak));
                     }
                 }
-                return;
+                return end;
             }
             TypeKind::WeakSlots => {
                 for i in start..end {
+                    if out.is_full() {
+                        return i;
+                    }
                     let v = self.load64(h + 2 + i);
                     let offset = (v & !WEAK_BIT) as usize;
                     if let Some(t) = (offset != 0).then(|| target(base, offset)).flatten() {
                         let weak = v & WEAK_BIT != 0;
-                        visit(i, t, weak_or_strong(weak));
+                        out.push(i, t, weak_or_strong(weak));
                     }
                 }
-                return;
+                return end;
             }
             TypeKind::Plain => SlotKind::Strong,
         };
         // A reference object: slot 0 is the referent, the others strong.
         for i in start..end {
+            if out.is_full() {
+                return i;
+            }
             let offset = self.slot_offset(h, i);
             if let Some(t) = (offset != 0).then(|| target(base, offset)).flatten() {
-                visit(i, t, if i == 0 { referent } else { SlotKind::Strong });
+                out.push(i, t, if i == 0 { referent } else { SlotKind::Strong });
             }
         }
+        end
+    }
+
+    /// [`ObjectModel::scan_slots`] of a type that is not plain: the slow
+    /// path fills a batch of slots out of line, and the visitor runs here,
+    /// inline, on each batch.
+    #[inline(always)]
+    fn scan_special_batched<V: FnMut(usize, ObjRef, SlotKind)>(
+        &self,
+        h: usize,
+        code: u8,
+        start: usize,
+        end: usize,
+        mut visit: V,
+    ) {
+        let mut batch = SpecialSlots::new();
+        let mut from = start;
+        while from < end {
+            from = self.scan_special(h, code, from, end, &mut batch);
+            for &(i, t, kind) in batch.as_slice() {
+                visit(i, t, kind);
+            }
+        }
+    }
+}
+
+/// The slots one call of the slow path hands back: up to
+/// [`SpecialSlots::CAPACITY`] (index, target, kind) triples, in slot order.
+struct SpecialSlots {
+    slots: [(usize, ObjRef, SlotKind); SpecialSlots::CAPACITY],
+    len: usize,
+}
+
+impl SpecialSlots {
+    /// Slots per batch: enough that the call is amortised, small enough to
+    /// stay in the stack's cache lines.
+    const CAPACITY: usize = 16;
+
+    fn new() -> SpecialSlots {
+        // A placeholder entry, never visited (`len` says which are held).
+        let empty = (0, ObjRef::from_index(0), SlotKind::Strong);
+        SpecialSlots {
+            slots: [empty; SpecialSlots::CAPACITY],
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn is_full(&self) -> bool {
+        self.len == SpecialSlots::CAPACITY
+    }
+
+    #[inline(always)]
+    fn push(&mut self, i: usize, t: ObjRef, kind: SlotKind) {
+        self.slots[self.len] = (i, t, kind);
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn as_slice(&self) -> &[(usize, ObjRef, SlotKind)] {
+        &self.slots[..self.len]
     }
 }
 
@@ -608,7 +690,7 @@ impl ObjectModel for HeapView<'_> {
             ArenaLayout::Wide => {
                 let code = self.kind_code(self.load64(h + 1) as u32);
                 if code != PLAIN {
-                    return self.scan_special(h, code, start, end, &mut visit);
+                    return self.scan_special_batched(h, code, start, end, visit);
                 }
                 let all = &self.words[h + 2..h + 2 + count];
                 for (i, w) in all[start..end].iter().enumerate() {
@@ -624,7 +706,7 @@ impl ObjectModel for HeapView<'_> {
             ArenaLayout::Compressed => {
                 let code = self.kind_code(self.load32(2 * h + 2));
                 if code != PLAIN {
-                    return self.scan_special(h, code, start, end, &mut visit);
+                    return self.scan_special_batched(h, code, start, end, visit);
                 }
                 let first = 2 * h + 3;
                 let all = &self.halves[first..first + count];
@@ -843,6 +925,64 @@ mod tests {
                 Err(StoreError::TargetNotAnObject(_))
             ));
             assert!(!v.is_object(inside) && v.is_object(r[4]));
+        }
+    }
+
+    /// The slow path hands its slots over in batches of
+    /// `SpecialSlots::CAPACITY`: objects of every kind with several batches
+    /// of slots, nulls among them, scanned whole and from inside, visit
+    /// what the per-slot decoding (`slots`) says, in order.
+    #[test]
+    fn special_kinds_scan_across_batches() {
+        let n = 3 * SpecialSlots::CAPACITY + 6; // even: ephemeron tables hold pairs
+        for layout in ArenaLayout::ALL {
+            let mut b = HeapBuilder::new();
+            b.set_format(ArenaFormat::new(layout)).unwrap();
+            let kinds = [
+                TypeKind::WeakRef,
+                TypeKind::SoftRef,
+                TypeKind::PhantomRef,
+                TypeKind::EphemeronTable,
+                TypeKind::WeakSlots,
+            ];
+            let objs: Vec<Pos> = kinds
+                .iter()
+                .map(|&k| {
+                    let t = b.type_name(k.name()).unwrap();
+                    b.type_kind(t, k).unwrap();
+                    b.alloc(t, n as u32, 0).unwrap()
+                })
+                .collect();
+            for (&k, &o) in kinds.iter().zip(&objs) {
+                for i in 0..n {
+                    let to = objs[i % objs.len()];
+                    let slot = match k {
+                        // Whole entries null now and then (a value's key is never null).
+                        TypeKind::EphemeronTable if (i / 2) % 5 == 4 => Slot::NULL,
+                        TypeKind::EphemeronTable => Slot::strong(to),
+                        TypeKind::WeakSlots if i % 3 == 0 => Slot::weak(to),
+                        _ if i % 7 == 6 => Slot::NULL,
+                        _ => Slot::strong(to),
+                    };
+                    b.set_slot(o, i as u32, slot).unwrap();
+                }
+            }
+            b.root(objs[0]).unwrap();
+            let heap = b.finish().unwrap();
+            let v = heap.view();
+            for &o in &objs {
+                let r = v.obj_ref(o).unwrap();
+                let want: Vec<_> = v
+                    .slots(r)
+                    .enumerate()
+                    .filter_map(|(i, s)| s.map(|(t, k)| (i, t, k)))
+                    .collect();
+                assert!(want.len() > 2 * SpecialSlots::CAPACITY, "{layout:?}");
+                for from in [0, 1, SpecialSlots::CAPACITY, n - 3] {
+                    let tail: Vec<_> = want.iter().filter(|w| w.0 >= from).copied().collect();
+                    assert_eq!(scan(&v, r, from..n), tail, "{layout:?} from {from}");
+                }
+            }
         }
     }
 
