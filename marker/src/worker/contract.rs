@@ -197,7 +197,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         Self::marked(
             self.phase.heap,
             &mut self.slot.uncounted,
-            self.count_live,
+            self.count_marks,
             obj,
         );
         self.push(obj.word());

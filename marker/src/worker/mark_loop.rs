@@ -219,14 +219,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         self.slot.uncounted.clear();
     }
 
-    /// With a deque that may deliver an item twice to more than one worker
-    /// and live counting on (`count_live`, the worker's field of that
-    /// meaning): queues `obj`, just marked by this worker, to be counted live, and
+    /// When live objects are counted as they are marked (`count_marks`):
+    /// queues `obj`, just marked by this worker, to be counted live, and
     /// prefetches its header (the count reads it a few dozen marks later;
     /// the scan will need it too).
     #[inline(always)]
-    pub(super) fn marked(heap: &H, uncounted: &mut Vec<usize>, count_live: bool, obj: ObjRef) {
-        if !D::KIND.exactly_once() && count_live {
+    pub(super) fn marked(heap: &H, uncounted: &mut Vec<usize>, count_marks: bool, obj: ObjRef) {
+        if !D::KIND.exactly_once() && count_marks {
             heap.prefetch(obj);
             uncounted.push(obj.word());
         }
@@ -317,7 +316,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let heap = self.phase.heap;
         let store = self.phase.store;
         let edge_depth = self.edge_depth;
-        let count_live = self.count_live;
+        let count_marks = self.count_marks;
         let edges = &mut self.edges;
         let slot = &mut *self.slot;
         let (mut visited, mut marked, mut weak) = (0u64, 0u64, 0usize);
@@ -333,7 +332,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     };
                     if store.try_mark(heap, target) {
                         marked += 1;
-                        Self::marked(heap, &mut slot.uncounted, count_live, target);
+                        Self::marked(heap, &mut slot.uncounted, count_marks, target);
                         grey(slot, target.word());
                         if W != OFF {
                             slot.contract.check(target);

@@ -76,7 +76,7 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     /// only where `D` may deliver twice.
     ///
     /// [`MarkerConfig::count_live`]: crate::MarkerConfig::count_live
-    count_live: bool,
+    count_marks: bool,
     /// Whether live objects are counted when *scanned* (each live object is
     /// scanned exactly once): with live counting on and an exactly-once
     /// deque, or a single worker (see [`Worker::counts_scans`]).
@@ -117,7 +117,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             edges: Fifo::new(),
             edge_depth: if c.prefetch > 0 { EDGE_DEPTH } else { 0 },
             private: c.private_work,
-            count_live: c.count_live && !Self::counts_scans(c.workers),
+            count_marks: c.count_live && !Self::counts_scans(c.workers),
             count_scans: c.count_live && Self::counts_scans(c.workers),
             typed,
             scanned: Batch::new(),
