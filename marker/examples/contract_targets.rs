@@ -141,42 +141,26 @@ fn roots_subject<'a>(heap: &'a Leaves, chunks: &'a [Vec<ObjRef>], workers: usize
     })
 }
 
+/// The `roots` group: ten million roots in a thousand chunks at 1 and 2
+/// workers, the target's ratio.
 fn roots(runs: usize) {
-    let n = 10_000_000;
-    let heap = Leaves(n);
-    let chunks = random_chunks(n);
-    println!("roots: {n} roots in {} chunks", chunks.len());
-    let (heap, chunks) = (&heap, chunks.as_slice());
-    let s = alternate(
-        runs,
-        &mut [
-            roots_subject(heap, chunks, 1),
-            roots_subject(heap, chunks, 2),
-        ],
-    );
-    print(
-        "root phase, 1 / 2 workers (goal >= 1.8)",
-        ratio(&s[0], &s[1], |x| x.part_ns),
-        "w1",
-        "w2",
-    );
-    print(
-        "pause, 1 / 2 workers",
-        ratio(&s[0], &s[1], |x| x.pause_ns),
-        "w1",
-        "w2",
-    );
+    roots_at("roots", runs, &[1, 2]);
 }
 
-/// The `roots` group's source at 1, 2, 4, 8 and 16 workers: the root phase
-/// and the pause of 1 worker over those of N, paired.
+/// The `roots` group's source at 1, 2, 4, 8 and 16 workers.
 fn roots_scaling(runs: usize) {
+    roots_at("roots-scaling", runs, &[1, 2, 4, 8, 16]);
+}
+
+/// Ten million random roots in a thousand chunks at each count of
+/// `workers` (the first is 1), alternated: the root phase and the pause of
+/// 1 worker over those of each other count, paired.
+fn roots_at(group: &str, runs: usize, workers: &[usize]) {
     let n = 10_000_000;
     let heap = Leaves(n);
     let chunks = random_chunks(n);
-    println!("roots-scaling: {n} roots in {} chunks", chunks.len());
+    println!("{group}: {n} roots in {} chunks", chunks.len());
     let (heap, chunks) = (&heap, chunks.as_slice());
-    let workers = [1, 2, 4, 8, 16];
     let mut subjects: Vec<Run<'_>> = workers
         .iter()
         .map(|&w| roots_subject(heap, chunks, w))
@@ -184,8 +168,9 @@ fn roots_scaling(runs: usize) {
     let s = alternate(runs, &mut subjects);
     for (i, w) in workers.iter().enumerate().skip(1) {
         let wn = format!("w{w}");
+        let goal = if *w == 2 { " (goal >= 1.8)" } else { "" };
         print(
-            &format!("root phase, 1 / {w} workers"),
+            &format!("root phase, 1 / {w} workers{goal}"),
             ratio(&s[0], &s[i], |x| x.part_ns),
             "w1",
             &wn,
