@@ -225,11 +225,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             let pending: usize = self.engine.slots().map(|s| s.pending()).sum();
             if pending > 0 {
                 if self.watch == Watch::Off {
-                    self.index.reset(pending);
+                    self.index.reset(pending, self.store.dense_bound(self.heap));
                 }
                 if self.rounds < self.config.ephemeron_frozen_rounds && self.watch != Watch::Shared
                 {
                     self.rounds += 1;
+                    self.index.reserve(pending);
                     self.step(StepKind::Register)?;
                     self.watch = Watch::Frozen;
                 } else {

@@ -22,15 +22,32 @@
 //! the next entry's key) walks the index in order too, and a worker that
 //! registers a run of such keys takes each shard's lock once per run.
 //!
+//! # Dense: a side table by object number
+//!
+//! When the mark store numbers its objects densely
+//! ([`MarkStore::dense_bound`](stealmark_model::MarkStore::dense_bound):
+//! a side bitmap does) and the table would not be much larger than the
+//! keys need ([`DENSE_PER_KEY`]), the `register` steps put the entries in
+//! a side table instead of the shards (`dense`): one `u32` head per object
+//! number, the entries in an array by id. Registering is a few stores and
+//! one swap of the key's head per entry (two plain accesses when one worker
+//! registers alone), in ids reserved before the step; a frozen lookup is a
+//! load of the head, after the filter said maybe, and empties the key (only
+//! the worker that marked it looks it up). Shared steps still register in
+//! the shards (their entries are not counted in advance), and their `take`
+//! swaps the key's dense head to empty as well, so the entries of the
+//! frozen rounds before are taken exactly once too.
+//!
 //! # Frozen: registering and checking never overlap
 //!
 //! The engine registers the waiting entries in a step of their own
-//! ([`KeyIndex::insert_all`], under the shard locks), in which nothing is
-//! marked. The steps that mark afterwards read a [`Frozen`] view, made from
-//! exclusive access between the steps: no lock, no fence, no removal. The
-//! view never changes while they run, so a key's entries are found by
-//! whoever marks the key, and only one worker marks a key (the one whose
-//! `try_mark` set its bit), so each entry is released once. Ephemerons
+//! ([`KeyIndex::insert_all`], under the shard locks or in the dense
+//! table), in which nothing is marked. The steps that mark afterwards read
+//! a [`Frozen`] view, made from exclusive access between the steps: no
+//! lock, no fence, no removal from the shards. Nothing is added while they
+//! run, so a key's entries are found by whoever marks the key, and only one
+//! worker marks a key (the one whose `try_mark` set its bit), so each entry
+//! is released once; that worker alone empties the key's dense head. Ephemerons
 //! found while such a step runs, with their key unmarked, wait for the next
 //! registration step.
 //!
@@ -63,6 +80,7 @@
 //! batch of inserts (or marks) may share one fence: what matters is that
 //! each store comes before it and each load after it.
 
+mod dense;
 #[cfg(all(test, loom))]
 mod loom_tests;
 mod shard;
@@ -70,6 +88,7 @@ mod shard;
 mod tests;
 
 use crossbeam_utils::CachePadded;
+use dense::Dense;
 use stealmark_model::ObjRef;
 
 #[cfg(loom)]
@@ -92,6 +111,14 @@ pub(crate) const SHARDS: usize = 2;
 const SHORT_RUN: usize = 4;
 /// The entries `insert_all` judges its runs on.
 const RUN_SAMPLE: usize = 256;
+
+/// The dense table is used while it has at most this many heads (4 bytes
+/// each, touched or not) per expected key, or at most `DENSE_ALWAYS` heads:
+/// beyond, scattered keys would touch most of a table far larger than the
+/// hashed shards (the table is by mark index, which a heap may number by
+/// word, not by object).
+const DENSE_PER_KEY: usize = 32;
+const DENSE_ALWAYS: usize = 1 << 16;
 
 /// Filter bits per expected key (the false-positive rate is about one in
 /// this many while the index holds the expected number of keys).
@@ -117,6 +144,10 @@ pub(crate) fn fence() {
 /// Values waiting for their keys; see the module documentation.
 pub(crate) struct KeyIndex {
     shards: Box<[CachePadded<Mutex<Shard>>]>,
+    /// The side table by object number, used instead of the shards by
+    /// `insert_all` while `dense_on` (module documentation, "Dense").
+    dense: Dense,
+    dense_on: bool,
     filter: Vec<AtomicU64>,
     /// Filter bits minus one (the bit count is a power of two).
     filter_mask: usize,
@@ -129,19 +160,29 @@ impl KeyIndex {
             shards: (0..SHARDS)
                 .map(|_| CachePadded::new(Mutex::new(Shard::default())))
                 .collect(),
+            dense: Dense::new(),
+            dense_on: false,
             filter: Vec::new(),
             filter_mask: 0,
         };
-        index.reset(0);
+        index.reset(0, None);
         index
     }
 
     /// Empties the index (keeping its storage) and sizes the filter for
-    /// about `keys` keys. Exclusive access: no worker runs.
-    pub(crate) fn reset(&mut self, keys: usize) {
+    /// about `keys` keys. With `dense_bound` (the mark store numbers its
+    /// objects below it, and the numbers fit), registering uses the side
+    /// table by object number; otherwise the hashed shards. Exclusive
+    /// access: no worker runs.
+    pub(crate) fn reset(&mut self, keys: usize, dense_bound: Option<usize>) {
         for shard in self.shards.iter() {
             lock(shard).clear();
         }
+        let bound = dense_bound.filter(|&b| {
+            Dense::fits(b) && b <= keys.saturating_mul(DENSE_PER_KEY).max(DENSE_ALWAYS)
+        });
+        self.dense_on = bound.is_some();
+        self.dense.reset(bound.unwrap_or(0));
         let bits = keys
             .saturating_mul(FILTER_BITS_PER_KEY)
             .clamp(FILTER_MIN_BITS, FILTER_MAX_BITS)
@@ -154,6 +195,14 @@ impl KeyIndex {
         }
         self.filter.resize_with(bits / 64, || AtomicU64::new(0));
         self.filter_mask = bits - 1;
+    }
+
+    /// Makes room for `additional` more entries registered by `insert_all`
+    /// (the pending entries before a `register` step). Exclusive access.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        if self.dense_on {
+            self.dense.reserve(additional);
+        }
     }
 
     /// Registers `value` as waiting for `key`: inserts the entry, then sets
@@ -169,17 +218,53 @@ impl KeyIndex {
     }
 
     /// Registers every `(key, value)` of `entries` (their keys unmarked)
-    /// while no worker marks: each run of keys in one shard under one lock,
-    /// each run of filter bits in one word with one `fetch_or`. When the
-    /// runs are short (keys scattered over the heap: judged on the first
-    /// entries), the entries are first grouped by shard into `scratch` (a
-    /// stable counting sort: each key's entries keep their order), so that
-    /// each shard is locked once.
+    /// while no worker marks, each run of filter bits in one word with one
+    /// `fetch_or`. With the dense table, each entry goes in by its key's
+    /// number (`number`: the mark store's `dense_index`), in ids reserved
+    /// before the step ([`KeyIndex::reserve`]); `alone` says that no other
+    /// thread registers in this step (one worker), so that the table's
+    /// heads need no atomic swap. Otherwise each run of keys
+    /// in one shard goes in under one lock; when the runs are short (keys
+    /// scattered over the heap: judged on the first entries), the entries
+    /// are first grouped by shard into `scratch` (a stable counting sort:
+    /// each key's entries keep their order), so that each shard is locked
+    /// once.
     pub(crate) fn insert_all(
         &self,
         entries: &[(ObjRef, ObjRef)],
+        number: impl Fn(ObjRef) -> Option<usize>,
+        alone: bool,
         scratch: &mut Vec<(ObjRef, ObjRef)>,
     ) {
+        let mut word = usize::MAX;
+        let mut bits = 0;
+        let mut filter = |key| {
+            let (w, b) = self.filter_bit(key);
+            if w != word {
+                self.set_filter(word, bits);
+                (word, bits) = (w, 0);
+            }
+            bits |= b;
+        };
+        if self.dense_on {
+            // One pass: each entry and its filter bit.
+            let base = self.dense.claim(entries.len());
+            for (id, &(key, value)) in (base..).zip(entries) {
+                let at = number(key).expect(NUMBERED);
+                self.dense.insert(id, at, value.word(), alone);
+                filter(key);
+            }
+        } else {
+            self.insert_all_hashed(entries, scratch);
+            for &(key, _) in entries {
+                filter(key);
+            }
+        }
+        self.set_filter(word, bits);
+    }
+
+    /// `insert_all`'s shards: each run of keys in one shard under one lock.
+    fn insert_all_hashed(&self, entries: &[(ObjRef, ObjRef)], scratch: &mut Vec<(ObjRef, ObjRef)>) {
         let sample = &entries[..entries.len().min(RUN_SAMPLE)];
         let runs = 1 + sample
             .windows(2)
@@ -205,17 +290,6 @@ impl KeyIndex {
             drop(shard);
             rest = &rest[run..];
         }
-        let mut word = usize::MAX;
-        let mut bits = 0;
-        for &(key, _) in entries {
-            let (w, b) = self.filter_bit(key);
-            if w != word {
-                self.set_filter(word, bits);
-                (word, bits) = (w, 0);
-            }
-            bits |= b;
-        }
-        self.set_filter(word, bits);
     }
 
     /// Sets `bits` in filter word `word` (nothing for `usize::MAX`).
@@ -235,6 +309,7 @@ impl KeyIndex {
     pub(crate) fn freeze(&mut self) -> Frozen<'_> {
         Frozen {
             shards: self.shards.iter_mut().map(|s| &*get_mut(s)).collect(),
+            dense: self.dense_on.then_some(&self.dense),
             filter: &self.filter,
             filter_mask: self.filter_mask,
         }
@@ -250,20 +325,30 @@ impl KeyIndex {
         self.filter[word].load(Ordering::Relaxed) & bit != 0
     }
 
-    /// Takes every entry waiting for `key`, appending their values to `out`;
-    /// returns how many. Each entry is taken by one call only.
-    pub(crate) fn take(&self, key: ObjRef, out: &mut Vec<ObjRef>) -> usize {
+    /// Takes every entry waiting for `key` (numbered `number` by the mark
+    /// store), appending their values to `out`; returns how many. Each entry
+    /// is taken by one call only: from the dense table (entries of earlier
+    /// `register` steps) by a swap, from the shards under the lock.
+    pub(crate) fn take(&self, key: ObjRef, number: Option<usize>, out: &mut Vec<ObjRef>) -> usize {
         let before = out.len();
-        lock(&self.shards[shard_of(key)]).take(key.word(), |v| {
-            out.push(ObjRef::from_word(v).expect("only object references are inserted"));
-        });
+        if self.dense_on {
+            self.dense
+                .take(number.expect(NUMBERED), |v| out.push(value(v)));
+        }
+        lock(&self.shards[shard_of(key)]).take(key.word(), |v| out.push(value(v)));
         out.len() - before
+    }
+
+    /// Whether registering uses the dense table.
+    #[cfg(test)]
+    pub(crate) fn is_dense(&self) -> bool {
+        self.dense_on
     }
 
     /// Entries registered and not taken, over every shard.
     #[cfg(test)]
     pub(crate) fn waiting(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).waiting()).sum()
+        self.dense.waiting() + self.shards.iter().map(|s| lock(s).waiting()).sum::<usize>()
     }
 
     /// The filter word and bit of `key`.
@@ -276,6 +361,8 @@ impl KeyIndex {
 /// The key index, read-only: see the module documentation ("Frozen").
 pub(crate) struct Frozen<'a> {
     shards: Vec<&'a Shard>,
+    /// The dense table, when registering used it.
+    dense: Option<&'a Dense>,
     filter: &'a [AtomicU64],
     filter_mask: usize,
 }
@@ -290,16 +377,35 @@ impl Frozen<'_> {
         self.filter[word].load(Ordering::Relaxed) & bit != 0
     }
 
-    /// Appends the values waiting for `key` to `out`; returns how many. The
-    /// caller is the worker that marked `key`, so no other worker looks the
-    /// key up while the view lives.
-    pub(crate) fn lookup(&self, key: ObjRef, out: &mut Vec<ObjRef>) -> usize {
+    /// Appends the values waiting for `key` (numbered `number` by the mark
+    /// store) to `out`; returns how many. The caller is the worker that
+    /// marked `key`, so no other worker looks the key up while the view
+    /// lives; with the dense table the key's list is emptied as well (no
+    /// entry for a marked key is registered later).
+    #[inline]
+    pub(crate) fn lookup(
+        &self,
+        key: ObjRef,
+        number: Option<usize>,
+        out: &mut Vec<ObjRef>,
+    ) -> usize {
         let before = out.len();
-        self.shards[shard_of(key)].get(key.word(), |v| {
-            out.push(ObjRef::from_word(v).expect("only object references are inserted"));
-        });
+        match self.dense {
+            Some(dense) => dense.take_marked(number.expect(NUMBERED), |v| out.push(value(v))),
+            None => self.shards[shard_of(key)].get(key.word(), |v| out.push(value(v))),
+        }
         out.len() - before
     }
+}
+
+/// The message of a dense key index given a key without a number: the
+/// mark store broke `MarkStore::dense_index`'s contract.
+const NUMBERED: &str = "MarkStore::dense_index numbers every object when dense_bound is Some";
+
+/// An entry's value, from its reference word.
+#[inline]
+fn value(word: usize) -> ObjRef {
+    ObjRef::from_word(word).expect("only object references are inserted")
 }
 
 /// Copies `entries` into `scratch` grouped by shard, in shard order,

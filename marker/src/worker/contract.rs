@@ -294,10 +294,11 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         if W == SHARED {
             self.settle_shared();
         } else if let Some(frozen) = self.phase.frozen {
+            let (heap, store) = (self.phase.heap, self.phase.store);
             let c = &mut self.slot.contract;
             for &obj in &c.checking {
                 if frozen.may_hold(obj) {
-                    frozen.lookup(obj, &mut c.released);
+                    frozen.lookup(obj, store.dense_index(heap, obj), &mut c.released);
                 }
             }
         }
@@ -322,12 +323,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         std::mem::swap(&mut c.recheck, &mut c.rechecking);
         for &obj in &c.checking {
             if index.may_hold(obj) {
-                index.take(obj, &mut c.released);
+                index.take(obj, store.dense_index(heap, obj), &mut c.released);
             }
         }
         for &key in &c.rechecking {
             if store.is_marked(heap, key) {
-                index.take(key, &mut c.released);
+                index.take(key, store.dense_index(heap, key), &mut c.released);
             }
         }
         c.rechecking.clear();

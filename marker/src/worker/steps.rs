@@ -119,7 +119,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             }
             waits
         });
-        index.insert_all(&pending, &mut self.slot.contract.scratch);
+        index.insert_all(
+            &pending,
+            |key| store.dense_index(heap, key),
+            self.phase.config.workers == 1,
+            &mut self.slot.contract.scratch,
+        );
         self.slot.record.stats.ephemerons_registered += pending.len() as u64;
         self.slot.contract.restore_pending(pending);
     }
