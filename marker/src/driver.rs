@@ -244,6 +244,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
                 self.step(StepKind::Soft)?;
                 continue;
             }
+            if self.watch != Watch::Off && self.all_released() {
+                // Every head of the key index's dense table is clear.
+                self.index.all_taken();
+            }
             return Ok(());
         }
     }

@@ -41,6 +41,9 @@ pub(super) struct Dense {
     entries: Vec<Entry>,
     /// Entry ids claimed so far.
     used: AtomicUsize,
+    /// Whether some head may be set: room was reserved since the last
+    /// reset and [`Dense::all_taken`] was not said since.
+    dirty: bool,
 }
 
 /// One waiting value: 16 bytes, so that registering writes one stream and
@@ -61,6 +64,7 @@ impl Dense {
             heads: zeroed(0),
             entries: Vec::new(),
             used: AtomicUsize::new(0),
+            dirty: false,
         }
     }
 
@@ -71,13 +75,16 @@ impl Dense {
     }
 
     /// Empties the index for objects numbered below `bound` (which
-    /// [`Dense::fits`]): clears the heads the entries wrote, or allocates a
-    /// larger zeroed table. Exclusive access.
+    /// [`Dense::fits`]): clears the heads the entries wrote (none when
+    /// every entry was taken), or allocates a larger zeroed table.
+    /// Exclusive access.
     pub(super) fn reset(&mut self, bound: usize) {
-        let used = std::mem::replace(self.used.get_mut(), 0);
+        // Relaxed: exclusive access (loom's atomics have no `get_mut`).
+        let used = self.used.swap(0, Ordering::Relaxed);
+        let dirty = std::mem::replace(&mut self.dirty, false);
         if bound > self.heads.len() {
             self.heads = zeroed(bound);
-        } else {
+        } else if dirty {
             for e in &self.entries[..used] {
                 // Relaxed: exclusive access; the pool's hand-off publishes.
                 // Most heads were cleared by whoever took their entries:
@@ -90,9 +97,18 @@ impl Dense {
         }
     }
 
+    /// Says that every entry registered since the last reset was taken,
+    /// so every head is clear: the next reset has nothing to clear.
+    /// Exclusive access.
+    pub(super) fn all_taken(&mut self) {
+        self.dirty = false;
+    }
+
     /// Makes room for `additional` more entries. Exclusive access.
     pub(super) fn reserve(&mut self, additional: usize) {
-        let want = *self.used.get_mut() + additional;
+        self.dirty = true;
+        // Relaxed: exclusive access.
+        let want = self.used.load(Ordering::Relaxed) + additional;
         assert!(
             want < u32::MAX as usize,
             "fewer than 2^32 - 1 waiting ephemerons in one collection"
@@ -173,11 +189,16 @@ impl Dense {
 
     /// Removes every entry waiting for object `key` and calls `f` with each
     /// value, newest first. Each entry is taken by one call only (the swap).
+    /// Other workers may take at the same time, but nobody inserts: a head
+    /// read empty stays empty, so it needs no swap.
     #[inline]
     pub(super) fn take(&self, key: usize, f: impl FnMut(usize)) {
+        let head = &self.heads[key];
         // Relaxed: the entries were written in an earlier step (published
         // by the hand-off); the swap's atomicity alone makes it exactly once.
-        self.walk(self.heads[key].swap(NONE, Ordering::Relaxed), f);
+        if head.load(Ordering::Relaxed) != NONE {
+            self.walk(head.swap(NONE, Ordering::Relaxed), f);
+        }
     }
 
     /// Calls `f` with the value of entry `head - 1` and of each older one

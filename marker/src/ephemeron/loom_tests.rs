@@ -229,12 +229,15 @@ fn shared_round_after_a_dense_round_takes_each_entry_once() {
         assert!(index.is_dense());
         index.reserve(1);
         let number = |k: ObjRef| Some(k.index());
-        index.insert_all(
-            &[(key(), ObjRef::from_index(9))],
+        let registered = index.register(
+            &mut vec![(key(), ObjRef::from_index(9))],
+            |_| false,
             number,
             true,
             &mut Vec::new(),
+            &mut Vec::new(),
         );
+        assert_eq!(registered, 1);
         let index = Arc::new(index);
         let mark = Arc::new(AtomicU64::new(0));
         let (i2, m2) = (index.clone(), mark.clone());

@@ -41,7 +41,7 @@
 //! # Frozen: registering and checking never overlap
 //!
 //! The engine registers the waiting entries in a step of their own
-//! ([`KeyIndex::insert_all`], under the shard locks or in the dense
+//! ([`KeyIndex::register`], under the shard locks or in the dense
 //! table), in which nothing is marked. The steps that mark afterwards read
 //! a [`Frozen`] view, made from exclusive access between the steps: no
 //! lock, no fence, no removal from the shards. Nothing is added while they
@@ -104,12 +104,12 @@ pub(crate) const SHARDS: usize = 256;
 #[cfg(loom)]
 pub(crate) const SHARDS: usize = 2;
 
-/// `insert_all` groups the entries by shard first when its runs of keys
+/// `register` groups the entries by shard first when its runs of keys
 /// in one shard are shorter than this on average, judged on the first
 /// `RUN_SAMPLE` entries (so that entries in long runs, a table's keys laid
 /// out together, cost no extra pass).
 const SHORT_RUN: usize = 4;
-/// The entries `insert_all` judges its runs on.
+/// The entries `register` judges its runs on.
 const RUN_SAMPLE: usize = 256;
 
 /// The dense table is used while it has at most this many heads (4 bytes
@@ -117,7 +117,7 @@ const RUN_SAMPLE: usize = 256;
 /// beyond, scattered keys would touch most of a table far larger than the
 /// hashed shards (the table is by mark index, which a heap may number by
 /// word, not by object).
-const DENSE_PER_KEY: usize = 32;
+const DENSE_PER_KEY: usize = 8;
 const DENSE_ALWAYS: usize = 1 << 16;
 
 /// Filter bits per expected key (the false-positive rate is about one in
@@ -145,7 +145,7 @@ pub(crate) fn fence() {
 pub(crate) struct KeyIndex {
     shards: Box<[CachePadded<Mutex<Shard>>]>,
     /// The side table by object number, used instead of the shards by
-    /// `insert_all` while `dense_on` (module documentation, "Dense").
+    /// `register` while `dense_on` (module documentation, "Dense").
     dense: Dense,
     dense_on: bool,
     filter: Vec<AtomicU64>,
@@ -197,12 +197,19 @@ impl KeyIndex {
         self.filter_mask = bits - 1;
     }
 
-    /// Makes room for `additional` more entries registered by `insert_all`
+    /// Makes room for `additional` more entries registered by `register`
     /// (the pending entries before a `register` step). Exclusive access.
     pub(crate) fn reserve(&mut self, additional: usize) {
         if self.dense_on {
             self.dense.reserve(additional);
         }
+    }
+
+    /// Says that every entry registered since the last reset was taken (the
+    /// workers' released count equals their registered count), so that the
+    /// next reset need not clear the dense table. Exclusive access.
+    pub(crate) fn all_taken(&mut self) {
+        self.dense.all_taken();
     }
 
     /// Registers `value` as waiting for `key`: inserts the entry, then sets
@@ -217,27 +224,34 @@ impl KeyIndex {
         self.set_filter(word, bit);
     }
 
-    /// Registers every `(key, value)` of `entries` (their keys unmarked)
-    /// while no worker marks, each run of filter bits in one word with one
-    /// `fetch_or`. With the dense table, each entry goes in by its key's
-    /// number (`number`: the mark store's `dense_index`), in ids reserved
-    /// before the step ([`KeyIndex::reserve`]); `alone` says that no other
-    /// thread registers in this step (one worker), so that the table's
-    /// heads need no atomic swap. Otherwise each run of keys
-    /// in one shard goes in under one lock; when the runs are short (keys
-    /// scattered over the heap: judged on the first entries), the entries
-    /// are first grouped by shard into `scratch` (a stable counting sort:
-    /// each key's entries keep their order), so that each shard is locked
-    /// once.
-    pub(crate) fn insert_all(
+    /// Registers the entries `(key, value)` of `entries` whose key is not
+    /// `marked` while no worker marks, and appends the values of the others
+    /// to `ready`; returns how many it registered. Each run of filter bits
+    /// in one word is set with one `fetch_or`. With the dense table, in one
+    /// pass, each entry goes in by its key's number (`number`: the mark
+    /// store's `dense_index`), in ids reserved before the step
+    /// ([`KeyIndex::reserve`]: the ids of entries found ready stay unused,
+    /// linked from no head); `alone` says that no other thread registers in
+    /// this step (one worker), so that the table's heads need no atomic
+    /// swap. Otherwise the entries with unmarked keys are kept in
+    /// `entries`, and each run of keys in one shard goes in under one
+    /// lock; when the runs are short (keys scattered over the heap: judged
+    /// on the first entries), the entries are first grouped by shard into
+    /// `scratch` (a stable counting sort: each key's entries keep their
+    /// order), so that each shard is locked once.
+    pub(crate) fn register(
         &self,
-        entries: &[(ObjRef, ObjRef)],
+        entries: &mut Vec<(ObjRef, ObjRef)>,
+        marked: impl Fn(ObjRef) -> bool,
         number: impl Fn(ObjRef) -> Option<usize>,
         alone: bool,
+        ready: &mut Vec<ObjRef>,
         scratch: &mut Vec<(ObjRef, ObjRef)>,
-    ) {
+    ) -> usize {
         let mut word = usize::MAX;
         let mut bits = 0;
+        // The filter covers the shards only: the dense table's heads are
+        // their own test (one load each).
         let mut filter = |key| {
             let (w, b) = self.filter_bit(key);
             if w != word {
@@ -246,24 +260,39 @@ impl KeyIndex {
             }
             bits |= b;
         };
-        if self.dense_on {
-            // One pass: each entry and its filter bit.
-            let base = self.dense.claim(entries.len());
-            for (id, &(key, value)) in (base..).zip(entries) {
-                let at = number(key).expect(NUMBERED);
-                self.dense.insert(id, at, value.word(), alone);
-                filter(key);
+        let registered = if self.dense_on {
+            // One pass: each entry's mark, then the entry and its filter bit.
+            let mut id = self.dense.claim(entries.len());
+            let first = id;
+            for &(key, value) in entries.iter() {
+                if marked(key) {
+                    ready.push(value);
+                    continue;
+                }
+                self.dense
+                    .insert(id, number(key).expect(NUMBERED), value.word(), alone);
+                id += 1;
             }
+            id - first
         } else {
+            entries.retain(|&(key, value)| {
+                let waits = !marked(key);
+                if !waits {
+                    ready.push(value);
+                }
+                waits
+            });
             self.insert_all_hashed(entries, scratch);
-            for &(key, _) in entries {
+            for &(key, _) in entries.iter() {
                 filter(key);
             }
-        }
+            entries.len()
+        };
         self.set_filter(word, bits);
+        registered
     }
 
-    /// `insert_all`'s shards: each run of keys in one shard under one lock.
+    /// `register`'s shards: each run of keys in one shard under one lock.
     fn insert_all_hashed(&self, entries: &[(ObjRef, ObjRef)], scratch: &mut Vec<(ObjRef, ObjRef)>) {
         let sample = &entries[..entries.len().min(RUN_SAMPLE)];
         let runs = 1 + sample
@@ -296,7 +325,7 @@ impl KeyIndex {
     fn set_filter(&self, word: usize, bits: u64) {
         if let Some(w) = self.filter.get(word) {
             // Relaxed: published to the steps that read the filter by the
-            // pool's hand-off between steps (`insert_all`), or ordered by
+            // pool's hand-off between steps (`register`), or ordered by
             // the fences of the shared protocol (`insert`).
             w.fetch_or(bits, Ordering::Relaxed);
         }
@@ -315,10 +344,18 @@ impl KeyIndex {
         }
     }
 
-    /// Whether `key` may have waiting entries (`false` is certain). The
-    /// caller has marked `key` and fenced since ([`fence`]).
+    /// Whether `key` may have waiting entries (`false` is certain): always
+    /// with the dense table (whose head [`KeyIndex::take`] reads first),
+    /// else the filter's answer. The caller has marked `key` and fenced
+    /// since ([`fence`]).
     #[inline]
     pub(crate) fn may_hold(&self, key: ObjRef) -> bool {
+        self.dense_on || self.filtered(key)
+    }
+
+    /// Whether `key`'s filter bit is set: it may have entries in the shards.
+    #[inline]
+    fn filtered(&self, key: ObjRef) -> bool {
         let (word, bit) = self.filter_bit(key);
         // Relaxed: the caller's SeqCst fence (after its mark) pairs with the
         // registrant's fence (after its `insert`); see the module docs.
@@ -328,14 +365,18 @@ impl KeyIndex {
     /// Takes every entry waiting for `key` (numbered `number` by the mark
     /// store), appending their values to `out`; returns how many. Each entry
     /// is taken by one call only: from the dense table (entries of earlier
-    /// `register` steps) by a swap, from the shards under the lock.
+    /// `register` steps) by a swap, from the shards (if the key's filter bit
+    /// is set) under the lock. The caller has fenced since its mark or its
+    /// insert ([`fence`]).
     pub(crate) fn take(&self, key: ObjRef, number: Option<usize>, out: &mut Vec<ObjRef>) -> usize {
         let before = out.len();
         if self.dense_on {
             self.dense
                 .take(number.expect(NUMBERED), |v| out.push(value(v)));
         }
-        lock(&self.shards[shard_of(key)]).take(key.word(), |v| out.push(value(v)));
+        if self.filtered(key) {
+            lock(&self.shards[shard_of(key)]).take(key.word(), |v| out.push(value(v)));
+        }
         out.len() - before
     }
 
@@ -368,9 +409,14 @@ pub(crate) struct Frozen<'a> {
 }
 
 impl Frozen<'_> {
-    /// Whether `key` may have waiting entries (`false` is certain).
+    /// Whether `key` may have waiting entries (`false` is certain): always
+    /// with the dense table (whose head [`Frozen::lookup`] reads first; the
+    /// filter is not set for it), else the filter's answer.
     #[inline]
     pub(crate) fn may_hold(&self, key: ObjRef) -> bool {
+        if self.dense.is_some() {
+            return true;
+        }
         let (word, bit) = filter_bit(key, self.filter_mask);
         // Relaxed: the filter does not change while the view lives; the
         // pool's hand-off published it.

@@ -16,7 +16,8 @@ use super::{fence, KeyIndex};
 #[derive(Clone, Debug)]
 enum Op {
     Insert(usize, usize),
-    /// Inserts a batch (`insert_all`).
+    /// Registers a batch (`register`); keys divisible by 5 count as marked
+    /// (their values are ready at once).
     Batch(Vec<(usize, usize)>),
     Take(usize),
     /// Looks a key up in a frozen view (nothing is removed).
@@ -36,7 +37,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => proptest::collection::vec((key.clone(), 0usize..10_000), 0..40).prop_map(Op::Batch),
         4 => key.clone().prop_map(Op::Take),
         3 => key.prop_map(Op::Lookup),
-        1 => (0usize..100_000).prop_map(Op::Reset),
+        1 => (0usize..500_000).prop_map(Op::Reset),
     ]
 }
 
@@ -57,7 +58,7 @@ proptest! {
         let mut index = KeyIndex::new();
         let bound = dense.then_some(DENSE_BOUND);
         // Enough keys for the dense table (its size per key is bounded).
-        index.reset(100_000, bound);
+        index.reset(DENSE_BOUND / 8, bound);
         let mut dense = index.is_dense();
         prop_assert_eq!(dense, bound.is_some());
         let mut model: HashMap<usize, Vec<usize>> = HashMap::new();
@@ -76,15 +77,26 @@ proptest! {
                     prop_assert!(index.may_hold(ObjRef::from_index(k)));
                 }
                 Op::Batch(entries) => {
-                    let refs: Vec<(ObjRef, ObjRef)> = entries
+                    let mut refs: Vec<(ObjRef, ObjRef)> = entries
                         .iter()
                         .map(|&(k, v)| (ObjRef::from_index(k), ObjRef::from_index(v)))
                         .collect();
                     index.reserve(refs.len());
-                    index.insert_all(&refs, number, alone, &mut scratch);
+                    let marked = |k: ObjRef| k.index() % 5 == 0;
+                    let mut ready = Vec::new();
+                    let n = index.register(&mut refs, marked, number, alone, &mut ready, &mut scratch);
+                    let total = entries.len();
+                    let mut expect_ready = Vec::new();
                     for (k, v) in entries {
-                        model.entry(k).or_default().push(v);
+                        if k % 5 == 0 {
+                            expect_ready.push(v);
+                        } else {
+                            model.entry(k).or_default().push(v);
+                        }
                     }
+                    let ready: Vec<usize> = ready.iter().map(|r| r.index()).collect();
+                    prop_assert_eq!(n, total - expect_ready.len());
+                    prop_assert_eq!(ready, expect_ready);
                 }
                 Op::Lookup(k) => {
                     out.clear();
