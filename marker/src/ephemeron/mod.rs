@@ -81,14 +81,18 @@
 //! each store comes before it and each load after it.
 
 mod dense;
+mod frozen;
 #[cfg(all(test, loom))]
 mod loom_tests;
+mod place;
 mod shard;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
 use crossbeam_utils::CachePadded;
 use dense::Dense;
+pub(crate) use frozen::Frozen;
+use place::{filter_bit, group_by_shard, shard_of, value, NUMBERED};
 use stealmark_model::ObjRef;
 
 #[cfg(loom)]
@@ -397,105 +401,4 @@ impl KeyIndex {
     fn filter_bit(&self, key: ObjRef) -> (usize, u64) {
         filter_bit(key, self.filter_mask)
     }
-}
-
-/// The key index, read-only: see the module documentation ("Frozen").
-pub(crate) struct Frozen<'a> {
-    shards: Vec<&'a Shard>,
-    /// The dense table, when registering used it.
-    dense: Option<&'a Dense>,
-    filter: &'a [AtomicU64],
-    filter_mask: usize,
-}
-
-impl Frozen<'_> {
-    /// Whether `key` may have waiting entries (`false` is certain): always
-    /// with the dense table (whose head [`Frozen::lookup`] reads first; the
-    /// filter is not set for it), else the filter's answer.
-    #[inline]
-    pub(crate) fn may_hold(&self, key: ObjRef) -> bool {
-        if self.dense.is_some() {
-            return true;
-        }
-        let (word, bit) = filter_bit(key, self.filter_mask);
-        // Relaxed: the filter does not change while the view lives; the
-        // pool's hand-off published it.
-        self.filter[word].load(Ordering::Relaxed) & bit != 0
-    }
-
-    /// Appends the values waiting for `key` (numbered `number` by the mark
-    /// store) to `out`; returns how many. The caller is the worker that
-    /// marked `key`, so no other worker looks the key up while the view
-    /// lives; with the dense table the key's list is emptied as well (no
-    /// entry for a marked key is registered later).
-    #[inline]
-    pub(crate) fn lookup(
-        &self,
-        key: ObjRef,
-        number: Option<usize>,
-        out: &mut Vec<ObjRef>,
-    ) -> usize {
-        let before = out.len();
-        match self.dense {
-            Some(dense) => dense.take_marked(number.expect(NUMBERED), |v| out.push(value(v))),
-            None => self.shards[shard_of(key)].get(key.word(), |v| out.push(value(v))),
-        }
-        out.len() - before
-    }
-}
-
-/// The message of a dense key index given a key without a number: the
-/// mark store broke `MarkStore::dense_index`'s contract.
-const NUMBERED: &str = "MarkStore::dense_index numbers every object when dense_bound is Some";
-
-/// An entry's value, from its reference word.
-#[inline]
-fn value(word: usize) -> ObjRef {
-    ObjRef::from_word(word).expect("only object references are inserted")
-}
-
-/// Copies `entries` into `scratch` grouped by shard, in shard order,
-/// keeping their order within each shard.
-fn group_by_shard(entries: &[(ObjRef, ObjRef)], scratch: &mut Vec<(ObjRef, ObjRef)>) {
-    let mut counts = [0usize; SHARDS];
-    for &(key, _) in entries {
-        counts[shard_of(key)] += 1;
-    }
-    let mut at = 0;
-    for c in counts.iter_mut() {
-        (*c, at) = (at, at + *c);
-    }
-    scratch.clear();
-    if let Some(&first) = entries.first() {
-        scratch.resize(entries.len(), first);
-    }
-    for &e in entries {
-        let s = shard_of(e.0);
-        scratch[counts[s]] = e;
-        counts[s] += 1;
-    }
-}
-
-/// The filter word and bit of `key` in a filter of `mask + 1` bits: the
-/// key's word index plus a per-page offset, so that neighbours share a word
-/// and pages spread.
-#[inline]
-fn filter_bit(key: ObjRef, mask: usize) -> (usize, u64) {
-    let w = key.word();
-    let bit = ((w >> 3).wrapping_add(page_hash(w))) & mask;
-    (bit / 64, 1u64 << (bit % 64))
-}
-
-/// A 64-bit mix of the 4 KiB page of `word`.
-#[inline]
-fn page_hash(word: usize) -> usize {
-    ((word >> 12) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> 7
-}
-
-/// The shard of `key`: a hash of its 64 KiB region, so that a run of keys
-/// laid out together (a table's keys, a chain) stays in one shard's map for
-/// hundreds of inserts.
-#[inline]
-fn shard_of(key: ObjRef) -> usize {
-    (((key.word() >> 16) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize & (SHARDS - 1)
 }
