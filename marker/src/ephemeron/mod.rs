@@ -31,12 +31,15 @@
 //! a side table instead of the shards (`dense`): one `u32` head per object
 //! number, the entries in an array by id. Registering is a few stores and
 //! one swap of the key's head per entry (two plain accesses when one worker
-//! registers alone), in ids reserved before the step; a frozen lookup is a
-//! load of the head, after the filter said maybe, and empties the key (only
-//! the worker that marked it looks it up). Shared steps still register in
-//! the shards (their entries are not counted in advance), and their `take`
-//! swaps the key's dense head to empty as well, so the entries of the
-//! frozen rounds before are taken exactly once too.
+//! registers alone), in ids reserved before the step. The filter is not
+//! set for these entries: a frozen check of a marked object is one load of
+//! its head, and a hit empties the key (only the worker that marked it
+//! looks it up). Shared steps still register in the shards (their entries
+//! are not counted in advance; the filter guards those), and their `take`
+//! reads the key's dense head and swaps it to empty if set, so the entries
+//! of the frozen rounds before are taken exactly once too: the dense heads
+//! were written before the step, so a marker's check after its fence sees
+//! them, and the swap lets one taker have each list.
 //!
 //! # Frozen: registering and checking never overlap
 //!
