@@ -70,7 +70,8 @@ pub(crate) struct JudgeLists {
     /// judging walks every record.
     pub(super) complete: bool,
     /// Soft, weak and phantom records whose referents were unmarked when
-    /// found (not the key slots of the entries in `entries`).
+    /// found (not the key slots of the entries in `pairs`); J1 takes the
+    /// soft and weak ones out.
     pub(super) unsettled: Vec<u32>,
     /// Ephemeron records whose key was unmarked when found (pending or
     /// registered), and whose key slot is not a record just before them:
@@ -80,7 +81,8 @@ pub(crate) struct JudgeLists {
     /// The same, for ephemeron records whose entry's key slot is the record
     /// just before them (a WeakMap entry: a weak key slot, then the value
     /// slot; [`is_key_slot`]): that weak record lives or dies with the
-    /// entry, is judged with it, and is not in `unsettled`.
+    /// entry, is judged with it, and is not in `unsettled`. J1 takes out
+    /// the entries whose key is marked then.
     pub(super) pairs: Vec<u32>,
 }
 
