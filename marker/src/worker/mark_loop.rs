@@ -56,11 +56,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Scans until the private stack, the deque and the object FIFO `fifo`
     /// are empty (the edge FIFO and the objects to check may still hold
     /// some).
-    ///
-    /// Out of line, with the heap, the mark store and the FIFOs as reference
-    /// parameters: the compiler then knows that the loop's stores do not
-    /// alias them, and need not reload them per object (as through `self`).
-    #[inline(never)]
+    #[inline(always)]
     fn drain_objects<const W: u8>(
         &mut self,
         heap: &H,
