@@ -14,6 +14,7 @@
 //! - `judge`: J1 and J2, the judging of non-strong slots;
 //! - `mark_loop`: popping, scanning and pushing grey objects, the prefetch
 //!   FIFOs, and large arrays in chunks (the hot path);
+//! - `live`: counting the live objects of a batch (bytes, footprint, types);
 //! - `contract`: what happens to a non-strong slot when it is found, and
 //!   the checks of newly marked objects against the ephemeron key index;
 //! - `balancing`: the periodic check (sharing private work, waking parked
@@ -34,6 +35,7 @@ pub(crate) mod contract;
 mod idling;
 mod increment;
 mod judge;
+mod live;
 mod mark_loop;
 mod phase;
 mod recording;
