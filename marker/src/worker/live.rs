@@ -4,7 +4,7 @@
 
 use stealmark_model::ObjectModel;
 
-use super::mark_loop::obj_ref;
+use crate::fifo::obj_ref;
 use crate::stats::TypeCount;
 
 /// Sums the live bytes and footprint of the objects `words`, and counts

@@ -14,7 +14,7 @@ use super::balancing::WAKE_GRAIN;
 use super::live::count_live;
 use super::{Phase, Slot, Worker, OFF};
 use crate::arrays::ArrayTable;
-use crate::fifo::{Fifo, ACCOUNT_BATCH};
+use crate::fifo::{obj_ref, Fifo, ACCOUNT_BATCH};
 use crate::stats::{TypeCount, WorkerRecord};
 
 /// Strong edges delayed between finding them and testing their mark bits,
@@ -428,13 +428,4 @@ pub(super) fn delay_edge<H: ObjectModel, S: MarkStore<H>>(
         return None;
     }
     edges.pop().map(obj_ref)
-}
-
-/// The object a mark-stack word (without tag) names.
-#[inline(always)]
-pub(super) fn obj_ref(w: usize) -> ObjRef {
-    match ObjRef::from_word(w) {
-        Some(o) => o,
-        None => unreachable!("mark stack holds only object references and tagged tokens"),
-    }
 }
