@@ -33,6 +33,12 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 
 const KEY: usize = 7;
 
+/// Asserts that some interleaving of a model reached the branch that
+/// `counter` counts.
+fn reached(counter: &StdAtomic, branch: &str) {
+    assert!(counter.load(StdOrdering::Relaxed) > 0, "{branch}");
+}
+
 fn key() -> ObjRef {
     ObjRef::from_index(KEY)
 }
@@ -84,14 +90,8 @@ fn a_registrant_and_a_marker_never_both_miss() {
         REGISTRANT_TOOK.fetch_add(by_registrant, StdOrdering::Relaxed);
         MARKER_TOOK.fetch_add(by_marker, StdOrdering::Relaxed);
     });
-    assert!(
-        REGISTRANT_TOOK.load(StdOrdering::Relaxed) > 0,
-        "registrant path never ran"
-    );
-    assert!(
-        MARKER_TOOK.load(StdOrdering::Relaxed) > 0,
-        "marker path never ran"
-    );
+    reached(&REGISTRANT_TOOK, "registrant path never ran");
+    reached(&MARKER_TOOK, "marker path never ran");
 }
 
 #[test]
@@ -114,10 +114,7 @@ fn two_registrants_and_a_marker_take_each_entry_once() {
             SPLIT.fetch_add(1, StdOrdering::Relaxed);
         }
     });
-    assert!(
-        SPLIT.load(StdOrdering::Relaxed) > 0,
-        "no interleaving split the entries"
-    );
+    reached(&SPLIT, "no interleaving split the entries");
 }
 
 #[test]
@@ -167,14 +164,8 @@ fn dense_registrants_of_one_key_link_both_entries() {
             _ => panic!("both entries, each once: {got:?}"),
         };
     });
-    assert!(
-        FIRST_NEWEST.load(StdOrdering::Relaxed) > 0,
-        "never linked 2 then 1"
-    );
-    assert!(
-        SECOND_NEWEST.load(StdOrdering::Relaxed) > 0,
-        "never linked 1 then 2"
-    );
+    reached(&FIRST_NEWEST, "never linked 2 then 1");
+    reached(&SECOND_NEWEST, "never linked 1 then 2");
 }
 
 /// Two takers of one key with entries in the dense table (the shared
@@ -208,11 +199,8 @@ fn dense_takers_of_one_key_take_its_list_once() {
         MAIN_TOOK.fetch_add(usize::from(mine > 0), StdOrdering::Relaxed);
         OTHER_TOOK.fetch_add(usize::from(theirs > 0), StdOrdering::Relaxed);
     });
-    assert!(MAIN_TOOK.load(StdOrdering::Relaxed) > 0, "main never took");
-    assert!(
-        OTHER_TOOK.load(StdOrdering::Relaxed) > 0,
-        "other never took"
-    );
+    reached(&MAIN_TOOK, "main never took");
+    reached(&OTHER_TOOK, "other never took");
 }
 
 /// The shared protocol over an index whose earlier frozen round registered
@@ -271,12 +259,9 @@ fn shared_round_after_a_dense_round_takes_each_entry_once() {
             DENSE_BY_MARKER.fetch_add(1, StdOrdering::Relaxed);
         }
     });
-    assert!(
-        DENSE_BY_REGISTRANT.load(StdOrdering::Relaxed) > 0,
-        "the registrant never took the dense entry"
+    reached(
+        &DENSE_BY_REGISTRANT,
+        "the registrant never took the dense entry",
     );
-    assert!(
-        DENSE_BY_MARKER.load(StdOrdering::Relaxed) > 0,
-        "the marker never took the dense entry"
-    );
+    reached(&DENSE_BY_MARKER, "the marker never took the dense entry");
 }
