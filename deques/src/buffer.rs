@@ -74,7 +74,7 @@ impl Buffer {
     }
 
     /// Frees an array made by [`Buffer::alloc`] (under loom: poisons it and
-    /// leaks it, see [`LoomLife`]).
+    /// leaks it, see `LoomLife`).
     ///
     /// # Safety
     /// `ptr` came from [`Buffer::alloc`], is freed once, and no thread reads

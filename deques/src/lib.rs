@@ -148,7 +148,7 @@
 #[cfg(all(loom, not(crossbeam_loom)))]
 compile_error!("run the loom models with RUSTFLAGS=\"--cfg loom --cfg crossbeam_loom\"");
 
-/// Counts a hit of the named [`coverage::Branch`] under `--cfg loom`;
+/// Counts a hit of the named `coverage::Branch` under `--cfg loom`;
 /// expands to nothing otherwise.
 macro_rules! hit {
     ($branch:ident) => {

@@ -172,7 +172,7 @@ pub fn v8<R: Read, S: HeapSink + ?Sized>(
     v8_with(input, sink, &ImportOptions::default())
 }
 
-/// [`v8`] with options.
+/// [`v8()`] with options.
 pub fn v8_with<R: Read, S: HeapSink + ?Sized>(
     input: R,
     sink: &mut S,
@@ -211,7 +211,7 @@ pub fn hprof<Src: Reopen + ?Sized, S: HeapSink + ?Sized>(
     hprof_with(src, sink, pass, &ImportOptions::default())
 }
 
-/// [`hprof`] with options.
+/// [`hprof()`] with options.
 pub fn hprof_with<Src: Reopen + ?Sized, S: HeapSink + ?Sized>(
     src: &Src,
     sink: &mut S,

@@ -83,7 +83,7 @@ pub enum Shape {
 impl Shape {
     /// Every shape, in declaration order. `weak` and `ephemeron-chain` have
     /// every slot kind of the runtime contract and finalizable objects; check
-    /// a marker on them against [`oracle`](crate::oracle) with the heap's
+    /// a marker on them against [`oracle`](crate::oracle()) with the heap's
     /// [`finalizable`](crate::HeapGraph::finalizable) objects.
     pub const ALL: &'static [Shape] = &[
         Shape::Random,
@@ -319,7 +319,7 @@ pub struct GenInfo {
     pub arena_words: u64,
     /// The number of objects reachable from the roots (and, for `weak`,
     /// from the finalizable objects, soft references cleared: what
-    /// [`oracle`](crate::oracle) marks), where the shape knows it by
+    /// [`oracle`](crate::oracle()) marks), where the shape knows it by
     /// construction.
     pub reachable: Option<u64>,
     /// The arena layout emitted.

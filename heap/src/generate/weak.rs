@@ -6,7 +6,7 @@
 //!
 //! Every object has a role, drawn in fixed proportions and shuffled through
 //! the arena, so that reachability is known by construction (as the
-//! [`oracle`](crate::oracle) marks it, soft references cleared):
+//! [`oracle`](crate::oracle()) marks it, soft references cleared):
 //!
 //! | role | share | slots | live? |
 //! |---|---|---|---|

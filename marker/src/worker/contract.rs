@@ -54,8 +54,8 @@ pub(crate) struct Contract {
     released: Vec<ObjRef>,
     /// Pending entries grouped by shard while registering.
     pub(super) scratch: Vec<(ObjRef, ObjRef)>,
-    /// The records judging must look at, as indices into `weak_refs`, kept
-    /// while `indexed` (see [`Contract::indexed`]).
+    /// The records judging must look at, as indices into `weak_refs`, while
+    /// [`JudgeLists::complete`] holds.
     pub(super) judged: JudgeLists,
 }
 
