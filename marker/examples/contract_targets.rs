@@ -22,6 +22,9 @@
 //! - `chain`: the `ephemeron-chain` shape, 1M objects (one chain of
 //!   999,997 links through one table), against the `list` shape, 1M
 //!   objects, at 1 and 2 workers (goal: the chain at most 3 times the list);
+//! - `chain-profile` (not in the default): the chain alone at 1 worker,
+//!   collected RUNS times after a warm-up, then the median of each step:
+//!   a steady state to run under `perf record`;
 //! - `count`: the cost of counting live bytes and types while marking
 //!   (`MarkerConfig::count_live` on against off), `random` and `runtime`,
 //!   4M objects, at 1 and 2 workers;
@@ -291,6 +294,38 @@ fn chain(runs: usize) {
     print_steps(&chain, 2);
 }
 
+fn chain_profile(runs: usize) {
+    let chain =
+        generate_heap(&GenConfig::new(Shape::EphemeronChain, 1_000_000)).expect("generator");
+    let view = chain.heap.view();
+    let mut m = marker(1);
+    let mut steps: Vec<Vec<(String, f64)>> = Vec::new();
+    for run in 0..=runs {
+        let c = Collection::new(chain.heap.roots());
+        let st = &m.collect(&view, &c).stats;
+        if run > 0 {
+            let mut all = vec![("pause".to_string(), st.pause_ns as f64 / 1e6)];
+            all.extend(
+                st.steps
+                    .iter()
+                    .map(|s| (format!("{:?}", s.kind), s.ns as f64 / 1e6)),
+            );
+            steps.push(all);
+        }
+    }
+    let medians: Vec<String> = (0..steps.first().map_or(0, Vec::len))
+        .map(|i| {
+            let name = &steps[0][i].0;
+            let ms = median_f64(steps.iter().map(|s| s[i].1).collect());
+            format!("{name} {ms:.2} ms")
+        })
+        .collect();
+    println!(
+        "  chain alone, 1 worker, median of {runs}: {}",
+        medians.join(", ")
+    );
+}
+
 fn contract(runs: usize) {
     let n = 8_000_000;
     let weak = generate_heap(&GenConfig::new(Shape::Weak, n)).expect("generator");
@@ -399,10 +434,11 @@ fn main() {
             "roots-scaling" => roots_scaling(runs),
             "roots-diag" => roots_diag(runs),
             "chain" => chain(runs),
+            "chain-profile" => chain_profile(runs),
             "count" => count(runs),
             "contract" => contract(runs),
             other => {
-                panic!("unknown group `{other}`: roots, roots-scaling, roots-diag, chain, count or contract")
+                panic!("unknown group `{other}`: roots, roots-scaling, roots-diag, chain, chain-profile, count or contract")
             }
         }
     }

@@ -175,7 +175,7 @@ impl Dense {
     /// in which only the worker that marked `key` looks it up, once (no
     /// entry for a marked key is registered later: registering re-reads the
     /// key's mark). `reset` then finds the head already clear.
-    #[inline]
+    #[inline(always)]
     pub(super) fn take_marked(&self, key: usize, f: impl FnMut(usize)) {
         let head = &self.heads[key];
         // Relaxed: written in an earlier step, published by the hand-off;
@@ -203,7 +203,7 @@ impl Dense {
 
     /// Calls `f` with the value of entry `head - 1` and of each older one
     /// linked from it.
-    #[inline]
+    #[inline(always)]
     fn walk(&self, mut head: u32, mut f: impl FnMut(usize)) {
         while head != NONE {
             let e = &self.entries[head as usize - 1];

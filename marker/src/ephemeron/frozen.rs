@@ -41,7 +41,7 @@ impl Frozen<'_> {
     /// marked `key`, so no other worker looks the key up while the view
     /// lives; with the dense table the key's list is emptied as well (no
     /// entry for a marked key is registered later).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lookup(
         &self,
         key: ObjRef,

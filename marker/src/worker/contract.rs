@@ -7,12 +7,15 @@
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs, WeakRef};
 
-use super::{Worker, OFF, SHARED};
+use super::{Worker, FROZEN, OFF, SHARED};
 use crate::ephemeron;
 
 /// Objects to check collected before a worker fences and checks them
 /// (one fence per batch rather than per object).
 const CHECK_BATCH: usize = 256;
+/// Values released from the frozen index that one [`Worker::settle`] marks
+/// and checks at once ([`Worker::release_frozen`]).
+const RELEASE_AHEAD: usize = 256;
 
 /// One worker's share of the contract's state during a collection. Its
 /// buffers keep their capacity from one collection to the next.
@@ -214,36 +217,28 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// marked, else it waits (registered in the key index at once while the
     /// index is shared, pending otherwise); a soft referent is traced if
     /// every soft referent is kept, or counted for the policy if it is
-    /// asked. Notes the records judging must look at ([`JudgeLists`]).
+    /// asked. Notes the records judging must look at ([`JudgeLists`]). A
+    /// WeakMap entry (a weak key slot, then its value slot: [`is_key_slot`])
+    /// is handled as one: one test of the key's mark for both records.
     #[cold]
     #[inline(never)]
     pub(super) fn found_weak<const W: u8>(&mut self, from: usize) {
         #[cfg(feature = "inject-delays")]
         self.inject_delay();
-        let (heap, store) = (self.phase.heap, self.phase.store);
-        for i in from..self.slot.record.weak_refs.len() {
+        let end = self.slot.record.weak_refs.len();
+        let mut i = from;
+        while i < end {
             let r = self.slot.record.weak_refs[i];
             match r.kind {
-                SlotKind::Ephemeron { key } => {
-                    self.slot.record.stats.ephemerons += 1;
-                    if store.is_marked(heap, key) {
-                        self.trace::<W>(r.target);
-                        continue;
-                    }
-                    if W == SHARED {
-                        self.register(key, r.target);
-                    } else {
-                        self.slot.contract.pending.push((key, r.target));
-                    }
-                    let lists = &mut self.slot.contract.judged;
-                    if i > from
-                        && lists.unsettled.last().is_some_and(|&u| u as usize == i - 1)
-                        && is_key_slot(&self.slot.record.weak_refs[i - 1], &r)
-                    {
-                        lists.unsettled.pop();
-                        JudgeLists::note(&mut lists.complete, &mut lists.pairs, i);
-                    } else {
-                        JudgeLists::note(&mut lists.complete, &mut lists.entries, i);
+                SlotKind::Ephemeron { key } => self.found_entry::<W>(i, key, r.target, false),
+                SlotKind::Weak => {
+                    let next = self.slot.record.weak_refs[i + 1..end].first();
+                    match next.map(|v| (v, is_key_slot(&r, v))) {
+                        Some((&v, true)) => {
+                            i += 1;
+                            self.found_entry::<W>(i, r.target, v.target, true);
+                        }
+                        _ => self.note_unsettled(i, r.target),
                     }
                 }
                 SlotKind::Soft => {
@@ -256,10 +251,36 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     }
                     self.note_unsettled(i, r.target);
                 }
-                SlotKind::Weak | SlotKind::Phantom => self.note_unsettled(i, r.target),
+                SlotKind::Phantom => self.note_unsettled(i, r.target),
                 SlotKind::Strong => {}
             }
+            i += 1;
         }
+    }
+
+    /// Handles the ephemeron record `i`, whose `value` waits for `key`;
+    /// `paired`: the record before it is its key slot ([`is_key_slot`]),
+    /// which lives or dies with it.
+    #[inline(always)]
+    fn found_entry<const W: u8>(&mut self, i: usize, key: ObjRef, value: ObjRef, paired: bool) {
+        self.slot.record.stats.ephemerons += 1;
+        if self.phase.store.is_marked(self.phase.heap, key) {
+            // The key slot's referent is marked too: neither is noted.
+            self.trace::<W>(value);
+            return;
+        }
+        if W == SHARED {
+            self.register(key, value);
+        } else {
+            self.slot.contract.pending.push((key, value));
+        }
+        let lists = &mut self.slot.contract.judged;
+        let list = if paired {
+            &mut lists.pairs
+        } else {
+            &mut lists.entries
+        };
+        JudgeLists::note(&mut lists.complete, list, i);
     }
 
     /// Notes record `i` for judging if its referent is not marked yet.
@@ -305,9 +326,49 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             }
         }
         self.slot.contract.checking.clear();
+        if W == FROZEN {
+            self.release_frozen();
+        }
         while let Some(value) = self.slot.contract.released.pop() {
             self.slot.record.stats.ephemerons_released += 1;
             self.trace::<W>(value);
+        }
+    }
+
+    /// Traces the values released from the frozen index, and checks each
+    /// one this worker marks against the index at once rather than queueing
+    /// it ([`Contract::check`]) for the next [`Worker::settle`]: a chain of
+    /// entries (each value the next entry's key) is followed link by link
+    /// in this loop, and its values are scanned afterwards from the mark
+    /// stack. At most [`RELEASE_AHEAD`] values are checked this way per
+    /// call, so that the mark stack stays short and the worker returns to
+    /// its loop (and shares work) regularly; the caller traces the rest the
+    /// ordinary way. Only the worker that marked a key looks it up, as the
+    /// frozen view requires.
+    fn release_frozen(&mut self) {
+        let Some(frozen) = self.phase.frozen else {
+            return;
+        };
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        for _ in 0..RELEASE_AHEAD {
+            let Some(value) = self.slot.contract.released.pop() else {
+                return;
+            };
+            self.slot.record.stats.ephemerons_released += 1;
+            // `OFF`: marked and pushed, not queued for a check: it is
+            // checked here.
+            if !self.trace::<OFF>(value) {
+                continue;
+            }
+            // Scanned after this loop: its header's miss overlaps the walk.
+            heap.prefetch(value);
+            if frozen.may_hold(value) {
+                frozen.lookup(
+                    value,
+                    store.dense_index(heap, value),
+                    &mut self.slot.contract.released,
+                );
+            }
         }
     }
 
