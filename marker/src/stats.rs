@@ -168,9 +168,11 @@ pub struct WorkerRecord {
     #[serde(skip)]
     pub weak_refs: Vec<WeakRef>,
     /// The slots this worker judged cleared (J1 and J2 of the runtime
-    /// contract).
+    /// contract), as indices into `weak_refs` (the judging copies no
+    /// record; [`Report::cleared`](crate::Report::cleared) gives the
+    /// records).
     #[serde(skip)]
-    pub cleared: Vec<WeakRef>,
+    pub cleared: Vec<usize>,
     /// The finalizable objects this worker found unreachable (and
     /// resurrected); no object is in two workers' lists.
     #[serde(skip)]

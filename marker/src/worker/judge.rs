@@ -88,10 +88,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         if lists.complete {
             // Soft and weak records are judged here, once; phantom ones
             // stay listed for J2.
-            sweep(marks, refs, &mut lists.unsettled, 0, |_, r| match r.kind {
+            sweep(marks, refs, &mut lists.unsettled, 0, |i, r| match r.kind {
                 SlotKind::Soft | SlotKind::Weak => {
                     if !store.is_marked(heap, r.target) {
-                        cleared.push(*r);
+                        cleared.push(i);
                     }
                     false
                 }
@@ -106,20 +106,21 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 // A pair's key slot is cleared with its dead key; the
                 // entries whose key is marked now live for good, and only
                 // the others stay listed for J2.
-                sweep(marks, refs, &mut lists.pairs, 1, |_, k| {
+                sweep(marks, refs, &mut lists.pairs, 1, |i, k| {
                     let dead = !store.is_marked(heap, k.target);
                     if dead {
-                        cleared.push(*k);
+                        cleared.push(i);
                     }
                     dead
                 });
             }
         } else {
-            for r in &refs[self.slot.contract.settled..] {
+            let settled = self.slot.contract.settled;
+            for (i, r) in refs.iter().enumerate().skip(settled) {
                 if matches!(r.kind, SlotKind::Soft | SlotKind::Weak)
                     && !store.is_marked(heap, r.target)
                 {
-                    cleared.push(*r);
+                    cleared.push(i);
                 }
             }
         }
@@ -148,7 +149,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             let lists = &mut c.judged;
             sweep(marks, refs, &mut lists.unsettled, 0, |i, r| {
                 if dead(i, r) {
-                    cleared.push(*r);
+                    cleared.push(i);
                 }
                 true
             });
@@ -159,16 +160,16 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                         // The key slot dies with the entry; one found before
                         // J1 was cleared there.
                         if i > j1 {
-                            cleared.push(refs[i - 1]);
+                            cleared.push(i - 1);
                         }
-                        cleared.push(*r);
+                        cleared.push(i);
                         dead_entries += 1;
                     }
                     true
                 });
                 sweep(marks, refs, &mut lists.entries, 0, |i, r| {
                     if dead(i, r) {
-                        cleared.push(*r);
+                        cleared.push(i);
                         dead_entries += 1;
                     }
                     true
@@ -181,7 +182,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             let mut live = c.settled_entries;
             for (i, r) in refs.iter().enumerate().skip(c.settled) {
                 if dead(i, r) {
-                    cleared.push(*r);
+                    cleared.push(i);
                 } else {
                     live += u64::from(matches!(r.kind, SlotKind::Ephemeron { .. }));
                 }
