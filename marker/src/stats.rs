@@ -302,7 +302,8 @@ pub struct StepRecord {
     /// What the step did.
     pub kind: StepKind,
     /// Whether newly marked objects were checked against the ephemeron key
-    /// index (every marking step after the first `register`).
+    /// index (every marking step after the first `register`, unless every
+    /// entry registered by then was released).
     pub watch: bool,
     /// Wall time, from the hand-off to the workers to the last one's return.
     pub ns: u64,
