@@ -24,9 +24,9 @@ use super::Worker;
 /// object that decides a record is prefetched. The lists are read in order,
 /// but the objects they name are scattered over the heap: without the
 /// hints, each record costs a cache miss on its mark, one after the other
-/// (`docs/benchmarks.md`, "Fourth attempt at (c)", for the distances
-/// measured).
-const AHEAD: usize = 16;
+/// (`docs/benchmarks.md`, "Fourth attempt at (c)" and "Fifth attempt at
+/// (c)", for the distances measured).
+const AHEAD: usize = 32;
 
 /// Visits, in order, each listed record's position and deciding object,
 /// keeping on `list` those for which `visit` returns true. With `hint`,
