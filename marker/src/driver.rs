@@ -285,15 +285,20 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
     /// Runs one step (on worker 0 alone for an `increment`, with `budget`);
     /// whether an increment left grey objects.
     fn step_with(&mut self, kind: StepKind, budget: usize) -> Result<bool, Panic> {
+        let all_released = self.all_released();
         let step = Step {
             kind,
-            // `register` and `judge` mark nothing: nothing to check.
             watch: match kind {
+                // `register` and `judge` mark nothing: nothing to check.
                 StepKind::Register | StepKind::Judge | StepKind::Preclean => Watch::Off,
+                // Every entry registered was released, and a frozen step
+                // registers none: no check could find anything (a
+                // `finalize` step after the rounds released every key).
+                _ if self.watch == Watch::Frozen && all_released => Watch::Off,
                 _ => self.watch,
             },
             soft_strong: matches!(self.soft, SoftRefs::KeepAll) && !self.finalized,
-            all_released: self.all_released(),
+            all_released,
         };
         let frozen_view;
         let (index, frozen) = if step.watch == Watch::Frozen {

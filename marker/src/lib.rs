@@ -218,7 +218,7 @@ pub use config::{
 };
 pub use cycle::{CycleError, CycleStats, MarkCycle, MutatorBuffer};
 pub use marker::Marker;
-pub use report::{Marking, Report};
+pub use report::{ClearedIter, ClearedSlots, Marking, Report};
 pub use stats::{
     EphemeronStats, MarkStats, Span, SpanKind, StepKind, StepRecord, TimelineSample, TypeCount,
     WorkerRecord, WorkerStats,

@@ -55,12 +55,15 @@ impl<'m> Report<'m> {
     /// whose referent is dead after it, ephemeron slots whose key is dead.
     /// `holder`'s field number `slot` is the one to clear.
     pub fn cleared(&self) -> impl Iterator<Item = &'m WeakRef> + 'm {
-        self.stats.workers.iter().flat_map(|r| r.cleared.iter())
+        self.cleared_by_worker().flat_map(ClearedSlots::into_iter)
     }
 
     /// The slots to clear, one list per worker.
-    pub fn cleared_by_worker(&self) -> impl ExactSizeIterator<Item = &'m [WeakRef]> + 'm {
-        self.stats.workers.iter().map(|r| r.cleared.as_slice())
+    pub fn cleared_by_worker(&self) -> impl ExactSizeIterator<Item = ClearedSlots<'m>> + 'm {
+        self.stats.workers.iter().map(|r| ClearedSlots {
+            refs: &r.weak_refs,
+            at: &r.cleared,
+        })
     }
 
     /// The registered finalizable objects that were unreachable (each once,
@@ -127,3 +130,65 @@ impl<'m> Report<'m> {
         }
     }
 }
+
+/// One worker's slots to clear ([`Report::cleared_by_worker`]): its
+/// records of them, read in place (the judging notes which of the worker's
+/// records are cleared and copies none).
+#[derive(Debug, Clone, Copy)]
+pub struct ClearedSlots<'m> {
+    /// Every non-strong slot the worker found.
+    refs: &'m [WeakRef],
+    /// The positions in `refs` of those to clear.
+    at: &'m [usize],
+}
+
+impl<'m> ClearedSlots<'m> {
+    /// How many slots to clear.
+    pub fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.at.is_empty()
+    }
+
+    /// The slots to clear, in no particular order.
+    pub fn iter(&self) -> ClearedIter<'m> {
+        ClearedIter {
+            refs: self.refs,
+            at: self.at.iter(),
+        }
+    }
+}
+
+impl<'m> IntoIterator for ClearedSlots<'m> {
+    type Item = &'m WeakRef;
+    type IntoIter = ClearedIter<'m>;
+
+    fn into_iter(self) -> ClearedIter<'m> {
+        self.iter()
+    }
+}
+
+/// The iterator of [`ClearedSlots`].
+#[derive(Debug, Clone)]
+pub struct ClearedIter<'m> {
+    refs: &'m [WeakRef],
+    at: std::slice::Iter<'m, usize>,
+}
+
+impl<'m> Iterator for ClearedIter<'m> {
+    type Item = &'m WeakRef;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'m WeakRef> {
+        self.at.next().map(|&i| &self.refs[i])
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.at.size_hint()
+    }
+}
+
+impl ExactSizeIterator for ClearedIter<'_> {}

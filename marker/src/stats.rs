@@ -168,9 +168,11 @@ pub struct WorkerRecord {
     #[serde(skip)]
     pub weak_refs: Vec<WeakRef>,
     /// The slots this worker judged cleared (J1 and J2 of the runtime
-    /// contract).
+    /// contract), as indices into `weak_refs` (the judging copies no
+    /// record; [`Report::cleared`](crate::Report::cleared) gives the
+    /// records).
     #[serde(skip)]
-    pub cleared: Vec<WeakRef>,
+    pub cleared: Vec<usize>,
     /// The finalizable objects this worker found unreachable (and
     /// resurrected); no object is in two workers' lists.
     #[serde(skip)]
@@ -300,7 +302,8 @@ pub struct StepRecord {
     /// What the step did.
     pub kind: StepKind,
     /// Whether newly marked objects were checked against the ephemeron key
-    /// index (every marking step after the first `register`).
+    /// index (every marking step after the first `register`, unless every
+    /// entry registered by then was released).
     pub watch: bool,
     /// Wall time, from the hand-off to the workers to the last one's return.
     pub ns: u64,

@@ -236,6 +236,63 @@ fn weak_map_entries_are_judged_before_and_after_resurrection() {
     }
 }
 
+/// A frozen step after every registered entry was released checks
+/// nothing: root 0 reaches the WeakMap 1, entry (2 -> 4), whose key only
+/// the soft referent 3 reaches; the finalizable 6 is dead. When the policy
+/// keeps 3 (asked: `KeepThirds`), the `soft` step marks the key and
+/// releases the entry, and the `finalize` step does not watch the index;
+/// when soft referents are cleared, the entry still waits then, and it
+/// watches.
+#[test]
+fn finalizing_after_every_entry_was_released_checks_nothing() {
+    use Kind::*;
+    let g = Graph(vec![
+        vec![(1, Strong), (3, Soft)],
+        vec![(2, Weak), (4, Ephemeron(2))],
+        vec![],
+        vec![(2, Strong)],
+        vec![(5, Strong)],
+        vec![],
+        vec![(5, Weak)],
+    ]);
+    let roots = [r(0)];
+    let finalizable = [r(6)];
+    let [clear, _, ask] = policies();
+    for &deque in DequeKind::VARIANTS {
+        for workers in [1, 2, 3, 8] {
+            let mut c = MarkerConfig::with_workers(workers);
+            c.deque = deque;
+            let mut marker = Marker::new(c).unwrap();
+            for (soft_refs, released) in [(ask, true), (clear, false)] {
+                let input = OracleInput {
+                    roots: &roots,
+                    finalizable: &finalizable,
+                    soft_refs,
+                };
+                let what = format!("{deque} w={workers} {soft_refs:?}");
+                check(&mut marker, &g, &input, &expect(&g, &input), &what);
+                let c = Collection::new(&roots[..])
+                    .finalizable(&finalizable[..])
+                    .soft_refs(soft_refs);
+                let m = marker.collect(&g, &c);
+                let steps: Vec<(StepKind, bool)> =
+                    m.stats.steps.iter().map(|s| (s.kind, s.watch)).collect();
+                let mut want = vec![
+                    (StepKind::Roots, false),
+                    (StepKind::Register, false),
+                    (StepKind::Resolve, true),
+                ];
+                if released {
+                    want.push((StepKind::Soft, true));
+                }
+                want.extend([(StepKind::Finalize, !released), (StepKind::Judge, false)]);
+                assert_eq!(steps, want, "{what}");
+                assert_eq!(m.is_marked(&g, r(4)), released, "{what}: the value");
+            }
+        }
+    }
+}
+
 #[test]
 fn a_long_ephemeron_chain_resolves_in_one_round() {
     // Table 0: entry k has key k + 1 and value k + 2; the chain runs

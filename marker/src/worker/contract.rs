@@ -72,37 +72,48 @@ pub(crate) struct JudgeLists {
     /// records (a mark cycle's) and every index fits in a `u32`. When not,
     /// judging walks every record.
     pub(super) complete: bool,
-    /// Soft, weak and phantom records whose referents were unmarked when
-    /// found (not the key slots of the entries in `pairs`); J1 takes the
-    /// soft and weak ones out.
-    pub(super) unsettled: Vec<u32>,
+    /// Soft and weak records whose referents were unmarked when found (not
+    /// the key slots of the entries in `pairs`); J1 judges and empties it.
+    pub(super) weak: Vec<Listed>,
+    /// Phantom records whose referents were unmarked when found.
+    pub(super) phantom: Vec<Listed>,
     /// Ephemeron records whose key was unmarked when found (pending or
     /// registered), and whose key slot is not a record just before them:
     /// each is live if and only if the key was marked later, which is
     /// certain for all of them when every registered entry was released.
-    pub(super) entries: Vec<u32>,
+    pub(super) entries: Vec<Listed>,
     /// The same, for ephemeron records whose entry's key slot is the record
     /// just before them (a WeakMap entry: a weak key slot, then the value
     /// slot; [`is_key_slot`]): that weak record lives or dies with the
-    /// entry, is judged with it, and is not in `unsettled`. J1 takes out
-    /// the entries whose key is marked then.
-    pub(super) pairs: Vec<u32>,
+    /// entry, is judged with it, and is not in `weak`. J1 takes out the
+    /// entries whose key is marked then.
+    pub(super) pairs: Vec<Listed>,
+}
+
+/// A record on a judging list: its position in `weak_refs`, and the object
+/// whose mark decides it (its referent; an ephemeron's key), copied so that
+/// judging reads the lists in order and the marks, not the records.
+#[derive(Clone, Copy)]
+pub(crate) struct Listed {
+    pub(super) at: u32,
+    pub(super) decider: ObjRef,
 }
 
 impl JudgeLists {
     fn clear(&mut self) {
         self.complete = true;
-        self.unsettled.clear();
+        self.weak.clear();
+        self.phantom.clear();
         self.entries.clear();
         self.pairs.clear();
     }
 
-    /// Notes record `i` in `list`, or marks the lists incomplete when `i`
-    /// does not fit.
+    /// Notes record `i`, decided by `decider`'s mark, in `list`, or marks
+    /// the lists incomplete when `i` does not fit.
     #[inline]
-    fn note(complete: &mut bool, list: &mut Vec<u32>, i: usize) {
+    fn note(complete: &mut bool, list: &mut Vec<Listed>, i: usize, decider: ObjRef) {
         match u32::try_from(i) {
-            Ok(i) => list.push(i),
+            Ok(at) => list.push(Listed { at, decider }),
             Err(_) => *complete = false,
         }
     }
@@ -238,7 +249,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                             i += 1;
                             self.found_entry::<W>(i, r.target, v.target, true);
                         }
-                        _ => self.note_unsettled(i, r.target),
+                        _ => self.note_unsettled(i, &r),
                     }
                 }
                 SlotKind::Soft => {
@@ -249,9 +260,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     } else if self.trace::<W>(r.target) {
                         self.slot.record.stats.soft_kept += 1;
                     }
-                    self.note_unsettled(i, r.target);
+                    self.note_unsettled(i, &r);
                 }
-                SlotKind::Phantom => self.note_unsettled(i, r.target),
+                SlotKind::Phantom => self.note_unsettled(i, &r),
                 SlotKind::Strong => {}
             }
             i += 1;
@@ -280,15 +291,21 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         } else {
             &mut lists.entries
         };
-        JudgeLists::note(&mut lists.complete, list, i);
+        JudgeLists::note(&mut lists.complete, list, i, key);
     }
 
-    /// Notes record `i` for judging if its referent is not marked yet.
+    /// Notes the soft, weak or phantom record `r` (`weak_refs[i]`) for
+    /// judging if its referent is not marked yet.
     #[inline]
-    fn note_unsettled(&mut self, i: usize, target: ObjRef) {
-        if !self.phase.store.is_marked(self.phase.heap, target) {
+    fn note_unsettled(&mut self, i: usize, r: &WeakRef) {
+        if !self.phase.store.is_marked(self.phase.heap, r.target) {
             let lists = &mut self.slot.contract.judged;
-            JudgeLists::note(&mut lists.complete, &mut lists.unsettled, i);
+            let list = if r.kind == SlotKind::Phantom {
+                &mut lists.phantom
+            } else {
+                &mut lists.weak
+            };
+            JudgeLists::note(&mut lists.complete, list, i, r.target);
         }
     }
 

@@ -3,73 +3,49 @@
 //! others, into its own list of cleared slots.
 //!
 //! Judging looks only at what `found_weak` noted (`JudgeLists`): records
-//! whose referent (ephemerons: key) was unmarked when found. J1 takes out of
-//! the lists what it settles for good: the soft and weak records (judged
-//! once), and the WeakMap entries whose key it finds marked. So J2 looks
-//! only at phantom records, entries whose key was dead at J1, and what was
-//! found since. The entries that waited for their keys are looked at only
-//! when some registered entry was never released; otherwise every such key
-//! is marked. When the lists are incomplete (a mark cycle's preclean
-//! reordered the records), judging walks every record from `settled` on.
+//! whose referent (ephemerons: key) was unmarked when found, each with that
+//! object, so that judging walks the lists in order and reads marks, never
+//! the records. J1 takes out of the lists what it settles for good: the
+//! soft and weak records (judged once), and the WeakMap entries whose key
+//! it finds marked. So J2 looks only at phantom records, entries whose key
+//! was dead at J1, and what was found since. The entries that waited for
+//! their keys are looked at only when some registered entry was never
+//! released; otherwise every such key is marked. When the lists are
+//! incomplete (a mark cycle's preclean reordered the records), judging
+//! walks every record from `settled` on.
 
 use stealmark_deques::WorkDeque;
-use stealmark_model::{prefetch_read, MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
+use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 
+use super::contract::Listed;
 use super::Worker;
 
 /// How many listed records ahead of the one being judged the mark of the
-/// object that decides a record is prefetched. The listed records are
-/// scattered over a worker's records and their referents over the heap:
-/// without the hints, each record costs two cache misses, one after the
-/// other (`docs/benchmarks.md`, "Fourth attempt at (c)", for the
-/// distances measured).
-const AHEAD: usize = 16;
-/// How many listed records ahead the record itself is prefetched (it must
-/// be in cache by the time its referent's mark is prefetched).
-const RECORDS_AHEAD: usize = 48;
+/// object that decides a record is prefetched. The lists are read in order,
+/// but the objects they name are scattered over the heap: without the
+/// hints, each record costs a cache miss on its mark, one after the other
+/// (`docs/benchmarks.md`, "Fourth attempt at (c)" and "Fifth attempt at
+/// (c)", for the distances measured).
+const AHEAD: usize = 32;
 
-/// The object whose mark decides record `r`: an ephemeron's key, else the
-/// referent.
-#[inline]
-fn decider(r: &WeakRef) -> ObjRef {
-    match r.kind {
-        SlotKind::Ephemeron { key } => key,
-        _ => r.target,
-    }
-}
-
-/// Visits, in order, the records `refs[i - back]` for each `i` in `list`,
-/// keeping in `list` the indices for which `visit(i - back, record)`
-/// returns true. With `hint`, prefetches the records and the marks ahead.
+/// Visits, in order, each listed record's position and deciding object,
+/// keeping on `list` those for which `visit` returns true. With `hint`,
+/// prefetches the marks ahead.
 fn sweep<H: ObjectModel, S: MarkStore<H>>(
     (heap, store, hint): (&H, &S, bool),
-    refs: &[WeakRef],
-    list: &mut Vec<u32>,
-    back: usize,
-    mut visit: impl FnMut(usize, &WeakRef) -> bool,
+    list: &mut Vec<Listed>,
+    mut visit: impl FnMut(usize, ObjRef) -> bool,
 ) {
     let mut kept = 0;
     for k in 0..list.len() {
         if hint {
-            if let Some(r) = list
-                .get(k + RECORDS_AHEAD)
-                .and_then(|&i| refs.get(i as usize - back))
-            {
-                // A record may straddle two cache lines.
-                let first: *const u8 = (r as *const WeakRef).cast();
-                prefetch_read(first);
-                prefetch_read(first.wrapping_add(std::mem::size_of::<WeakRef>() - 1));
-            }
-            if let Some(r) = list
-                .get(k + AHEAD)
-                .and_then(|&i| refs.get(i as usize - back))
-            {
-                store.prefetch(heap, decider(r));
+            if let Some(ahead) = list.get(k + AHEAD) {
+                store.prefetch(heap, ahead.decider);
             }
         }
-        let i = list[k] as usize - back;
-        if visit(i, &refs[i]) {
-            list[kept] = list[k];
+        let l = list[k];
+        if visit(l.at as usize, l.decider) {
+            list[kept] = l;
             kept += 1;
         }
     }
@@ -86,16 +62,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let rec = &mut self.slot.record;
         let (refs, cleared) = (&rec.weak_refs, &mut rec.cleared);
         if lists.complete {
-            // Soft and weak records are judged here, once; phantom ones
-            // stay listed for J2.
-            sweep(marks, refs, &mut lists.unsettled, 0, |_, r| match r.kind {
-                SlotKind::Soft | SlotKind::Weak => {
-                    if !store.is_marked(heap, r.target) {
-                        cleared.push(*r);
-                    }
-                    false
+            // Soft and weak records are judged here, once.
+            sweep(marks, &mut lists.weak, |at, target| {
+                if !store.is_marked(heap, target) {
+                    cleared.push(at);
                 }
-                _ => true,
+                false
             });
             if self.phase.step.all_released {
                 // Every entry that waited has its key marked by now: each
@@ -103,23 +75,25 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 lists.pairs.clear();
                 lists.entries.clear();
             } else {
-                // A pair's key slot is cleared with its dead key; the
-                // entries whose key is marked now live for good, and only
-                // the others stay listed for J2.
-                sweep(marks, refs, &mut lists.pairs, 1, |_, k| {
-                    let dead = !store.is_marked(heap, k.target);
+                // A pair's key slot (the record before its entry) is
+                // cleared with its dead key; the entries whose key is
+                // marked now live for good, and only the others stay
+                // listed for J2.
+                sweep(marks, &mut lists.pairs, |at, key| {
+                    let dead = !store.is_marked(heap, key);
                     if dead {
-                        cleared.push(*k);
+                        cleared.push(at - 1);
                     }
                     dead
                 });
             }
         } else {
-            for r in &refs[self.slot.contract.settled..] {
+            let settled = self.slot.contract.settled;
+            for (i, r) in refs.iter().enumerate().skip(settled) {
                 if matches!(r.kind, SlotKind::Soft | SlotKind::Weak)
                     && !store.is_marked(heap, r.target)
                 {
-                    cleared.push(*r);
+                    cleared.push(i);
                 }
             }
         }
@@ -135,40 +109,37 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let (heap, store) = (self.phase.heap, self.phase.store);
         let marks = (heap, store, self.phase.config.prefetch > 0);
         let j1 = self.slot.contract.j1_end;
-        let dead = |i: usize, r: &WeakRef| match r.kind {
-            SlotKind::Soft | SlotKind::Weak => i >= j1 && !store.is_marked(heap, r.target),
-            SlotKind::Phantom => !store.is_marked(heap, r.target),
-            SlotKind::Ephemeron { key } => !store.is_marked(heap, key),
-            SlotKind::Strong => false,
-        };
         let c = &mut self.slot.contract;
         let rec = &mut self.slot.record;
         let (refs, cleared) = (&rec.weak_refs, &mut rec.cleared);
         let live_entries = if c.judged.complete {
             let lists = &mut c.judged;
-            sweep(marks, refs, &mut lists.unsettled, 0, |i, r| {
-                if dead(i, r) {
-                    cleared.push(*r);
-                }
-                true
-            });
+            // Only soft and weak records found since J1 are still listed.
+            for list in [&mut lists.weak, &mut lists.phantom] {
+                sweep(marks, list, |at, target| {
+                    if !store.is_marked(heap, target) {
+                        cleared.push(at);
+                    }
+                    true
+                });
+            }
             let mut dead_entries = 0;
             if !self.phase.step.all_released {
-                sweep(marks, refs, &mut lists.pairs, 0, |i, r| {
-                    if dead(i, r) {
+                sweep(marks, &mut lists.pairs, |at, key| {
+                    if !store.is_marked(heap, key) {
                         // The key slot dies with the entry; one found before
                         // J1 was cleared there.
-                        if i > j1 {
-                            cleared.push(refs[i - 1]);
+                        if at > j1 {
+                            cleared.push(at - 1);
                         }
-                        cleared.push(*r);
+                        cleared.push(at);
                         dead_entries += 1;
                     }
                     true
                 });
-                sweep(marks, refs, &mut lists.entries, 0, |i, r| {
-                    if dead(i, r) {
-                        cleared.push(*r);
+                sweep(marks, &mut lists.entries, |at, key| {
+                    if !store.is_marked(heap, key) {
+                        cleared.push(at);
                         dead_entries += 1;
                     }
                     true
@@ -178,10 +149,16 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             // at J1, or is still listed.
             rec.stats.ephemerons - dead_entries
         } else {
+            let dead = |i: usize, r: &WeakRef| match r.kind {
+                SlotKind::Soft | SlotKind::Weak => i >= j1 && !store.is_marked(heap, r.target),
+                SlotKind::Phantom => !store.is_marked(heap, r.target),
+                SlotKind::Ephemeron { key } => !store.is_marked(heap, key),
+                SlotKind::Strong => false,
+            };
             let mut live = c.settled_entries;
             for (i, r) in refs.iter().enumerate().skip(c.settled) {
                 if dead(i, r) {
-                    cleared.push(*r);
+                    cleared.push(i);
                 } else {
                     live += u64::from(matches!(r.kind, SlotKind::Ephemeron { .. }));
                 }

@@ -291,14 +291,14 @@ pub fn check<M: ObjectModel + MarkIndex>(
         o.cleared,
         "{what}: cleared slots"
     );
-    assert_eq!(
-        report
-            .cleared_by_worker()
-            .map(<[WeakRef]>::len)
-            .sum::<usize>(),
-        o.cleared.len(),
-        "{what}: cleared by worker"
-    );
+    let by_worker: Vec<WeakRef> = report
+        .cleared_by_worker()
+        .flat_map(|l| {
+            assert_eq!(l.iter().len(), l.len(), "{what}: a worker's count");
+            l.into_iter().copied()
+        })
+        .collect();
+    assert_eq!(sorted(by_worker), o.cleared, "{what}: cleared by worker");
     assert_eq!(
         sorted(report.to_finalize()),
         o.to_finalize,
