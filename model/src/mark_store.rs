@@ -28,8 +28,9 @@ pub trait MarkStore<H: ObjectModel + ?Sized>: Sync {
     /// worker, for every mark of the collection (roots, the mark loop, the
     /// contract's steps). Never in a mark cycle (incremental or concurrent
     /// marking, and its remark), where the mutators' write barriers mark
-    /// too, and never with more than one worker. The sequential markers of
-    /// `stealmark_marker::bench` use it as well, for a fair comparison.
+    /// too, and never with more than one worker. (The reference markers of
+    /// `stealmark_marker::sequential` mark their own bitmap the same way,
+    /// so that comparisons with the engine stay fair.)
     ///
     /// What it may assume: no other thread reads or writes the marks of
     /// this store until the collection returns (the runtime has stopped
