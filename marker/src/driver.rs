@@ -124,6 +124,10 @@ impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for Collect<'_, H, S> {
             watch: Watch::Off,
             rounds: 0,
             finalized: false,
+            // Only a whole collection is stop-the-world throughout: a
+            // cycle's parts run beside the mutators' write barriers, which
+            // mark in the same store (`MutatorBuffer`).
+            unshared: self.action == Action::Collect && self.config.workers == 1,
         };
         match self.action {
             Action::Collect => driver.run()?,
@@ -159,6 +163,9 @@ struct Driver<'a, D: WorkDeque, H, S> {
     rounds: u32,
     /// Whether the `finalize` step has run.
     finalized: bool,
+    /// Whether the steps' single worker is the only thread marking in the
+    /// store (`Phase::unshared`).
+    unshared: bool,
 }
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
@@ -335,6 +342,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             } else {
                 None
             },
+            unshared: self.unshared,
             barrier: Barrier::new(),
             panic: Mutex::new(None),
             budget,

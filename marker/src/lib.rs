@@ -26,7 +26,10 @@
 //!    ([`Marker::collect_with`], [`Marker::mark_with`]: implement
 //!    [`MarkStore`], whose `try_mark` is an atomic read-modify-write and
 //!    `is_marked` an atomic load of the same bit; clear the bits before each
-//!    collection).
+//!    collection). A collection with one worker marks through
+//!    `try_mark_unshared` instead (no other thread marks then; the default
+//!    calls `try_mark`, and [`MarkBitmap`] sets the bit with a plain load
+//!    and store).
 //! 3. **Roots and finalizable objects**, each a [`RootSource`]: chunks the
 //!    workers claim in parallel (one per thread stack, per block of
 //!    handles, ...). A slice of references is split into chunks of

@@ -177,7 +177,9 @@ impl Marker {
     }
 
     /// Runs a whole collection in `store`, the runtime's own mark bits (for
-    /// example in object headers), which the caller has cleared.
+    /// example in object headers), which the caller has cleared. With one
+    /// worker it marks through [`MarkStore::try_mark_unshared`]: no other
+    /// thread may mark in `store` until it returns.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicBool, Ordering};

@@ -10,7 +10,9 @@ use stealmark_model::{MarkBitmap, MarkStore};
 /// A sequential marker: a private `Vec` mark stack, the engine's side
 /// bitmap and the same prefetching (the object FIFO, and the edge FIFO that
 /// prefetches targets' mark words), without deques, stealing or
-/// termination. Its buffers are reused from one call to the next.
+/// termination. It sets marks as the engine does with one worker
+/// ([`MarkBitmap::set_unshared`]: no atomic read-modify-write). Its buffers
+/// are reused from one call to the next.
 #[derive(Debug, Default)]
 pub struct SequentialMarker {
     stack: Vec<ObjRef>,
@@ -57,7 +59,7 @@ impl SequentialMarker {
         let bitmap = &self.bitmap;
         let stack = &mut self.stack;
         for &r in roots {
-            if bitmap.set(heap.mark_index(r)) {
+            if bitmap.set_unshared(heap.mark_index(r)) {
                 stack.push(r);
             }
         }
@@ -86,7 +88,7 @@ impl SequentialMarker {
             let Some(obj) = obj else {
                 // Mark the targets still waiting in the edge FIFO.
                 while let Some(t) = edges.pop().and_then(ObjRef::from_word) {
-                    if bitmap.set(heap.mark_index(t)) {
+                    if bitmap.set_unshared(heap.mark_index(t)) {
                         stack.push(t);
                     }
                 }
@@ -117,7 +119,7 @@ impl SequentialMarker {
                             None => return,
                         }
                     };
-                    if bitmap.set(heap.mark_index(t)) {
+                    if bitmap.set_unshared(heap.mark_index(t)) {
                         stack.push(t);
                     }
                 },
@@ -128,7 +130,8 @@ impl SequentialMarker {
 
 /// The floor: replays a recorded mark order, prefetching `distance` objects
 /// ahead (perfect prefetching, since the future is known) and doing the same
-/// per-slot work as a marker (testing and setting the targets' mark bits),
+/// per-slot work as a marker (testing and setting the targets' mark bits,
+/// unshared as the engine's one worker does),
 /// but no stack, FIFO, stealing or termination.
 #[derive(Debug, Default)]
 pub struct Replay {
@@ -163,7 +166,7 @@ impl Replay {
         self.bitmap.reset(heap.mark_index_bound());
         let bitmap = &self.bitmap;
         for &r in roots {
-            bitmap.set(heap.mark_index(r));
+            bitmap.set_unshared(heap.mark_index(r));
         }
         let order = &self.order;
         for (i, &obj) in order.iter().enumerate() {
@@ -176,7 +179,7 @@ impl Replay {
                 #[inline(always)]
                 |_, t, kind| {
                     if kind == SlotKind::Strong {
-                        bitmap.set(heap.mark_index(t));
+                        bitmap.set_unshared(heap.mark_index(t));
                     }
                 },
             );

@@ -15,8 +15,9 @@ use crate::prefetch::prefetch_read;
 /// and tests the bit with a plain load before the read-modify-write, so
 /// marking an already-marked object (the common case in a dense graph)
 /// never takes the cache line exclusive. A single thread that owns the
-/// bitmap uses [`MarkBitmap::insert`] instead, with no atomic
-/// read-modify-write at all. Bits at or past `len` are always zero, so `==`
+/// bitmap uses [`MarkBitmap::insert`] instead, and one that is the only
+/// thread marking in it while others hold it shared uses
+/// [`MarkBitmap::set_unshared`]: neither has an atomic read-modify-write. Bits at or past `len` are always zero, so `==`
 /// is set equality.
 ///
 /// ```
@@ -128,6 +129,35 @@ impl MarkBitmap {
         word.fetch_or(bit, Ordering::Relaxed) & bit == 0
     }
 
+    /// Sets bit `index` with a plain load and store, no atomic
+    /// read-modify-write; `true` if this call set it. For a caller that is
+    /// the only thread touching the bitmap while it marks (see
+    /// [`MarkStore::try_mark_unshared`]) but holds it shared. If another
+    /// thread sets bits in the same word meanwhile, one of the two may be
+    /// lost (never undefined behaviour: the accesses stay atomic).
+    ///
+    /// # Panics
+    ///
+    /// If `index >= len`, as [`MarkBitmap::set`].
+    #[inline]
+    pub fn set_unshared(&self, index: usize) -> bool {
+        if index >= self.bits {
+            index_out_of_range(index, self.bits);
+        }
+        let word = &self.words[index / 64];
+        let bit = 1u64 << (index % 64);
+        // Relaxed load and store: the caller is the only thread marking, so
+        // nothing can change the word between the two; and, as in `set`, a
+        // mark bit publishes nothing (the caller's hand-back orders these
+        // stores before anyone else reads the bitmap).
+        let old = word.load(Ordering::Relaxed);
+        if old & bit != 0 {
+            return false;
+        }
+        word.store(old | bit, Ordering::Relaxed);
+        true
+    }
+
     /// Sets bit `index` through exclusive access (no atomic
     /// read-modify-write); returns whether it was clear before.
     ///
@@ -227,6 +257,12 @@ impl<H: ObjectModel + MarkIndex + ?Sized> MarkStore<H> for MarkBitmap {
         self.set(heap.mark_index(obj))
     }
 
+    /// [`MarkBitmap::set_unshared`]: a plain load and store.
+    #[inline]
+    fn try_mark_unshared(&self, heap: &H, obj: ObjRef) -> bool {
+        self.set_unshared(heap.mark_index(obj))
+    }
+
     /// # Panics
     ///
     /// If the object's mark index is out of range, as [`MarkBitmap::set`]
@@ -285,9 +321,12 @@ mod tests {
         assert!(!b.insert(129));
         assert!(!b.set(0));
         assert!(b.insert(64));
-        assert_eq!(b.count(), 3);
-        assert!(b.contains(64) && !b.contains(65) && !b.contains(1000));
-        assert_eq!(b.iter().collect::<Vec<_>>(), vec![0, 64, 129]);
+        assert!(b.set_unshared(65));
+        assert!(!b.set_unshared(65) && !b.set_unshared(0));
+        assert!(!b.set(65));
+        assert_eq!(b.count(), 4);
+        assert!(b.contains(65) && !b.contains(66) && !b.contains(1000));
+        assert_eq!(b.iter().collect::<Vec<_>>(), vec![0, 64, 65, 129]);
         let c = MarkBitmap::from_words(b.words().collect(), 130).unwrap();
         assert_eq!(b, c);
         let mut d = c.clone();
@@ -308,6 +347,12 @@ mod tests {
         // 70 bits: index 100 lies inside the second word, so only the
         // contract check catches it.
         MarkBitmap::new(70).set(100);
+    }
+
+    #[test]
+    #[should_panic(expected = "MarkIndex::mark_index broke its contract")]
+    fn an_unshared_index_past_the_end_names_the_contract() {
+        MarkBitmap::new(70).set_unshared(100);
     }
 
     #[test]
@@ -352,6 +397,28 @@ mod tests {
         }
         assert_eq!(b.count(), 0);
         assert_eq!(b.len(), 700);
+    }
+
+    /// Two threads breaking `set_unshared`'s rule (marking the same words
+    /// at once): marks may be lost, but every access stays atomic, so Miri
+    /// finds no data race; each thread still sees its own bits as new.
+    #[test]
+    fn unshared_sets_that_race_stay_defined() {
+        let b = MarkBitmap::new(256);
+        let fresh: Vec<usize> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2)
+                .map(|t| {
+                    let b = &b;
+                    s.spawn(move || (t..256).step_by(2).filter(|&i| b.set_unshared(i)).count())
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(fresh, vec![128, 128]);
+        // Alone again, it sets exactly the bits still clear (those lost).
+        let kept = b.count();
+        let again = (0..256).filter(|&i| b.set_unshared(i)).count() as u64;
+        assert_eq!((b.count(), again), (256, 256 - kept));
     }
 
     #[test]

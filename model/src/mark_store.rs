@@ -17,6 +17,39 @@ pub trait MarkStore<H: ObjectModel + ?Sized>: Sync {
     /// object return `true` at most once between them.
     fn try_mark(&self, heap: &H, obj: ObjRef) -> bool;
 
+    /// [`MarkStore::try_mark`] for a caller that is the only thread marking
+    /// in this store: it may set the bit with a plain load and store (no
+    /// atomic read-modify-write, no `lock` prefix), which is a good part of
+    /// the cost of marking a cold object.
+    ///
+    /// When the engine calls it: only in a stop-the-world collection
+    /// (stealmark-marker's `Marker::collect`, `collect_with`, `mark` and
+    /// `mark_with`) whose marker has exactly one worker, from that
+    /// worker, for every mark of the collection (roots, the mark loop, the
+    /// contract's steps). Never in a mark cycle (incremental or concurrent
+    /// marking, and its remark), where the mutators' write barriers mark
+    /// too, and never with more than one worker. (The reference markers of
+    /// `stealmark_marker::sequential` mark their own bitmap the same way,
+    /// so that comparisons with the engine stay fair.)
+    ///
+    /// What it may assume: no other thread reads or writes the marks of
+    /// this store until the collection returns (the runtime has stopped
+    /// its threads, and marks nothing itself meanwhile). The engine's
+    /// [`MarkStore::is_marked`] calls come from the same thread, so they
+    /// see every earlier mark in program order.
+    ///
+    /// It must still be memory-safe if that assumption is broken (a store
+    /// shared with another marking thread): use atomics (relaxed loads and
+    /// stores compile to plain instructions), so that the worst outcome is
+    /// a lost mark, never undefined behaviour. The default calls
+    /// [`MarkStore::try_mark`], which is always correct; override it only
+    /// where the unshared form is cheaper ([`MarkBitmap`](crate::MarkBitmap)
+    /// does).
+    #[inline]
+    fn try_mark_unshared(&self, heap: &H, obj: ObjRef) -> bool {
+        self.try_mark(heap, obj)
+    }
+
     /// Whether `obj` is marked.
     ///
     /// Must read, with an atomic load, the location that

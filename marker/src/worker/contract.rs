@@ -7,6 +7,7 @@
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs, WeakRef};
 
+use super::mark_loop::mark;
 use super::{Worker, FROZEN, OFF, SHARED};
 use crate::ephemeron;
 
@@ -206,7 +207,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// watching) queues it for the key-index check. Returns whether it did.
     #[inline]
     pub(super) fn trace<const W: u8>(&mut self, obj: ObjRef) -> bool {
-        if !self.phase.store.try_mark(self.phase.heap, obj) {
+        let phase = self.phase;
+        if !mark(phase.heap, phase.store, phase.unshared, obj) {
             return false;
         }
         self.slot.record.stats.objects_marked += 1;

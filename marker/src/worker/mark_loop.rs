@@ -348,6 +348,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     ) -> (u64, u64, usize) {
         let edge_depth = self.edge_depth;
         let count_marks = self.count_marks;
+        let unshared = self.phase.unshared;
         let slot = &mut *self.slot;
         let (mut visited, mut marked, mut weak) = (0u64, 0u64, 0usize);
         heap.scan_slots(
@@ -360,7 +361,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     let Some(target) = delay_edge(heap, store, edges, edge_depth, target) else {
                         return;
                     };
-                    if store.try_mark(heap, target) {
+                    if mark(heap, store, unshared, target) {
                         marked += 1;
                         Self::marked(heap, &mut slot.uncounted, count_marks, target);
                         grey(slot, target.word());
@@ -406,6 +407,23 @@ fn record_weak(
         target,
         kind,
     });
+}
+
+/// Sets `obj`'s mark; whether this call set it. `unshared` (a step whose
+/// worker is the only thread marking, `Phase::unshared`) marks without an
+/// atomic read-modify-write.
+#[inline(always)]
+pub(super) fn mark<H: ObjectModel, S: MarkStore<H>>(
+    heap: &H,
+    store: &S,
+    unshared: bool,
+    obj: ObjRef,
+) -> bool {
+    if unshared {
+        store.try_mark_unshared(heap, obj)
+    } else {
+        store.try_mark(heap, obj)
+    }
 }
 
 /// Delays a strong edge (or a root) through the edge FIFO: prefetches `target`'s mark

@@ -243,6 +243,11 @@ pub(crate) struct Phase<'a, D: WorkDeque, H, S> {
     /// (each its own part, so the lines start in the cache of a core that
     /// marks), meeting at the barrier before anyone marks.
     pub(crate) clear: Option<&'a MarkBitmap>,
+    /// Whether this step's worker is the only thread marking in `store`:
+    /// a whole stop-the-world collection with one worker (never a mark
+    /// cycle's part, where the mutators' barriers mark too). It then marks
+    /// with [`MarkStore::try_mark_unshared`].
+    pub(crate) unshared: bool,
     /// The barriers inside the step.
     pub(crate) barrier: Barrier,
     /// The first panic raised by a worker, re-raised by the caller.
