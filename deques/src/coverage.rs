@@ -116,6 +116,12 @@ branches! {
     /// A model saw an item come out twice (counted by the model, with
     /// [`note`], from what came out).
     IdDuplicateReturned,
+    /// A model saw an owner's horizon cover an item it had popped (a theft
+    /// announced before the owner's fence).
+    IdHorizonSawTheft,
+    /// A model saw a theft announced after an owner's horizon (the fence
+    /// did not see it, and needed not to).
+    IdTheftAfterHorizon,
 }
 
 thread_local! {

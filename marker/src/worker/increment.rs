@@ -44,10 +44,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             self.preclean(budget);
         }
         // Out of budget: the delayed edges are marked (their targets join
-        // the private stack) and the prefetched objects go back to it.
+        // the private stack) and the prefetched objects go back to it,
+        // except that, when tickets are kept, one popped from the deque goes
+        // back there as a copy (a thief may hold another).
         self.flush_edges::<W>();
         while let Some(w) = self.fifo.pop() {
-            self.slot.private.push(w);
+            self.return_unscanned(w);
         }
         self.account();
         self.finish();

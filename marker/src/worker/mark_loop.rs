@@ -7,6 +7,7 @@
 
 use std::ops::Range;
 
+use stealmark_deques::copies::Ticket;
 use stealmark_deques::{Owner, WorkDeque};
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 
@@ -89,18 +90,21 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         self.fifo.pop()
     }
 
-    /// Pops the newest private item, else the newest item of the deque.
+    /// Pops the newest private item, else the newest item of the deque;
+    /// with `copies`, queues its ticket beside the prefetch FIFO.
     #[inline(always)]
     fn pop(&mut self) -> Option<usize> {
         match self.slot.private.pop() {
-            Some(w) => Some(w),
+            Some(w) => {
+                self.queue_ticket(Ticket::ONLY);
+                Some(w)
+            }
             None => {
-                let w = self.slot.owner.pop();
+                let (w, ticket) = self.slot.owner.pop_ticketed()?;
                 #[cfg(feature = "inject-delays")]
-                if let Some(w) = w {
-                    self.inject_duplicate(w);
-                }
-                w
+                let ticket = self.inject_duplicate(w, ticket);
+                self.queue_ticket(ticket);
+                Some(w)
             }
         }
     }
@@ -120,6 +124,15 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     #[inline]
     pub(super) fn push_shared(&mut self, w: usize) {
         Self::push_to_deque(self.phase, self.slot, w);
+    }
+
+    /// Pushes onto the deque an item that may have another copy (one taken
+    /// by a single steal): the deque marks its ticket.
+    #[inline]
+    pub(super) fn push_copy(&mut self, w: usize) {
+        if let Err(w) = self.slot.owner.push_copy(w) {
+            Self::spill(self.phase, self.slot, w);
+        }
     }
 
     /// [`Worker::push_shared`] on the parts of the worker it uses, for the
@@ -158,6 +171,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let n = heap.slot_count(obj);
         if self.count_scans {
             self.scanned.push(w);
+            if self.copies() {
+                let ticket = self.take_ticket();
+                self.scanned_tickets.push(ticket);
+            }
             if self.scanned.len() == ACCOUNT_BATCH {
                 self.account();
             }
@@ -168,66 +185,6 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             self.open_array::<W>(w, n);
         } else {
             self.scan::<W>(obj, 0..n, true);
-        }
-    }
-
-    /// Counts the objects not yet counted live: objects, bytes and per
-    /// type. Out of the mark loop, every [`ACCOUNT_BATCH`] objects: the loop
-    /// is bound by the cache misses it can keep in flight, and every
-    /// instruction it carries per object takes room from them (done per
-    /// object, this cost a fifth of the one-worker pause); here the headers
-    /// were read moments ago and are still cached, and the misses the FIFOs
-    /// prefetched complete meanwhile.
-    ///
-    /// When each live object is scanned once ([`Worker::counts_scans`]: an
-    /// exactly-once deque, or one worker) these are the objects scanned
-    /// since the last call; otherwise, the objects this worker marked since
-    /// the last call (each live object is marked once, and may be scanned
-    /// twice).
-    #[inline(never)]
-    pub(super) fn account(&mut self) {
-        let heap = self.phase.heap;
-        let rec = &mut self.slot.record;
-        let words: &[usize] = if D::KIND.exactly_once() || self.count_scans {
-            rec.stats.objects_scanned += self.scanned.len() as u64;
-            self.scanned.as_slice()
-        } else {
-            &self.slot.uncounted
-        };
-        let mut bytes = 0;
-        let mut footprint = 0;
-        if self.typed {
-            for &w in words {
-                let obj = obj_ref(w);
-                let size = heap.size_bytes(obj) as u64;
-                let t = &mut rec.live_by_type[heap.type_id(obj)];
-                t.objects += 1;
-                t.bytes += size;
-                bytes += size;
-                footprint += heap.footprint_bytes(obj) as u64;
-            }
-        } else {
-            for &w in words {
-                let obj = obj_ref(w);
-                bytes += heap.size_bytes(obj) as u64;
-                footprint += heap.footprint_bytes(obj) as u64;
-            }
-        }
-        rec.stats.live_bytes += bytes;
-        rec.stats.live_footprint_bytes += footprint;
-        self.scanned.clear();
-        self.slot.uncounted.clear();
-    }
-
-    /// When live objects are counted as they are marked (`count_marks`):
-    /// queues `obj`, just marked by this worker, to be counted live, and
-    /// prefetches its header (the count reads it a few dozen marks later;
-    /// the scan will need it too).
-    #[inline(always)]
-    pub(super) fn marked(heap: &H, uncounted: &mut Vec<usize>, count_marks: bool, obj: ObjRef) {
-        if !D::KIND.exactly_once() && count_marks {
-            heap.prefetch(obj);
-            uncounted.push(obj.word());
         }
     }
 
@@ -244,14 +201,23 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
         let chunk = self.phase.config.array_chunk;
         match self.phase.engine.arrays.open(w, n.div_ceil(chunk)) {
-            Some(token) => self.process_token::<W>(token),
+            Some(token) => self.scan_chunk::<W>(token),
             None => self.scan::<W>(obj_ref(w), 0..n, false),
         }
     }
 
+    /// Processes a popped token: drops its ticket (chunks are claimed
+    /// exactly once, and counted with their array) and scans a chunk.
+    pub(super) fn process_token<const W: u8>(&mut self, token: usize) {
+        if self.copies() {
+            self.take_ticket();
+        }
+        self.scan_chunk::<W>(token);
+    }
+
     /// Claims a chunk of a large array, republishes the token while chunks
     /// remain, and scans the chunk.
-    pub(super) fn process_token<const W: u8>(&mut self, token: usize) {
+    fn scan_chunk<const W: u8>(&mut self, token: usize) {
         let Some(claim) = self.phase.engine.arrays.claim(token) else {
             return;
         };

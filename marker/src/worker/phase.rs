@@ -87,6 +87,10 @@ pub(crate) struct Engine<D: WorkDeque> {
     /// With a deque that may deliver an item twice: the holders whose
     /// non-strong slots were recorded, and the large arrays opened.
     pub(super) holders: Holders,
+    /// With a deque that may deliver an item twice, and more than one
+    /// worker: the scanned objects whose deque tickets said they may have
+    /// another copy, claimed when counted live (`Worker::account`).
+    pub(super) counted: Holders,
     /// Whether pushes can fail (bounded deques), so that the overflow storage
     /// must be checked before a worker goes idle.
     pub(super) bounded: bool,
@@ -121,6 +125,7 @@ impl<D: WorkDeque> Engine<D> {
             // outlive its descriptor's reuse (`crate::arrays`).
             arrays: ArrayTable::new(ARRAY_DESCRIPTORS, config.workers, D::KIND.exactly_once()),
             holders: Holders::default(),
+            counted: Holders::default(),
             bounded: config.deque == DequeKind::Abp,
         }
     }
@@ -133,6 +138,7 @@ impl<D: WorkDeque> Engine<D> {
         self.overflow.clear();
         self.arrays.reset();
         self.holders.clear();
+        self.counted.clear();
         for slot in self.slots.iter_mut() {
             let slot = slot.get_mut();
             if drain {

@@ -1,0 +1,165 @@
+//! Counting live objects (objects, bytes, per type) when they are scanned,
+//! in batches out of the mark loop ([`Worker::account`]), exactly once even
+//! when a deque delivers an object to two workers.
+//!
+//! With such a deque (`idempotent`) and more than one worker (`copies`),
+//! every popped word carries its deque ticket (`stealmark_deques::copies`)
+//! beside the prefetch FIFO, in the same order, into the batch. Before
+//! counting a batch, the worker asks its deque for a horizon (one fence):
+//! an object whose ticket may share is counted only through a claim in a
+//! set shared by all workers (`Engine::counted`), every other one directly,
+//! as the only copy there ever was. Claims are rare: they come with thefts.
+
+use stealmark_deques::copies::{Horizon, Ticket};
+use stealmark_deques::{Owner, WorkDeque};
+use stealmark_model::{MarkStore, ObjRef, ObjectModel};
+
+use super::mark_loop::obj_ref;
+use super::Worker;
+use crate::fifo::Batch;
+
+impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
+    /// Whether scanned objects carry their tickets to the count (`copies`;
+    /// never with an exactly-once kind, where this folds to `false`).
+    #[inline(always)]
+    pub(super) fn copies(&self) -> bool {
+        !D::KIND.exactly_once() && self.copies
+    }
+
+    /// With `copies`: the ticket of a word just popped, in pop order (the
+    /// FIFO's order).
+    #[inline(always)]
+    pub(super) fn queue_ticket(&mut self, ticket: Ticket) {
+        if self.copies() {
+            self.tickets.push(ticket.word());
+        }
+    }
+
+    /// With `copies`: the ticket of the word being processed (the oldest
+    /// queued).
+    #[inline(always)]
+    pub(super) fn take_ticket(&mut self) -> usize {
+        let ticket = self.tickets.pop();
+        debug_assert!(ticket.is_some(), "a ticket per popped word");
+        ticket.unwrap_or(Ticket::ONLY.word())
+    }
+
+    /// Puts back a prefetched word that this step will not scan (an
+    /// increment out of budget): onto the private stack, unless, with
+    /// `copies`, the deque's horizon says another copy may exist: then
+    /// back onto the deque as a copy, so that its count is claimed.
+    pub(super) fn return_unscanned(&mut self, w: usize) {
+        if self.copies() {
+            let ticket = Ticket::from_word(self.take_ticket());
+            if self.slot.owner.horizon().may_share(ticket) {
+                self.push_copy(w);
+                return;
+            }
+        }
+        self.slot.private.push(w);
+    }
+
+    /// Counts the objects not yet counted live: objects, bytes and per
+    /// type. Out of the mark loop, every [`ACCOUNT_BATCH`] objects: the loop
+    /// is bound by the cache misses it can keep in flight, and every
+    /// instruction it carries per object takes room from them (done per
+    /// object, this cost a fifth of the one-worker pause); here the headers
+    /// were read moments ago and are still cached, and the misses the FIFOs
+    /// prefetched complete meanwhile.
+    ///
+    /// These are the objects scanned since the last call. With `copies`
+    /// ([`Worker::counts_copies`]), those that another scan may have
+    /// counted are claimed first ([`Worker::drop_counted_copies`]); every
+    /// scan still counts in `objects_scanned`, so that scans beyond marks
+    /// remain the duplicate scans.
+    #[inline(never)]
+    pub(super) fn account(&mut self) {
+        let scans = self.scanned.len() as u64;
+        if self.copies() {
+            self.drop_counted_copies();
+        }
+        let heap = self.phase.heap;
+        let rec = &mut self.slot.record;
+        let words: &[usize] = if D::KIND.exactly_once() || self.count_scans {
+            rec.stats.objects_scanned += scans;
+            self.scanned.as_slice()
+        } else {
+            &self.slot.uncounted
+        };
+        let mut bytes = 0;
+        let mut footprint = 0;
+        if self.typed {
+            for &w in words {
+                let obj = obj_ref(w);
+                let size = heap.size_bytes(obj) as u64;
+                let t = &mut rec.live_by_type[heap.type_id(obj)];
+                t.objects += 1;
+                t.bytes += size;
+                bytes += size;
+                footprint += heap.footprint_bytes(obj) as u64;
+            }
+        } else {
+            for &w in words {
+                let obj = obj_ref(w);
+                bytes += heap.size_bytes(obj) as u64;
+                footprint += heap.footprint_bytes(obj) as u64;
+            }
+        }
+        rec.stats.live_bytes += bytes;
+        rec.stats.live_footprint_bytes += footprint;
+        self.scanned.clear();
+        self.slot.uncounted.clear();
+    }
+
+    /// With `copies`: takes the deque's horizon (one fence), and drops from
+    /// `scanned` the objects whose tickets it says may share and whose
+    /// claim (`Engine::counted`) another scan won. Every object popped
+    /// before this call is covered: its ticket went into `scanned_tickets`
+    /// when it was scanned, after its pop. The others are the only copy.
+    #[inline(always)]
+    fn drop_counted_copies(&mut self) {
+        let horizon = self.slot.owner.horizon();
+        let shared = self
+            .scanned_tickets
+            .as_slice()
+            .iter()
+            .any(|&t| horizon.may_share(Ticket::from_word(t)));
+        if shared {
+            self.claim_copies(horizon);
+        }
+        self.scanned_tickets.clear();
+    }
+
+    /// The rare part of [`Worker::drop_counted_copies`]: claims each object
+    /// whose ticket may share, and keeps in `scanned` the ones claimed here
+    /// and those that need no claim.
+    #[cold]
+    #[inline(never)]
+    fn claim_copies(&mut self, horizon: Horizon) {
+        let counted = &self.phase.engine.counted;
+        let mut kept = Batch::new();
+        for (&w, &t) in self
+            .scanned
+            .as_slice()
+            .iter()
+            .zip(self.scanned_tickets.as_slice())
+        {
+            if !horizon.may_share(Ticket::from_word(t)) || counted.claim(obj_ref(w)) {
+                kept.push(w);
+            }
+        }
+        self.scanned = kept;
+    }
+
+    /// When live objects are counted as they are marked (`count_marks`):
+    /// queues `obj`, just marked by this worker, to be counted live, and
+    /// prefetches its header (the count reads it a few dozen marks later;
+    /// the scan will need it too).
+    #[inline(always)]
+    pub(super) fn marked(heap: &H, uncounted: &mut Vec<usize>, count_marks: bool, obj: ObjRef) {
+        if !D::KIND.exactly_once() && count_marks {
+            heap.prefetch(obj);
+            uncounted.push(obj.word());
+        }
+    }
+}
