@@ -54,13 +54,6 @@ impl Ticket {
         Ticket(self.0 | 1)
     }
 
-    /// Whether the ticket is marked: its item may have another copy
-    /// whatever the horizon says.
-    #[inline(always)]
-    pub const fn marked(self) -> bool {
-        self.0 & 1 != 0
-    }
-
     /// The ticket as a word, for storing with the item.
     #[inline(always)]
     pub const fn word(self) -> usize {
@@ -90,13 +83,6 @@ impl Horizon {
     #[inline(always)]
     pub const fn at(end: usize) -> Horizon {
         Horizon(Some(end << 1))
-    }
-
-    /// Whether no theft was announced since the previous horizon: then only
-    /// marked tickets may share.
-    #[inline(always)]
-    pub const fn is_none(self) -> bool {
-        self.0.is_none()
     }
 
     /// Whether the item of `ticket` may have another copy: it came in

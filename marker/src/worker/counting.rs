@@ -3,23 +3,20 @@
 //! when a deque delivers an object to two workers.
 //!
 //! With such a deque (`idempotent`) and more than one worker (`copies`),
-//! every pop from the deque returns a ticket (`stealmark_deques::copies`);
-//! the few marked ones (objects that came in through a theft, or lay in
-//! the deque when a theft was announced) are noted by word. Before
+//! every popped word carries its deque ticket (`stealmark_deques::copies`)
+//! beside the prefetch FIFO, in the same order, into the batch. Before
 //! counting a batch, the worker asks its deque for a horizon (one fence):
-//! an object that may have a twin is counted only through a claim in a set
-//! shared by all workers (`Engine::counted`), every other one directly, as
-//! the only copy there ever was. Nothing is carried per object: claims
-//! come with thefts, and are rare.
+//! an object whose ticket may share is counted only through a claim in a
+//! set shared by all workers (`Engine::counted`), every other one directly,
+//! as the only copy there ever was. Claims are rare: they come with thefts.
 
-use stealmark_deques::copies::Ticket;
+use stealmark_deques::copies::{Horizon, Ticket};
 use stealmark_deques::{Owner, WorkDeque};
 use stealmark_model::{MarkStore, ObjRef, ObjectModel};
 
 use super::mark_loop::obj_ref;
 use super::Worker;
-use crate::config::MarkerConfig;
-use crate::fifo::{Batch, ACCOUNT_BATCH};
+use crate::fifo::Batch;
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Whether scanned objects carry their tickets to the count (`copies`;
@@ -29,36 +26,37 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         !D::KIND.exactly_once() && self.copies
     }
 
-    /// With `copies`: notes a word popped from the deque whose ticket is
-    /// marked (its object may have another copy whatever the horizon).
+    /// With `copies`: the ticket of a word just popped, in pop order (the
+    /// FIFO's order).
     #[inline(always)]
-    pub(super) fn note_ticket(&mut self, w: usize, ticket: Ticket) {
-        if self.copies() && ticket.marked() {
-            self.note_marked(w);
+    pub(super) fn queue_ticket(&mut self, ticket: Ticket) {
+        if self.copies() {
+            self.tickets.push(ticket.word());
         }
     }
 
-    /// The rare part of [`Worker::note_ticket`]. A full list (it holds at
-    /// most the FIFO and a batch, unless an increment left some) makes the
-    /// next two counts claim everything instead.
-    #[cold]
-    #[inline(never)]
-    fn note_marked(&mut self, w: usize) {
-        if !self.marked_pops.push(w) {
-            self.claim_all = 2;
-        }
+    /// With `copies`: the ticket of the word being processed (the oldest
+    /// queued).
+    #[inline(always)]
+    pub(super) fn take_ticket(&mut self) -> usize {
+        let ticket = self.tickets.pop();
+        debug_assert!(ticket.is_some(), "a ticket per popped word");
+        ticket.unwrap_or(Ticket::ONLY.word())
     }
 
     /// Puts back a prefetched word that this step will not scan (an
-    /// increment out of budget): onto the private stack, or, with
-    /// `copies`, back onto the deque as a copy (it may have come from the
-    /// deque with a twin), so that its count is claimed.
+    /// increment out of budget): onto the private stack, unless, with
+    /// `copies`, the deque's horizon says another copy may exist: then
+    /// back onto the deque as a copy, so that its count is claimed.
     pub(super) fn return_unscanned(&mut self, w: usize) {
         if self.copies() {
-            self.push_copy(w);
-        } else {
-            self.slot.private.push(w);
+            let ticket = Ticket::from_word(self.take_ticket());
+            if self.slot.owner.horizon().may_share(ticket) {
+                self.push_copy(w);
+                return;
+            }
         }
+        self.slot.private.push(w);
     }
 
     /// Counts the objects not yet counted live: objects, bytes and per
@@ -114,42 +112,39 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// With `copies`: takes the deque's horizon (one fence), and drops from
-    /// `scanned` the objects that need a claim and whose claim
-    /// (`Engine::counted`) another scan won.
-    ///
-    /// Which need one: if the horizon saw a new theft announced, every
-    /// object popped since the previous horizon whose index lies below the
-    /// announced end; those are in this batch or, still in the prefetch
-    /// FIFO, in the next one (the FIFO holds fewer words than a batch), so
-    /// both batches are claimed whole (`claim_all`). Otherwise only the
-    /// objects popped with a marked ticket (`marked_pops`). Every other
-    /// object is the only copy there ever was. A claim of an object that
-    /// has no twin always wins, so claiming more than needed costs time
-    /// only; each copy is counted in one batch, so no copy claims twice.
+    /// `scanned` the objects whose tickets it says may share and whose
+    /// claim (`Engine::counted`) another scan won. Every object popped
+    /// before this call is covered: its ticket went into `scanned_tickets`
+    /// when it was scanned, after its pop. The others are the only copy.
     #[inline(always)]
     fn drop_counted_copies(&mut self) {
-        if !self.slot.owner.horizon().is_none() {
-            self.claim_all = 2;
+        let horizon = self.slot.owner.horizon();
+        let shared = self
+            .scanned_tickets
+            .as_slice()
+            .iter()
+            .any(|&t| horizon.may_share(Ticket::from_word(t)));
+        if shared {
+            self.claim_copies(horizon);
         }
-        if self.claim_all != 0 || self.marked_pops.len != 0 {
-            self.claim_copies();
-        }
+        self.scanned_tickets.clear();
     }
 
-    /// The rare part of [`Worker::drop_counted_copies`]: claims the objects
-    /// that need it (all, or the marked ones, each word in `marked_pops`
-    /// matching one scan of it), and keeps in `scanned` the ones claimed
-    /// here and those that need no claim.
+    /// The rare part of [`Worker::drop_counted_copies`]: claims each object
+    /// whose ticket may share, and keeps in `scanned` the ones claimed here
+    /// and those that need no claim.
     #[cold]
     #[inline(never)]
-    fn claim_copies(&mut self) {
-        let all = self.claim_all != 0;
-        self.claim_all = self.claim_all.saturating_sub(1);
+    fn claim_copies(&mut self, horizon: Horizon) {
         let counted = &self.phase.engine.counted;
         let mut kept = Batch::new();
-        for &w in self.scanned.as_slice() {
-            let marked = self.marked_pops.take(w);
-            if !(all || marked) || counted.claim(obj_ref(w)) {
+        for (&w, &t) in self
+            .scanned
+            .as_slice()
+            .iter()
+            .zip(self.scanned_tickets.as_slice())
+        {
+            if !horizon.may_share(Ticket::from_word(t)) || counted.claim(obj_ref(w)) {
                 kept.push(w);
             }
         }
@@ -166,67 +161,5 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             heap.prefetch(obj);
             uncounted.push(obj.word());
         }
-    }
-}
-
-/// Room for the words a worker popped with marked tickets and has not yet
-/// counted: at most the prefetch FIFO and a batch, and a few left by an
-/// increment.
-const MARKED_POPS: usize = MarkerConfig::MAX_PREFETCH + ACCOUNT_BATCH + 16;
-
-/// The words a worker popped with marked tickets and has not yet counted.
-pub(super) struct MarkedPops {
-    words: [usize; MARKED_POPS],
-    pub(super) len: usize,
-}
-
-impl Default for MarkedPops {
-    fn default() -> MarkedPops {
-        MarkedPops {
-            words: [0; MARKED_POPS],
-            len: 0,
-        }
-    }
-}
-
-impl MarkedPops {
-    /// Notes `w`; `false` (noting nothing) when full.
-    fn push(&mut self, w: usize) -> bool {
-        if self.len == self.words.len() {
-            return false;
-        }
-        self.words[self.len] = w;
-        self.len += 1;
-        true
-    }
-
-    /// Removes one note of `w`; whether there was one.
-    fn take(&mut self, w: usize) -> bool {
-        match self.words[..self.len].iter().position(|&x| x == w) {
-            Some(i) => {
-                self.len -= 1;
-                self.words[i] = self.words[self.len];
-                true
-            }
-            None => false,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::MarkedPops;
-
-    #[test]
-    fn marked_pops_match_each_note_once_and_refuse_when_full() {
-        let mut m = MarkedPops::default();
-        assert!(m.push(8) && m.push(16) && m.push(8));
-        assert!(m.take(8) && m.take(8));
-        assert!(!m.take(8));
-        assert!(m.take(16) && m.len == 0);
-        for i in 0..super::MARKED_POPS {
-            assert!(m.push(i));
-        }
-        assert!(!m.push(0));
     }
 }

@@ -7,6 +7,7 @@
 
 use std::ops::Range;
 
+use stealmark_deques::copies::Ticket;
 use stealmark_deques::{Owner, WorkDeque};
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 
@@ -90,16 +91,19 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Pops the newest private item, else the newest item of the deque;
-    /// with `copies`, notes a deque item whose ticket is marked.
+    /// with `copies`, queues its ticket beside the prefetch FIFO.
     #[inline(always)]
     fn pop(&mut self) -> Option<usize> {
         match self.slot.private.pop() {
-            Some(w) => Some(w),
+            Some(w) => {
+                self.queue_ticket(Ticket::ONLY);
+                Some(w)
+            }
             None => {
                 let (w, ticket) = self.slot.owner.pop_ticketed()?;
                 #[cfg(feature = "inject-delays")]
                 let ticket = self.inject_duplicate(w, ticket);
-                self.note_ticket(w, ticket);
+                self.queue_ticket(ticket);
                 Some(w)
             }
         }
@@ -167,6 +171,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let n = heap.slot_count(obj);
         if self.count_scans {
             self.scanned.push(w);
+            if self.copies() {
+                let ticket = self.take_ticket();
+                self.scanned_tickets.push(ticket);
+            }
             if self.scanned.len() == ACCOUNT_BATCH {
                 self.account();
             }
@@ -193,14 +201,23 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
         let chunk = self.phase.config.array_chunk;
         match self.phase.engine.arrays.open(w, n.div_ceil(chunk)) {
-            Some(token) => self.process_token::<W>(token),
+            Some(token) => self.scan_chunk::<W>(token),
             None => self.scan::<W>(obj_ref(w), 0..n, false),
         }
     }
 
+    /// Processes a popped token: drops its ticket (chunks are claimed
+    /// exactly once, and counted with their array) and scans a chunk.
+    pub(super) fn process_token<const W: u8>(&mut self, token: usize) {
+        if self.copies() {
+            self.take_ticket();
+        }
+        self.scan_chunk::<W>(token);
+    }
+
     /// Claims a chunk of a large array, republishes the token while chunks
     /// remain, and scans the chunk.
-    pub(super) fn process_token<const W: u8>(&mut self, token: usize) {
+    fn scan_chunk<const W: u8>(&mut self, token: usize) {
         let Some(claim) = self.phase.engine.arrays.claim(token) else {
             return;
         };

@@ -51,7 +51,6 @@ use stealmark_model::{MarkStore, ObjectModel};
 
 use crate::fifo::{Batch, Fifo};
 use crate::stats::SpanKind;
-use counting::MarkedPops;
 
 pub(crate) use mark_loop::EDGE_DEPTH;
 pub(crate) use phase::{Engine, Phase, Slot, Step, Watch};
@@ -86,20 +85,20 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     /// [`MarkerConfig::count_live`]: crate::MarkerConfig::count_live
     count_scans: bool,
     /// Whether a scanned object may have been scanned by another worker too
-    /// (see [`Worker::counts_copies`]): then the count claims the objects
-    /// whose deque tickets may share (`marked_pops`, `claim_all`). Read
-    /// only where `D` may deliver twice.
+    /// (see [`Worker::counts_copies`]): then each object carries its deque
+    /// ticket (`tickets`, `scanned_tickets`) to the count, which claims the
+    /// objects whose tickets may share. Read only where `D` may deliver
+    /// twice.
     copies: bool,
     /// Whether the heap has types (the live-object histogram is kept).
     typed: bool,
     /// Objects scanned and not yet counted live ([`Worker::account`]).
     scanned: Batch,
-    /// With `copies`: the words popped with a marked ticket and not yet
-    /// counted.
-    marked_pops: MarkedPops,
-    /// With `copies`: how many more counts claim every object of their
-    /// batch (a horizon saw a new theft announced).
-    claim_all: u8,
+    /// With `copies`: the tickets of the words in the prefetch FIFO, in the
+    /// same order ([`Ticket::word`](stealmark_deques::copies::Ticket::word)).
+    tickets: Fifo,
+    /// With `copies`: the tickets of the words in `scanned`.
+    scanned_tickets: Batch,
     /// Objects left until the next policy evaluation and wake-up check.
     until_balance: u32,
     /// Arrays with more slots than this are scanned in chunks.
@@ -137,8 +136,8 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             copies: c.count_live && Self::counts_copies(c.workers),
             typed,
             scanned: Batch::new(),
-            marked_pops: MarkedPops::default(),
-            claim_all: 0,
+            tickets: Fifo::new(),
+            scanned_tickets: Batch::new(),
             until_balance: c.balance_interval,
             big_array: 2 * c.array_chunk,
             until_sample: c.timeline_interval,
