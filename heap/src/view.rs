@@ -670,6 +670,17 @@ impl ObjectModel for HeapView<'_> {
     }
 
     #[inline(always)]
+    fn live_bytes(&self, obj: ObjRef) -> (usize, usize) {
+        let layout = self.load64(self.index(obj));
+        let footprint = self.format.object_words(layout) as usize * 8;
+        if self.format.runtime_sizes {
+            ((layout >> 32) as usize, footprint)
+        } else {
+            (footprint, footprint)
+        }
+    }
+
+    #[inline(always)]
     fn slot_count(&self, obj: ObjRef) -> usize {
         self.load64(self.index(obj)) as u32 as usize
     }
@@ -780,6 +791,8 @@ mod tests {
             assert_eq!(v.mark_index(rb), 1 + size_a / 8);
             assert_eq!(v.size_bytes(ra), size_a);
             assert_eq!(v.size_bytes(rb), size_b);
+            assert_eq!(v.live_bytes(ra), (size_a, size_a));
+            assert_eq!(v.live_bytes(rb), (size_b, size_b));
             assert_eq!(v.runtime_bytes(), (size_a + size_b) as u64);
             assert_eq!(v.object_bytes(), (size_a + size_b) as u64);
             assert_eq!(v.slot_count(ra), 3);
@@ -866,7 +879,9 @@ mod tests {
             assert_eq!(v.size_bytes(r[0]), 100);
             for (h, &o) in headers.iter().zip(&r) {
                 assert_eq!(v.footprint_bytes(o) as u64, h.size_words(layout) * 8);
+                assert_eq!(v.live_bytes(o), (v.size_bytes(o), v.footprint_bytes(o)));
             }
+            assert_eq!(v.live_bytes(r[0]).0, 100);
             assert_eq!(v.runtime_bytes(), 500);
             assert_eq!(v.object_bytes(), 5 * 104);
             for (i, k) in [SlotKind::Weak, SlotKind::Soft, SlotKind::Phantom]

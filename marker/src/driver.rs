@@ -225,11 +225,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             let pending: usize = self.engine.slots().map(|s| s.pending()).sum();
             if pending > 0 {
                 if self.watch == Watch::Off {
-                    self.index.reset(pending);
+                    self.index.reset(pending, self.store.dense_bound(self.heap));
                 }
                 if self.rounds < self.config.ephemeron_frozen_rounds && self.watch != Watch::Shared
                 {
                     self.rounds += 1;
+                    self.index.reserve(pending);
                     self.step(StepKind::Register)?;
                     self.watch = Watch::Frozen;
                 } else {
@@ -242,6 +243,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             if asked && self.engine.slots().any(|s| s.soft_unasked() > 0) {
                 self.step(StepKind::Soft)?;
                 continue;
+            }
+            if self.watch != Watch::Off && self.all_released() {
+                // Every head of the key index's dense table is clear.
+                self.index.all_taken();
             }
             return Ok(());
         }

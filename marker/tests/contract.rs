@@ -27,8 +27,10 @@ fn config(workers: usize, deque: DequeKind, n: usize) -> MarkerConfig {
     c.private_work = n % 2 == 0;
     c.prefetch = [8, 0, 3][n % 3];
     c.seed = n as u64;
-    // Half the configurations share the ephemeron key index at once.
-    c.ephemeron_frozen_rounds = [4, 0][(n / 2) % 2];
+    // A third of the configurations share the ephemeron key index at once,
+    // a third after one frozen round (whose entries, in the dense table
+    // where the heap is small, the shared round then takes).
+    c.ephemeron_frozen_rounds = [4, 0, 1][(n / 2) % 3];
     c
 }
 
@@ -175,6 +177,62 @@ fn java_order_weak_before_finalization_phantom_and_ephemerons_after() {
             ],
             "w={workers}"
         );
+    }
+}
+
+/// WeakMap entries judged at both ends of finalization (J1 keeps listed
+/// for J2 only the entries whose key it found dead): root 0 reaches the
+/// WeakMap 1, whose entries are (3 -> 4), its key the finalizable 3 (dead
+/// at J1, resurrected), and (5 -> 6), key dead. The resurrected 3 holds the
+/// WeakMap 7, found only while resurrecting: (8 -> 9), key dead, and
+/// (3 -> 10), key resurrected.
+#[test]
+fn weak_map_entries_are_judged_before_and_after_resurrection() {
+    use Kind::*;
+    let g = Graph(vec![
+        vec![(1, Strong)],
+        vec![(3, Weak), (4, Ephemeron(3)), (5, Weak), (6, Ephemeron(5))],
+        vec![],
+        vec![(7, Strong)],
+        vec![],
+        vec![],
+        vec![],
+        vec![(8, Weak), (9, Ephemeron(8)), (3, Weak), (10, Ephemeron(3))],
+        vec![],
+        vec![],
+        vec![],
+    ]);
+    let roots = [r(0)];
+    let finalizable = [r(3)];
+    let input = OracleInput {
+        roots: &roots,
+        finalizable: &finalizable,
+        soft_refs: SoftRefs::ClearAll,
+    };
+    let e = expect(&g, &input);
+    let mut n = 0;
+    for &deque in DequeKind::VARIANTS {
+        for workers in [1, 2, 3, 8] {
+            n += 1;
+            let mut marker = Marker::new(config(workers, deque, n)).unwrap();
+            check(&mut marker, &g, &input, &e, &format!("{deque} w={workers}"));
+            let c = Collection::new(&roots[..]).finalizable(&finalizable[..]);
+            let m = marker.collect(&g, &c);
+            let mut cleared: Vec<(usize, usize)> = m
+                .report()
+                .cleared()
+                .map(|w| (w.holder.index(), w.slot))
+                .collect();
+            cleared.sort_unstable();
+            assert_eq!(
+                cleared,
+                [(1, 0), (1, 2), (1, 3), (7, 0), (7, 1)],
+                "{deque} w={workers}: the key slot of the resurrected 3 at J1, \
+                 the dead keys' entries and key slots, found before J1 and after"
+            );
+            let marked: Vec<usize> = (0..11).filter(|&i| m.is_marked(&g, r(i))).collect();
+            assert_eq!(marked, [0, 1, 3, 4, 7, 10], "{deque} w={workers}");
+        }
     }
 }
 

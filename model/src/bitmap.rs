@@ -247,6 +247,18 @@ impl<H: ObjectModel + MarkIndex + ?Sized> MarkStore<H> for MarkBitmap {
             prefetch_read((w as *const AtomicU64).cast());
         }
     }
+
+    /// The bitmap's length: every object's mark index is below it.
+    #[inline]
+    fn dense_bound(&self, _heap: &H) -> Option<usize> {
+        Some(self.bits)
+    }
+
+    /// The object's mark index.
+    #[inline]
+    fn dense_index(&self, heap: &H, obj: ObjRef) -> Option<usize> {
+        Some(heap.mark_index(obj))
+    }
 }
 
 /// The panic of a mark index out of range: the heap broke its contract.

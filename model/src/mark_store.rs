@@ -38,4 +38,23 @@ pub trait MarkStore<H: ObjectModel + ?Sized>: Sync {
     fn prefetch(&self, heap: &H, obj: ObjRef) {
         heap.prefetch(obj);
     }
+
+    /// One past the largest [`MarkStore::dense_index`] of any object, if
+    /// this store numbers the objects densely (a side bitmap does; mark
+    /// bits in headers need not). The engine then finds ephemeron values
+    /// waiting for a key in a side table indexed by the key's number
+    /// instead of a hash map. The default: no numbering.
+    #[inline]
+    fn dense_bound(&self, heap: &H) -> Option<usize> {
+        let _ = heap;
+        None
+    }
+
+    /// `obj`'s number below [`MarkStore::dense_bound`], distinct for
+    /// distinct objects; `None` exactly when `dense_bound` is `None`.
+    #[inline]
+    fn dense_index(&self, heap: &H, obj: ObjRef) -> Option<usize> {
+        let _ = (heap, obj);
+        None
+    }
 }

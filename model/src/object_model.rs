@@ -38,6 +38,15 @@ pub trait ObjectModel: Sync {
         self.size_bytes(obj)
     }
 
+    /// The object's [`ObjectModel::size_bytes`] and
+    /// [`ObjectModel::footprint_bytes`] at once: the engine counts both for
+    /// every live object, and a model that derives them from one header
+    /// word overrides this to read it once. The default calls the two.
+    #[inline]
+    fn live_bytes(&self, obj: ObjRef) -> (usize, usize) {
+        (self.size_bytes(obj), self.footprint_bytes(obj))
+    }
+
     /// The number of reference slots the object has (null ones included).
     fn slot_count(&self, obj: ObjRef) -> usize;
 

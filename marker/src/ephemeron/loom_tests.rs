@@ -20,6 +20,7 @@ use loom::sync::Arc;
 use loom::thread;
 use stealmark_model::ObjRef;
 
+use super::dense::Dense;
 use super::{fence, KeyIndex};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
@@ -31,6 +32,12 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 }
 
 const KEY: usize = 7;
+
+/// Asserts that some interleaving of a model reached the branch that
+/// `counter` counts.
+fn reached(counter: &StdAtomic, branch: &str) {
+    assert!(counter.load(StdOrdering::Relaxed) > 0, "{branch}");
+}
 
 fn key() -> ObjRef {
     ObjRef::from_index(KEY)
@@ -45,7 +52,7 @@ fn register(index: &KeyIndex, mark: &AtomicU64, value: usize, fenced: bool) -> u
     }
     // Relaxed: as `MarkBitmap::contains`; the fence orders it.
     if mark.load(Ordering::Relaxed) & 1 != 0 {
-        index.take(key(), &mut Vec::new())
+        index.take(key(), None, &mut Vec::new())
     } else {
         0
     }
@@ -61,7 +68,7 @@ fn mark_key(index: &KeyIndex, mark: &AtomicU64, fenced: bool) -> usize {
         fence();
     }
     if index.may_hold(key()) {
-        index.take(key(), &mut Vec::new())
+        index.take(key(), None, &mut Vec::new())
     } else {
         0
     }
@@ -83,14 +90,8 @@ fn a_registrant_and_a_marker_never_both_miss() {
         REGISTRANT_TOOK.fetch_add(by_registrant, StdOrdering::Relaxed);
         MARKER_TOOK.fetch_add(by_marker, StdOrdering::Relaxed);
     });
-    assert!(
-        REGISTRANT_TOOK.load(StdOrdering::Relaxed) > 0,
-        "registrant path never ran"
-    );
-    assert!(
-        MARKER_TOOK.load(StdOrdering::Relaxed) > 0,
-        "marker path never ran"
-    );
+    reached(&REGISTRANT_TOOK, "registrant path never ran");
+    reached(&MARKER_TOOK, "marker path never ran");
 }
 
 #[test]
@@ -113,10 +114,7 @@ fn two_registrants_and_a_marker_take_each_entry_once() {
             SPLIT.fetch_add(1, StdOrdering::Relaxed);
         }
     });
-    assert!(
-        SPLIT.load(StdOrdering::Relaxed) > 0,
-        "no interleaving split the entries"
-    );
+    reached(&SPLIT, "no interleaving split the entries");
 }
 
 #[test]
@@ -131,4 +129,139 @@ fn without_the_fences_an_entry_can_be_lost() {
         let by_marker = marker.join().unwrap();
         assert_eq!(by_registrant + by_marker, 1, "taken exactly once");
     });
+}
+
+/// The dense table's heads in the models: above `KEY`.
+const BOUND: usize = 16;
+
+/// Two workers of a `register` step insert entries for the same key into
+/// the dense table at once (the heads' swaps); after the step (the join),
+/// the key's list holds both, each once, in either order.
+#[test]
+fn dense_registrants_of_one_key_link_both_entries() {
+    static FIRST_NEWEST: StdAtomic = StdAtomic::new(0);
+    static SECOND_NEWEST: StdAtomic = StdAtomic::new(0);
+    model(|| {
+        let mut dense = Dense::new();
+        dense.reset(BOUND);
+        dense.reserve(2);
+        let dense = Arc::new(dense);
+        let d2 = dense.clone();
+        let other = thread::spawn(move || {
+            let id = d2.claim(1);
+            d2.insert(id, KEY, 2, false);
+        });
+        let id = dense.claim(1);
+        dense.insert(id, KEY, 1, false);
+        other.join().unwrap();
+        let mut got = Vec::new();
+        dense.take_marked(KEY, |v| got.push(v));
+        assert_eq!(dense.waiting(), 0);
+        // Newest first: the entry whose swap came last.
+        match got[..] {
+            [1, 2] => FIRST_NEWEST.fetch_add(1, StdOrdering::Relaxed),
+            [2, 1] => SECOND_NEWEST.fetch_add(1, StdOrdering::Relaxed),
+            _ => panic!("both entries, each once: {got:?}"),
+        };
+    });
+    reached(&FIRST_NEWEST, "never linked 2 then 1");
+    reached(&SECOND_NEWEST, "never linked 1 then 2");
+}
+
+/// Two takers of one key with entries in the dense table (the shared
+/// protocol's marker and a registrant re-reading the key): exactly one
+/// gets the whole list, and each of them does in some interleaving.
+#[test]
+fn dense_takers_of_one_key_take_its_list_once() {
+    static MAIN_TOOK: StdAtomic = StdAtomic::new(0);
+    static OTHER_TOOK: StdAtomic = StdAtomic::new(0);
+    model(|| {
+        let mut dense = Dense::new();
+        dense.reset(BOUND);
+        dense.reserve(2);
+        let base = dense.claim(2);
+        dense.insert(base, KEY, 1, true);
+        dense.insert(base + 1, KEY, 2, true);
+        let dense = Arc::new(dense);
+        let d2 = dense.clone();
+        let other = thread::spawn(move || {
+            let mut n = 0;
+            d2.take(KEY, |_| n += 1);
+            n
+        });
+        let mut mine = 0;
+        dense.take(KEY, |_| mine += 1);
+        let theirs = other.join().unwrap();
+        assert!(
+            (mine, theirs) == (2, 0) || (mine, theirs) == (0, 2),
+            "one taker gets both entries: {mine} and {theirs}"
+        );
+        MAIN_TOOK.fetch_add(usize::from(mine > 0), StdOrdering::Relaxed);
+        OTHER_TOOK.fetch_add(usize::from(theirs > 0), StdOrdering::Relaxed);
+    });
+    reached(&MAIN_TOOK, "main never took");
+    reached(&OTHER_TOOK, "other never took");
+}
+
+/// The shared protocol over an index whose earlier frozen round registered
+/// an entry in the dense table: a registrant adds a second entry for the
+/// key (hashed shards) while a marker marks it; both entries are taken,
+/// each once, and the dense one by either side in some interleaving.
+#[test]
+fn shared_round_after_a_dense_round_takes_each_entry_once() {
+    static DENSE_BY_REGISTRANT: StdAtomic = StdAtomic::new(0);
+    static DENSE_BY_MARKER: StdAtomic = StdAtomic::new(0);
+    model(|| {
+        let mut index = KeyIndex::new();
+        index.reset(1, Some(BOUND));
+        assert!(index.is_dense());
+        index.reserve(1);
+        let number = |k: ObjRef| Some(k.index());
+        let registered = index.register(
+            &mut vec![(key(), ObjRef::from_index(9))],
+            |_| false,
+            number,
+            true,
+            &mut Vec::new(),
+            &mut Vec::new(),
+        );
+        assert_eq!(registered, 1);
+        let index = Arc::new(index);
+        let mark = Arc::new(AtomicU64::new(0));
+        let (i2, m2) = (index.clone(), mark.clone());
+        let marker = thread::spawn(move || {
+            // Relaxed: as `MarkBitmap::set`; the fence orders it.
+            if m2.fetch_or(1, Ordering::Relaxed) & 1 != 0 {
+                return Vec::new();
+            }
+            fence();
+            let mut out = Vec::new();
+            if i2.may_hold(key()) {
+                i2.take(key(), Some(KEY), &mut out);
+            }
+            out
+        });
+        index.insert(key(), ObjRef::from_index(1));
+        fence();
+        let mut mine = Vec::new();
+        // Relaxed: as `MarkBitmap::contains`; the fence orders it.
+        if mark.load(Ordering::Relaxed) & 1 != 0 {
+            index.take(key(), Some(KEY), &mut mine);
+        }
+        let theirs = marker.join().unwrap();
+        let mut all: Vec<usize> = mine.iter().chain(&theirs).map(|v| v.index()).collect();
+        all.sort_unstable();
+        assert_eq!(all, [1, 9], "each entry taken exactly once");
+        assert_eq!(index.waiting(), 0);
+        if mine.iter().any(|v| v.index() == 9) {
+            DENSE_BY_REGISTRANT.fetch_add(1, StdOrdering::Relaxed);
+        } else {
+            DENSE_BY_MARKER.fetch_add(1, StdOrdering::Relaxed);
+        }
+    });
+    reached(
+        &DENSE_BY_REGISTRANT,
+        "the registrant never took the dense entry",
+    );
+    reached(&DENSE_BY_MARKER, "the marker never took the dense entry");
 }

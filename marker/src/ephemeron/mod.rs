@@ -22,15 +22,35 @@
 //! the next entry's key) walks the index in order too, and a worker that
 //! registers a run of such keys takes each shard's lock once per run.
 //!
+//! # Dense: a side table by object number
+//!
+//! When the mark store numbers its objects densely
+//! ([`MarkStore::dense_bound`](stealmark_model::MarkStore::dense_bound):
+//! a side bitmap does) and the table would not be much larger than the
+//! keys need ([`DENSE_PER_KEY`]), the `register` steps put the entries in
+//! a side table instead of the shards (`dense`): one `u32` head per object
+//! number, the entries in an array by id. Registering is a few stores and
+//! one swap of the key's head per entry (two plain accesses when one worker
+//! registers alone), in ids reserved before the step. The filter is not
+//! set for these entries: a frozen check of a marked object is one load of
+//! its head, and a hit empties the key (only the worker that marked it
+//! looks it up). Shared steps still register in the shards (their entries
+//! are not counted in advance; the filter guards those), and their `take`
+//! reads the key's dense head and swaps it to empty if set, so the entries
+//! of the frozen rounds before are taken exactly once too: the dense heads
+//! were written before the step, so a marker's check after its fence sees
+//! them, and the swap lets one taker have each list.
+//!
 //! # Frozen: registering and checking never overlap
 //!
 //! The engine registers the waiting entries in a step of their own
-//! ([`KeyIndex::insert_all`], under the shard locks), in which nothing is
-//! marked. The steps that mark afterwards read a [`Frozen`] view, made from
-//! exclusive access between the steps: no lock, no fence, no removal. The
-//! view never changes while they run, so a key's entries are found by
-//! whoever marks the key, and only one worker marks a key (the one whose
-//! `try_mark` set its bit), so each entry is released once. Ephemerons
+//! ([`KeyIndex::register`], under the shard locks or in the dense
+//! table), in which nothing is marked. The steps that mark afterwards read
+//! a [`Frozen`] view, made from exclusive access between the steps: no
+//! lock, no fence, no removal from the shards. Nothing is added while they
+//! run, so a key's entries are found by whoever marks the key, and only one
+//! worker marks a key (the one whose `try_mark` set its bit), so each entry
+//! is released once; that worker alone empties the key's dense head. Ephemerons
 //! found while such a step runs, with their key unmarked, wait for the next
 //! registration step.
 //!
@@ -63,13 +83,19 @@
 //! batch of inserts (or marks) may share one fence: what matters is that
 //! each store comes before it and each load after it.
 
+mod dense;
+mod frozen;
 #[cfg(all(test, loom))]
 mod loom_tests;
+mod place;
 mod shard;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
 use crossbeam_utils::CachePadded;
+use dense::Dense;
+pub(crate) use frozen::Frozen;
+use place::{filter_bit, group_by_shard, shard_of, value, NUMBERED};
 use stealmark_model::ObjRef;
 
 #[cfg(loom)]
@@ -85,13 +111,21 @@ pub(crate) const SHARDS: usize = 256;
 #[cfg(loom)]
 pub(crate) const SHARDS: usize = 2;
 
-/// `insert_all` groups the entries by shard first when its runs of keys
+/// `register` groups the entries by shard first when its runs of keys
 /// in one shard are shorter than this on average, judged on the first
 /// `RUN_SAMPLE` entries (so that entries in long runs, a table's keys laid
 /// out together, cost no extra pass).
 const SHORT_RUN: usize = 4;
-/// The entries `insert_all` judges its runs on.
+/// The entries `register` judges its runs on.
 const RUN_SAMPLE: usize = 256;
+
+/// The dense table is used while it has at most this many heads (4 bytes
+/// each, touched or not) per expected key, or at most `DENSE_ALWAYS` heads:
+/// beyond, scattered keys would touch most of a table far larger than the
+/// hashed shards (the table is by mark index, which a heap may number by
+/// word, not by object).
+const DENSE_PER_KEY: usize = 8;
+const DENSE_ALWAYS: usize = 1 << 16;
 
 /// Filter bits per expected key (the false-positive rate is about one in
 /// this many while the index holds the expected number of keys).
@@ -117,6 +151,10 @@ pub(crate) fn fence() {
 /// Values waiting for their keys; see the module documentation.
 pub(crate) struct KeyIndex {
     shards: Box<[CachePadded<Mutex<Shard>>]>,
+    /// The side table by object number, used instead of the shards by
+    /// `register` while `dense_on` (module documentation, "Dense").
+    dense: Dense,
+    dense_on: bool,
     filter: Vec<AtomicU64>,
     /// Filter bits minus one (the bit count is a power of two).
     filter_mask: usize,
@@ -129,19 +167,29 @@ impl KeyIndex {
             shards: (0..SHARDS)
                 .map(|_| CachePadded::new(Mutex::new(Shard::default())))
                 .collect(),
+            dense: Dense::new(),
+            dense_on: false,
             filter: Vec::new(),
             filter_mask: 0,
         };
-        index.reset(0);
+        index.reset(0, None);
         index
     }
 
     /// Empties the index (keeping its storage) and sizes the filter for
-    /// about `keys` keys. Exclusive access: no worker runs.
-    pub(crate) fn reset(&mut self, keys: usize) {
+    /// about `keys` keys. With `dense_bound` (the mark store numbers its
+    /// objects below it, and the numbers fit), registering uses the side
+    /// table by object number; otherwise the hashed shards. Exclusive
+    /// access: no worker runs.
+    pub(crate) fn reset(&mut self, keys: usize, dense_bound: Option<usize>) {
         for shard in self.shards.iter() {
             lock(shard).clear();
         }
+        let bound = dense_bound.filter(|&b| {
+            Dense::fits(b) && b <= keys.saturating_mul(DENSE_PER_KEY).max(DENSE_ALWAYS)
+        });
+        self.dense_on = bound.is_some();
+        self.dense.reset(bound.unwrap_or(0));
         let bits = keys
             .saturating_mul(FILTER_BITS_PER_KEY)
             .clamp(FILTER_MIN_BITS, FILTER_MAX_BITS)
@@ -156,6 +204,21 @@ impl KeyIndex {
         self.filter_mask = bits - 1;
     }
 
+    /// Makes room for `additional` more entries registered by `register`
+    /// (the pending entries before a `register` step). Exclusive access.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        if self.dense_on {
+            self.dense.reserve(additional);
+        }
+    }
+
+    /// Says that every entry registered since the last reset was taken (the
+    /// workers' released count equals their registered count), so that the
+    /// next reset need not clear the dense table. Exclusive access.
+    pub(crate) fn all_taken(&mut self) {
+        self.dense.all_taken();
+    }
+
     /// Registers `value` as waiting for `key`: inserts the entry, then sets
     /// the key's filter bit. The caller then fences ([`fence`]) and checks
     /// whether `key` is marked (module documentation).
@@ -168,18 +231,76 @@ impl KeyIndex {
         self.set_filter(word, bit);
     }
 
-    /// Registers every `(key, value)` of `entries` (their keys unmarked)
-    /// while no worker marks: each run of keys in one shard under one lock,
-    /// each run of filter bits in one word with one `fetch_or`. When the
-    /// runs are short (keys scattered over the heap: judged on the first
-    /// entries), the entries are first grouped by shard into `scratch` (a
-    /// stable counting sort: each key's entries keep their order), so that
-    /// each shard is locked once.
-    pub(crate) fn insert_all(
+    /// Registers the entries `(key, value)` of `entries` whose key is not
+    /// `marked` while no worker marks, and appends the values of the others
+    /// to `ready`; returns how many it registered. Each run of filter bits
+    /// in one word is set with one `fetch_or`. With the dense table, in one
+    /// pass, each entry goes in by its key's number (`number`: the mark
+    /// store's `dense_index`), in ids reserved before the step
+    /// ([`KeyIndex::reserve`]: the ids of entries found ready stay unused,
+    /// linked from no head); `alone` says that no other thread registers in
+    /// this step (one worker), so that the table's heads need no atomic
+    /// swap. Otherwise the entries with unmarked keys are kept in
+    /// `entries`, and each run of keys in one shard goes in under one
+    /// lock; when the runs are short (keys scattered over the heap: judged
+    /// on the first entries), the entries are first grouped by shard into
+    /// `scratch` (a stable counting sort: each key's entries keep their
+    /// order), so that each shard is locked once.
+    pub(crate) fn register(
         &self,
-        entries: &[(ObjRef, ObjRef)],
+        entries: &mut Vec<(ObjRef, ObjRef)>,
+        marked: impl Fn(ObjRef) -> bool,
+        number: impl Fn(ObjRef) -> Option<usize>,
+        alone: bool,
+        ready: &mut Vec<ObjRef>,
         scratch: &mut Vec<(ObjRef, ObjRef)>,
-    ) {
+    ) -> usize {
+        let mut word = usize::MAX;
+        let mut bits = 0;
+        // The filter covers the shards only: the dense table's heads are
+        // their own test (one load each).
+        let mut filter = |key| {
+            let (w, b) = self.filter_bit(key);
+            if w != word {
+                self.set_filter(word, bits);
+                (word, bits) = (w, 0);
+            }
+            bits |= b;
+        };
+        let registered = if self.dense_on {
+            // One pass: each entry's mark, then the entry and its filter bit.
+            let mut id = self.dense.claim(entries.len());
+            let first = id;
+            for &(key, value) in entries.iter() {
+                if marked(key) {
+                    ready.push(value);
+                    continue;
+                }
+                self.dense
+                    .insert(id, number(key).expect(NUMBERED), value.word(), alone);
+                id += 1;
+            }
+            id - first
+        } else {
+            entries.retain(|&(key, value)| {
+                let waits = !marked(key);
+                if !waits {
+                    ready.push(value);
+                }
+                waits
+            });
+            self.insert_all_hashed(entries, scratch);
+            for &(key, _) in entries.iter() {
+                filter(key);
+            }
+            entries.len()
+        };
+        self.set_filter(word, bits);
+        registered
+    }
+
+    /// `register`'s shards: each run of keys in one shard under one lock.
+    fn insert_all_hashed(&self, entries: &[(ObjRef, ObjRef)], scratch: &mut Vec<(ObjRef, ObjRef)>) {
         let sample = &entries[..entries.len().min(RUN_SAMPLE)];
         let runs = 1 + sample
             .windows(2)
@@ -205,24 +326,13 @@ impl KeyIndex {
             drop(shard);
             rest = &rest[run..];
         }
-        let mut word = usize::MAX;
-        let mut bits = 0;
-        for &(key, _) in entries {
-            let (w, b) = self.filter_bit(key);
-            if w != word {
-                self.set_filter(word, bits);
-                (word, bits) = (w, 0);
-            }
-            bits |= b;
-        }
-        self.set_filter(word, bits);
     }
 
     /// Sets `bits` in filter word `word` (nothing for `usize::MAX`).
     fn set_filter(&self, word: usize, bits: u64) {
         if let Some(w) = self.filter.get(word) {
             // Relaxed: published to the steps that read the filter by the
-            // pool's hand-off between steps (`insert_all`), or ordered by
+            // pool's hand-off between steps (`register`), or ordered by
             // the fences of the shared protocol (`insert`).
             w.fetch_or(bits, Ordering::Relaxed);
         }
@@ -235,35 +345,58 @@ impl KeyIndex {
     pub(crate) fn freeze(&mut self) -> Frozen<'_> {
         Frozen {
             shards: self.shards.iter_mut().map(|s| &*get_mut(s)).collect(),
+            dense: self.dense_on.then_some(&self.dense),
             filter: &self.filter,
             filter_mask: self.filter_mask,
         }
     }
 
-    /// Whether `key` may have waiting entries (`false` is certain). The
-    /// caller has marked `key` and fenced since ([`fence`]).
+    /// Whether `key` may have waiting entries (`false` is certain): always
+    /// with the dense table (whose head [`KeyIndex::take`] reads first),
+    /// else the filter's answer. The caller has marked `key` and fenced
+    /// since ([`fence`]).
     #[inline]
     pub(crate) fn may_hold(&self, key: ObjRef) -> bool {
+        self.dense_on || self.filtered(key)
+    }
+
+    /// Whether `key`'s filter bit is set: it may have entries in the shards.
+    #[inline]
+    fn filtered(&self, key: ObjRef) -> bool {
         let (word, bit) = self.filter_bit(key);
         // Relaxed: the caller's SeqCst fence (after its mark) pairs with the
         // registrant's fence (after its `insert`); see the module docs.
         self.filter[word].load(Ordering::Relaxed) & bit != 0
     }
 
-    /// Takes every entry waiting for `key`, appending their values to `out`;
-    /// returns how many. Each entry is taken by one call only.
-    pub(crate) fn take(&self, key: ObjRef, out: &mut Vec<ObjRef>) -> usize {
+    /// Takes every entry waiting for `key` (numbered `number` by the mark
+    /// store), appending their values to `out`; returns how many. Each entry
+    /// is taken by one call only: from the dense table (entries of earlier
+    /// `register` steps) by a swap, from the shards (if the key's filter bit
+    /// is set) under the lock. The caller has fenced since its mark or its
+    /// insert ([`fence`]).
+    pub(crate) fn take(&self, key: ObjRef, number: Option<usize>, out: &mut Vec<ObjRef>) -> usize {
         let before = out.len();
-        lock(&self.shards[shard_of(key)]).take(key.word(), |v| {
-            out.push(ObjRef::from_word(v).expect("only object references are inserted"));
-        });
+        if self.dense_on {
+            self.dense
+                .take(number.expect(NUMBERED), |v| out.push(value(v)));
+        }
+        if self.filtered(key) {
+            lock(&self.shards[shard_of(key)]).take(key.word(), |v| out.push(value(v)));
+        }
         out.len() - before
+    }
+
+    /// Whether registering uses the dense table.
+    #[cfg(test)]
+    pub(crate) fn is_dense(&self) -> bool {
+        self.dense_on
     }
 
     /// Entries registered and not taken, over every shard.
     #[cfg(test)]
     pub(crate) fn waiting(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).waiting()).sum()
+        self.dense.waiting() + self.shards.iter().map(|s| lock(s).waiting()).sum::<usize>()
     }
 
     /// The filter word and bit of `key`.
@@ -271,79 +404,4 @@ impl KeyIndex {
     fn filter_bit(&self, key: ObjRef) -> (usize, u64) {
         filter_bit(key, self.filter_mask)
     }
-}
-
-/// The key index, read-only: see the module documentation ("Frozen").
-pub(crate) struct Frozen<'a> {
-    shards: Vec<&'a Shard>,
-    filter: &'a [AtomicU64],
-    filter_mask: usize,
-}
-
-impl Frozen<'_> {
-    /// Whether `key` may have waiting entries (`false` is certain).
-    #[inline]
-    pub(crate) fn may_hold(&self, key: ObjRef) -> bool {
-        let (word, bit) = filter_bit(key, self.filter_mask);
-        // Relaxed: the filter does not change while the view lives; the
-        // pool's hand-off published it.
-        self.filter[word].load(Ordering::Relaxed) & bit != 0
-    }
-
-    /// Appends the values waiting for `key` to `out`; returns how many. The
-    /// caller is the worker that marked `key`, so no other worker looks the
-    /// key up while the view lives.
-    pub(crate) fn lookup(&self, key: ObjRef, out: &mut Vec<ObjRef>) -> usize {
-        let before = out.len();
-        self.shards[shard_of(key)].get(key.word(), |v| {
-            out.push(ObjRef::from_word(v).expect("only object references are inserted"));
-        });
-        out.len() - before
-    }
-}
-
-/// Copies `entries` into `scratch` grouped by shard, in shard order,
-/// keeping their order within each shard.
-fn group_by_shard(entries: &[(ObjRef, ObjRef)], scratch: &mut Vec<(ObjRef, ObjRef)>) {
-    let mut counts = [0usize; SHARDS];
-    for &(key, _) in entries {
-        counts[shard_of(key)] += 1;
-    }
-    let mut at = 0;
-    for c in counts.iter_mut() {
-        (*c, at) = (at, at + *c);
-    }
-    scratch.clear();
-    if let Some(&first) = entries.first() {
-        scratch.resize(entries.len(), first);
-    }
-    for &e in entries {
-        let s = shard_of(e.0);
-        scratch[counts[s]] = e;
-        counts[s] += 1;
-    }
-}
-
-/// The filter word and bit of `key` in a filter of `mask + 1` bits: the
-/// key's word index plus a per-page offset, so that neighbours share a word
-/// and pages spread.
-#[inline]
-fn filter_bit(key: ObjRef, mask: usize) -> (usize, u64) {
-    let w = key.word();
-    let bit = ((w >> 3).wrapping_add(page_hash(w))) & mask;
-    (bit / 64, 1u64 << (bit % 64))
-}
-
-/// A 64-bit mix of the 4 KiB page of `word`.
-#[inline]
-fn page_hash(word: usize) -> usize {
-    ((word >> 12) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> 7
-}
-
-/// The shard of `key`: a hash of its 64 KiB region, so that a run of keys
-/// laid out together (a table's keys, a chain) stays in one shard's map for
-/// hundreds of inserts.
-#[inline]
-fn shard_of(key: ObjRef) -> usize {
-    (((key.word() >> 16) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize & (SHARDS - 1)
 }

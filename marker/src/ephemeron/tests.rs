@@ -10,18 +10,23 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use stealmark_model::{MarkBitmap, ObjRef};
 
+use super::dense::Dense;
 use super::{fence, KeyIndex};
 
 #[derive(Clone, Debug)]
 enum Op {
     Insert(usize, usize),
-    /// Inserts a batch (`insert_all`).
+    /// Registers a batch (`register`); keys divisible by 5 count as marked
+    /// (their values are ready at once).
     Batch(Vec<(usize, usize)>),
     Take(usize),
     /// Looks a key up in a frozen view (nothing is removed).
     Lookup(usize),
     Reset(usize),
 }
+
+/// The dense table's bound in the model test: above every key `op` makes.
+const DENSE_BOUND: usize = 2000 * 997;
 
 fn op() -> impl Strategy<Value = Op> {
     // Keys spread over a few pages and shards: index i is word (i+1)*8, so
@@ -32,7 +37,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => proptest::collection::vec((key.clone(), 0usize..10_000), 0..40).prop_map(Op::Batch),
         4 => key.clone().prop_map(Op::Take),
         3 => key.prop_map(Op::Lookup),
-        1 => (0usize..100_000).prop_map(Op::Reset),
+        1 => (0usize..500_000).prop_map(Op::Reset),
     ]
 }
 
@@ -40,14 +45,31 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     /// Inserts and takes match a map from key to the list of its values
-    /// (newest first), and the filter never forgets a key.
+    /// (newest first), and the filter never forgets a key; with the hashed
+    /// shards and with the dense table (where registering is by batch, as
+    /// the engine does, alone or not, and a frozen lookup empties the key,
+    /// as the engine looks each marked key up once).
     #[test]
-    fn matches_a_map_of_lists(ops in proptest::collection::vec(op(), 1..400)) {
+    fn matches_a_map_of_lists(
+        ops in proptest::collection::vec(op(), 1..400),
+        dense in any::<bool>(),
+        alone in any::<bool>(),
+    ) {
         let mut index = KeyIndex::new();
+        let bound = dense.then_some(DENSE_BOUND);
+        // Enough keys for the dense table (its size per key is bounded).
+        index.reset(DENSE_BOUND / 8, bound);
+        let mut dense = index.is_dense();
+        prop_assert_eq!(dense, bound.is_some());
         let mut model: HashMap<usize, Vec<usize>> = HashMap::new();
         let mut out = Vec::new();
         let mut scratch = Vec::new();
+        let number = |k: ObjRef| bound.map(|_| k.index());
         for op in ops {
+            let op = match op {
+                Op::Insert(k, v) if dense => Op::Batch(vec![(k, v)]),
+                op => op,
+            };
             match op {
                 Op::Insert(k, v) => {
                     index.insert(ObjRef::from_index(k), ObjRef::from_index(v));
@@ -55,20 +77,36 @@ proptest! {
                     prop_assert!(index.may_hold(ObjRef::from_index(k)));
                 }
                 Op::Batch(entries) => {
-                    let refs: Vec<(ObjRef, ObjRef)> = entries
+                    let mut refs: Vec<(ObjRef, ObjRef)> = entries
                         .iter()
                         .map(|&(k, v)| (ObjRef::from_index(k), ObjRef::from_index(v)))
                         .collect();
-                    index.insert_all(&refs, &mut scratch);
+                    index.reserve(refs.len());
+                    let marked = |k: ObjRef| k.index() % 5 == 0;
+                    let mut ready = Vec::new();
+                    let n = index.register(&mut refs, marked, number, alone, &mut ready, &mut scratch);
+                    let total = entries.len();
+                    let mut expect_ready = Vec::new();
                     for (k, v) in entries {
-                        model.entry(k).or_default().push(v);
+                        if k % 5 == 0 {
+                            expect_ready.push(v);
+                        } else {
+                            model.entry(k).or_default().push(v);
+                        }
                     }
+                    let ready: Vec<usize> = ready.iter().map(|r| r.index()).collect();
+                    prop_assert_eq!(n, total - expect_ready.len());
+                    prop_assert_eq!(ready, expect_ready);
                 }
                 Op::Lookup(k) => {
                     out.clear();
                     let frozen = index.freeze();
-                    let n = frozen.lookup(ObjRef::from_index(k), &mut out);
-                    let mut expect = model.get(&k).cloned().unwrap_or_default();
+                    let n = frozen.lookup(ObjRef::from_index(k), number(ObjRef::from_index(k)), &mut out);
+                    let mut expect = if dense {
+                        model.remove(&k).unwrap_or_default()
+                    } else {
+                        model.get(&k).cloned().unwrap_or_default()
+                    };
                     expect.reverse();
                     let got: Vec<usize> = out.iter().map(|r| r.index()).collect();
                     prop_assert_eq!(n, got.len());
@@ -79,7 +117,7 @@ proptest! {
                 }
                 Op::Take(k) => {
                     out.clear();
-                    let n = index.take(ObjRef::from_index(k), &mut out);
+                    let n = index.take(ObjRef::from_index(k), number(ObjRef::from_index(k)), &mut out);
                     let mut expect = model.remove(&k).unwrap_or_default();
                     expect.reverse();
                     let got: Vec<usize> = out.iter().map(|r| r.index()).collect();
@@ -87,7 +125,8 @@ proptest! {
                     prop_assert_eq!(got, expect);
                 }
                 Op::Reset(keys) => {
-                    index.reset(keys);
+                    index.reset(keys, bound);
+                    dense = index.is_dense();
                     model.clear();
                 }
             }
@@ -132,7 +171,7 @@ fn stress(
 ) -> (Vec<u32>, MarkBitmap) {
     let keys = rounds * block;
     let mut index = KeyIndex::new();
-    index.reset(keys);
+    index.reset(keys, None);
     let marks = MarkBitmap::new(keys);
     let per_thread = rounds * per_round;
     let taken: Vec<AtomicU32> = (0..threads * per_thread)
@@ -172,7 +211,7 @@ fn stress(
                             index.insert(ObjRef::from_index(key), ObjRef::from_index(e));
                             fence();
                             if marks.contains(key) {
-                                let n = index.take(ObjRef::from_index(key), &mut out);
+                                let n = index.take(ObjRef::from_index(key), None, &mut out);
                                 paths.registrant.fetch_add(n as u32, Ordering::Relaxed);
                                 record(&mut out);
                             }
@@ -181,7 +220,7 @@ fn stress(
                             if key % 3 != 0 && rng.random_bool(0.2) && marks.set(key) {
                                 fence();
                                 if index.may_hold(ObjRef::from_index(key)) {
-                                    let n = index.take(ObjRef::from_index(key), &mut out);
+                                    let n = index.take(ObjRef::from_index(key), None, &mut out);
                                     paths.marker.fetch_add(n as u32, Ordering::Relaxed);
                                     record(&mut out);
                                 }
@@ -222,4 +261,65 @@ fn every_entry_of_a_marked_key_is_taken_exactly_once_under_contention() {
     let (r, m) = (paths.registrant.into_inner(), paths.marker.into_inner());
     eprintln!("entries taken by registrants {r}, by markers {m}");
     assert!(r > 0 && m > 0, "registrant path {r}, marker path {m}");
+}
+
+/// The dense table under real threads, more of them than cores: a
+/// `register` step's workers insert entries for a few shared keys at once
+/// (the heads' swaps), then, after a barrier (the step's hand-off), every
+/// thread takes random keys at once (the shared protocol's takes). Every
+/// entry is taken exactly once, by whichever thread swapped its key's head.
+#[test]
+fn dense_entries_are_linked_and_taken_exactly_once_under_contention() {
+    let threads = 2 * std::thread::available_parallelism().map_or(2, |n| n.get()) + 2;
+    let (keys, per_thread) = if cfg!(miri) { (3, 8) } else { (64, 4000) };
+    let mut dense = Dense::new();
+    for seed in 0..if cfg!(miri) { 1 } else { 3 } {
+        dense.reset(keys);
+        dense.reserve(threads * per_thread);
+        let taken: Vec<AtomicU32> = (0..threads * per_thread)
+            .map(|_| AtomicU32::new(0))
+            .collect();
+        let takers = AtomicU32::new(0);
+        let barrier = std::sync::Barrier::new(threads);
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let (dense, taken, barrier, takers) = (&dense, &taken, &barrier, &takers);
+                s.spawn(move || {
+                    let mut rng = Pcg64::seed_from_u64(seed ^ (t as u64) << 32);
+                    // Claims in a few batches, as workers of successive
+                    // rounds would, so that ids interleave between threads.
+                    for batch in 0..4 {
+                        let n = per_thread / 4;
+                        let base = dense.claim(n);
+                        for id in base..base + n {
+                            let value = t * per_thread + batch * n + id - base;
+                            dense.insert(id, rng.random_range(0..keys), value, false);
+                        }
+                    }
+                    barrier.wait();
+                    let mut mine = 0;
+                    for _ in 0..keys {
+                        dense.take(rng.random_range(0..keys), |v| {
+                            taken[v].fetch_add(1, Ordering::Relaxed);
+                            mine += 1;
+                        });
+                    }
+                    if mine > 0 {
+                        takers.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        for key in 0..keys {
+            dense.take(key, |v| {
+                taken[v].fetch_add(1, Ordering::Relaxed);
+            });
+        }
+        assert_eq!(dense.waiting(), 0);
+        for (v, n) in taken.iter().enumerate() {
+            assert_eq!(n.load(Ordering::Relaxed), 1, "entry {v}, seed {seed}");
+        }
+        // The takes raced: more than one thread took lists.
+        assert!(takers.into_inner() > 1, "one thread took every list");
+    }
 }

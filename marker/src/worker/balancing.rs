@@ -56,8 +56,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Every `balance_interval` objects: wake parked workers in proportion
-    /// to the surplus, and apply the balancing policy.
-    pub(super) fn periodic(&mut self) {
+    /// to the surplus, and apply the balancing policy. `prefetched` is the
+    /// length of the mark loop's object FIFO (part of the load a timeline
+    /// sample records).
+    pub(super) fn periodic(&mut self, prefetched: usize) {
         #[cfg(feature = "inject-delays")]
         self.inject_delay();
         if self.sample_interval != 0 {
@@ -66,7 +68,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 .saturating_sub(self.phase.config.balance_interval);
             if self.until_sample == 0 {
                 self.until_sample = self.sample_interval;
-                let len = self.load() + self.fifo.len();
+                let len = self.load() + prefetched;
                 let now = self.now_ns();
                 self.sample(now, len);
             }

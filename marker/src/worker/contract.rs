@@ -70,7 +70,8 @@ pub(crate) struct JudgeLists {
     /// judging walks every record.
     pub(super) complete: bool,
     /// Soft, weak and phantom records whose referents were unmarked when
-    /// found (not the key slots of the entries in `entries`).
+    /// found (not the key slots of the entries in `pairs`); J1 takes the
+    /// soft and weak ones out.
     pub(super) unsettled: Vec<u32>,
     /// Ephemeron records whose key was unmarked when found (pending or
     /// registered), and whose key slot is not a record just before them:
@@ -80,7 +81,8 @@ pub(crate) struct JudgeLists {
     /// The same, for ephemeron records whose entry's key slot is the record
     /// just before them (a WeakMap entry: a weak key slot, then the value
     /// slot; [`is_key_slot`]): that weak record lives or dies with the
-    /// entry, is judged with it, and is not in `unsettled`.
+    /// entry, is judged with it, and is not in `unsettled`. J1 takes out
+    /// the entries whose key is marked then.
     pub(super) pairs: Vec<u32>,
 }
 
@@ -294,10 +296,11 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         if W == SHARED {
             self.settle_shared();
         } else if let Some(frozen) = self.phase.frozen {
+            let (heap, store) = (self.phase.heap, self.phase.store);
             let c = &mut self.slot.contract;
             for &obj in &c.checking {
                 if frozen.may_hold(obj) {
-                    frozen.lookup(obj, &mut c.released);
+                    frozen.lookup(obj, store.dense_index(heap, obj), &mut c.released);
                 }
             }
         }
@@ -322,12 +325,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         std::mem::swap(&mut c.recheck, &mut c.rechecking);
         for &obj in &c.checking {
             if index.may_hold(obj) {
-                index.take(obj, &mut c.released);
+                index.take(obj, store.dense_index(heap, obj), &mut c.released);
             }
         }
         for &key in &c.rechecking {
             if store.is_marked(heap, key) {
-                index.take(key, &mut c.released);
+                index.take(key, store.dense_index(heap, key), &mut c.released);
             }
         }
         c.rechecking.clear();

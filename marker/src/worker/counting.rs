@@ -14,9 +14,10 @@ use stealmark_deques::copies::{Horizon, Ticket};
 use stealmark_deques::{Owner, WorkDeque};
 use stealmark_model::{MarkStore, ObjRef, ObjectModel};
 
-use super::mark_loop::obj_ref;
+use super::live::count_live;
 use super::Worker;
-use crate::fifo::Batch;
+use crate::fifo::{obj_ref, Batch};
+use crate::stats::TypeCount;
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Whether scanned objects carry their tickets to the count (`copies`;
@@ -86,25 +87,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         } else {
             &self.slot.uncounted
         };
-        let mut bytes = 0;
-        let mut footprint = 0;
-        if self.typed {
-            for &w in words {
-                let obj = obj_ref(w);
-                let size = heap.size_bytes(obj) as u64;
-                let t = &mut rec.live_by_type[heap.type_id(obj)];
-                t.objects += 1;
-                t.bytes += size;
-                bytes += size;
-                footprint += heap.footprint_bytes(obj) as u64;
-            }
+        let by_type: &mut [TypeCount] = if self.typed {
+            &mut rec.live_by_type
         } else {
-            for &w in words {
-                let obj = obj_ref(w);
-                bytes += heap.size_bytes(obj) as u64;
-                footprint += heap.footprint_bytes(obj) as u64;
-            }
-        }
+            &mut []
+        };
+        let (bytes, footprint) = count_live(heap, words, by_type);
         rec.stats.live_bytes += bytes;
         rec.stats.live_footprint_bytes += footprint;
         self.scanned.clear();

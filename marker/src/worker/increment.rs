@@ -8,6 +8,7 @@ use stealmark_model::{MarkStore, ObjectModel};
 
 use super::Worker;
 use crate::arrays::ArrayTable;
+use crate::fifo::Fifo;
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// This worker's (the only one's) share of an `increment` step.
@@ -24,16 +25,18 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             self.slot.record.stats.satb_entries += n;
         }
         let mut budget = phase.budget;
+        let mut fifo = std::mem::replace(&mut self.fifo, Fifo::new());
+        let mut edges = std::mem::replace(&mut self.edges, Fifo::new());
         while budget > 0 {
-            if let Some(w) = self.next_local() {
+            if let Some(w) = self.next_local(phase.heap, &mut fifo) {
                 if ArrayTable::is_token(w) {
-                    self.process_token::<W>(w);
+                    self.process_token::<W>(w, &mut edges);
                 } else {
-                    self.process_object::<W>(w);
+                    self.process_object::<W>(phase.heap, phase.store, w, &mut edges);
                 }
                 budget -= 1;
-            } else if self.edges.len() != 0 {
-                self.flush_edges::<W>();
+            } else if edges.len() != 0 {
+                self.flush_edges::<W>(&mut edges);
             } else if !self.refill() {
                 break;
             }
@@ -47,10 +50,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         // the private stack) and the prefetched objects go back to it,
         // except that, when tickets are kept, one popped from the deque goes
         // back there as a copy (a thief may hold another).
-        self.flush_edges::<W>();
-        while let Some(w) = self.fifo.pop() {
+        self.flush_edges::<W>(&mut edges);
+        while let Some(w) = fifo.pop() {
             self.return_unscanned(w);
         }
+        self.fifo = fifo;
+        self.edges = edges;
         self.account();
         self.finish();
     }

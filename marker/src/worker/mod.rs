@@ -16,6 +16,7 @@
 //!   FIFOs, and large arrays in chunks (the hot path);
 //! - `counting`: counting live objects when scanned, exactly once even with
 //!   a deque that delivers an object twice (tickets and claims);
+//! - `live`: counting the live objects of a batch (bytes, footprint, types);
 //! - `contract`: what happens to a non-strong slot when it is found, and
 //!   the checks of newly marked objects against the ephemeron key index;
 //! - `balancing`: the periodic check (sharing private work, waking parked
@@ -37,6 +38,7 @@ mod counting;
 mod idling;
 mod increment;
 mod judge;
+mod live;
 mod mark_loop;
 mod phase;
 mod recording;

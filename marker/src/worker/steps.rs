@@ -112,15 +112,15 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let index = self.phase.index.expect("a register step has the index");
         let c = &mut self.slot.contract;
         let mut pending = c.take_pending();
-        pending.retain(|&(key, value)| {
-            let waits = !store.is_marked(heap, key);
-            if !waits {
-                c.ready.push(value);
-            }
-            waits
-        });
-        index.insert_all(&pending, &mut self.slot.contract.scratch);
-        self.slot.record.stats.ephemerons_registered += pending.len() as u64;
+        let registered = index.register(
+            &mut pending,
+            |key| store.is_marked(heap, key),
+            |key| store.dense_index(heap, key),
+            self.phase.config.workers == 1,
+            &mut c.ready,
+            &mut c.scratch,
+        );
+        self.slot.record.stats.ephemerons_registered += registered as u64;
         self.slot.contract.restore_pending(pending);
     }
 

@@ -1,0 +1,41 @@
+//! Counting live objects: the loop of `Worker::account` over a batch of
+//! objects scanned (or marked), summing their bytes and their footprint and
+//! counting them by type.
+
+use stealmark_model::ObjectModel;
+
+use crate::fifo::obj_ref;
+use crate::stats::TypeCount;
+
+/// Sums the live bytes and footprint of the objects `words`, and counts
+/// them by type into `by_type` unless it is empty (an untyped heap). A
+/// function of its own so that its reference parameters tell the compiler
+/// that the counts do not alias the heap: the heap's fields are then read
+/// once per batch, not once per object (inlined, the compiler reloaded
+/// them for every object).
+#[inline(never)]
+pub(super) fn count_live<H: ObjectModel>(
+    heap: &H,
+    words: &[usize],
+    by_type: &mut [TypeCount],
+) -> (u64, u64) {
+    let (mut bytes, mut footprint) = (0, 0);
+    if by_type.is_empty() {
+        for &w in words {
+            let (size, foot) = heap.live_bytes(obj_ref(w));
+            bytes += size as u64;
+            footprint += foot as u64;
+        }
+    } else {
+        for &w in words {
+            let obj = obj_ref(w);
+            let (size, foot) = heap.live_bytes(obj);
+            let t = &mut by_type[heap.type_id(obj)];
+            t.objects += 1;
+            t.bytes += size as u64;
+            bytes += size as u64;
+            footprint += foot as u64;
+        }
+    }
+    (bytes, footprint)
+}
