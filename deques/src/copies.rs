@@ -11,6 +11,14 @@
 //! only copy there ever was, and needs none. With an exactly-once kind no
 //! ticket ever may share.
 //!
+//! A horizon covers the thefts announced since the previous horizon, so
+//! **every ticket issued before a horizon and not yet settled must be
+//! judged by it**: settled now, or kept as [`Horizon::flag`] returns it
+//! (marked shared if the horizon says it may share), to be settled later.
+//! A ticket judged only by a later horizon may miss the theft that took
+//! its item too: that horizon returns [`Horizon::NONE`] when nothing new
+//! was announced in between.
+//!
 //! A ticket is a deque index (as a full, wrapping index) and one bit,
 //! `stolen`, for an item that may have a copy elsewhere whatever the horizon
 //! says: one that reached this deque through a theft (or was pushed with
@@ -28,6 +36,10 @@
 //! assert!(!h.may_share(Ticket::popped(10, false)));
 //! assert!(h.may_share(Ticket::popped(10, true)));
 //! assert!(!Horizon::NONE.may_share(Ticket::ONLY));
+//! // Kept past the next horizon: the verdict travels in the ticket.
+//! let kept = h.flag(Ticket::popped(9, false));
+//! assert!(kept.is_shared() && Horizon::NONE.may_share(kept));
+//! assert!(!h.flag(Ticket::popped(10, false)).is_shared());
 //! ```
 
 /// Where a popped item was: its deque index (wrapping, compared on a circle
@@ -65,6 +77,15 @@ impl Ticket {
     pub const fn from_word(word: usize) -> Ticket {
         Ticket(word)
     }
+
+    /// Whether the ticket is marked as that of an item that may have
+    /// another copy, whatever a later horizon says (it came in through a
+    /// theft or [`Owner::push_copy`](crate::Owner::push_copy), or a horizon
+    /// [`flag`](Horizon::flag)ged it).
+    #[inline(always)]
+    pub const fn is_shared(self) -> bool {
+        self.0 & 1 != 0
+    }
 }
 
 /// What an owner learnt, at one point, of the thefts that may have raced
@@ -97,6 +118,20 @@ impl Horizon {
                 Some(end) => (end.wrapping_sub(ticket.0 & !1) as isize) > 0,
                 None => false,
             }
+    }
+
+    /// `ticket`, marked [`shared`](Ticket::shared) if this horizon says it
+    /// [`may_share`](Horizon::may_share): how a user keeps this horizon's
+    /// verdict on a ticket it settles only after a later horizon (an item
+    /// popped before this one and not yet counted). The later horizon
+    /// alone would miss it: it covers the thefts announced since this one.
+    #[inline(always)]
+    pub const fn flag(self, ticket: Ticket) -> Ticket {
+        if self.may_share(ticket) {
+            ticket.shared()
+        } else {
+            ticket
+        }
     }
 }
 

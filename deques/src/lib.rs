@@ -256,9 +256,12 @@ pub trait Owner: Send {
     }
     /// What the owner now knows of the thefts that may have raced its
     /// earlier pops: an item popped before this call may have another copy
-    /// only if the result [`may_share`](Horizon::may_share) its ticket. For
-    /// the idempotent kind, one full fence and one load; for exactly-once
-    /// kinds, [`Horizon::NONE`] and nothing else.
+    /// only if the result [`may_share`](Horizon::may_share) its ticket, or
+    /// an earlier horizon's did. So every ticket not yet settled must be
+    /// judged by each horizon taken after its pop: settle it now, or keep
+    /// [`Horizon::flag`] of it (see [`copies`]). For the idempotent kind,
+    /// one full fence and one load; for exactly-once kinds,
+    /// [`Horizon::NONE`] and nothing else.
     #[inline(always)]
     fn horizon(&mut self) -> Horizon {
         Horizon::NONE

@@ -5,12 +5,19 @@
 //! `steal_half` into it, or a `push_copy`): an item popped with the flag set
 //! must have a ticket that the horizon says may share, and one without it
 //! must not (single-threaded, no theft races a pop, so thefts never make a
-//! popped ticket share). Every exactly-once kind's tickets never share.
+//! popped ticket share). Popped tickets are also held across later
+//! horizons, each of which [`flag`](stealmark_deques::copies::Horizon::flag)s
+//! them, as a marker holds its prefetch FIFO's: a held ticket stays shared
+//! if it was, and an exactly-once kind's never becomes shared. (A horizon
+//! may flag a held ticket whose item no theft took: one that saw a theft
+//! of a later item at the same index. That costs a claim, never a count.)
+//! Every exactly-once kind's tickets never share.
 #![cfg(not(loom))]
 
 use std::collections::VecDeque;
 
 use proptest::prelude::*;
+use stealmark_deques::copies::Ticket;
 use stealmark_deques::idempotent::Idempotent;
 use stealmark_deques::steal_half::StealHalf;
 use stealmark_deques::{Owner, Steal, Thief, ThiefStats, WorkDeque};
@@ -28,6 +35,9 @@ enum Op {
     Steal(usize),
     /// A `steal_half` from the deque into the other.
     StealHalf(usize),
+    /// Settles the tickets held from the deque's pops (flagged by every
+    /// horizon since).
+    Settle(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -37,7 +47,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => side.clone().prop_map(Op::PushCopy),
         4 => (side.clone(), 1..=40usize).prop_map(|(s, n)| Op::Pop(s, n)),
         1 => side.clone().prop_map(Op::Steal),
-        2 => side.prop_map(Op::StealHalf),
+        2 => side.clone().prop_map(Op::StealHalf),
+        1 => side.prop_map(Op::Settle),
     ]
 }
 
@@ -62,6 +73,9 @@ fn check<D: WorkDeque>(ops: &[Op], copies: bool, before_wrap: usize) {
     let mut owners = [a, b];
     let thieves = [ta, tb];
     let mut models = [Model::new(), Model::new()];
+    // Per deque: the tickets popped and not yet settled, each with its item
+    // and its model flag.
+    let mut held: [Vec<(usize, Ticket, bool)>; 2] = [Vec::new(), Vec::new()];
     let mut next = 1;
     let mut stats = ThiefStats::default();
     for op in ops {
@@ -82,6 +96,9 @@ fn check<D: WorkDeque>(ops: &[Op], copies: bool, before_wrap: usize) {
                 for _ in 0..n {
                     let got = owners[s].pop_ticketed();
                     let horizon = owners[s].horizon();
+                    for (_, t, _) in &mut held[s] {
+                        *t = horizon.flag(*t);
+                    }
                     let want = models[s].pop_back();
                     match (got, want) {
                         (None, None) => break,
@@ -92,6 +109,7 @@ fn check<D: WorkDeque>(ops: &[Op], copies: bool, before_wrap: usize) {
                                 copies && flagged,
                                 "{op:?}: item {item}, ticket {ticket:?}, horizon {horizon:?}"
                             );
+                            held[s].push((item, horizon.flag(ticket), flagged));
                         }
                         (got, want) => panic!("{op:?}: popped {got:?}, model {want:?}"),
                     }
@@ -121,6 +139,18 @@ fn check<D: WorkDeque>(ops: &[Op], copies: bool, before_wrap: usize) {
                 for _ in 0..moved {
                     let (item, _) = models[s].pop_front().unwrap();
                     add_copy(&mut models[1 - s], item);
+                }
+            }
+            Op::Settle(s) => {
+                for (item, ticket, flagged) in held[s].drain(..) {
+                    if copies {
+                        assert!(
+                            ticket.is_shared() || !flagged,
+                            "{op:?}: held item {item}, ticket {ticket:?} lost its flag"
+                        );
+                    } else {
+                        assert!(!ticket.is_shared(), "{op:?}: held item {item}");
+                    }
                 }
             }
         }

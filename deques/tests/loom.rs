@@ -812,6 +812,73 @@ fn idempotent_horizon_counts_each_item_once() {
     );
 }
 
+/// A ticket held across a horizon, as a marker holds the tickets of the
+/// objects in its prefetch FIFO: the owner pops two of three items and
+/// holds them unsettled while it takes a horizon (the count of an earlier
+/// batch), keeping each ticket as that horizon [`Horizon::flag`]s it; then
+/// it pops the last item and settles all three after a second horizon. A
+/// thief's `steal_half` takes two items into its own deque and settles
+/// them. When the owner's second pop overwrote the theft, the first horizon
+/// sees the announcement and the second sees nothing new: settled against
+/// the second alone, the held duplicate would be counted directly by the
+/// owner and through a claim by the thief (`IdHeldAcrossHorizon` counts
+/// those executions). Every item is counted exactly once.
+#[test]
+fn idempotent_ticket_held_across_a_horizon_counts_once() {
+    model(
+        "idempotent_ticket_held_across_a_horizon_counts_once",
+        &[
+            Branch::IdOwnerOverwroteSteal,
+            Branch::IdDuplicateReturned,
+            Branch::IdHorizonSawTheft,
+            Branch::IdHeldAcrossHorizon,
+        ],
+        || {
+            let (mut owner, thief) = IdempotentQ::with_capacity(4);
+            for i in 1..=3 {
+                owner.push(i).unwrap();
+            }
+            let stealer = thread::spawn(move || {
+                let (mut mine, _) = IdempotentQ::with_capacity(4);
+                let mut stats = ThiefStats::default();
+                thief.steal_half(&mut mine, &mut stats);
+                let mut popped: Vec<_> = std::iter::from_fn(|| mine.pop_ticketed()).collect();
+                let (mut direct, mut claimed) = (Vec::new(), Vec::new());
+                settle(mine.horizon(), &mut popped, &mut direct, &mut claimed);
+                (direct, claimed)
+            });
+            let held: Vec<(usize, Ticket)> = std::iter::from_fn(|| owner.pop_ticketed())
+                .take(2)
+                .collect();
+            let first = owner.horizon();
+            if first != Horizon::NONE {
+                coverage::note(Branch::IdHorizonSawTheft);
+            }
+            let mut popped: Vec<_> = held.iter().map(|&(w, t)| (w, first.flag(t))).collect();
+            popped.extend(owner.pop_ticketed());
+            let second = owner.horizon();
+            let (mut direct, mut claimed) = (Vec::new(), Vec::new());
+            settle(second, &mut popped, &mut direct, &mut claimed);
+            let (thief_direct, thief_claimed) = stealer.join().unwrap();
+            let thief_took = |w: usize| thief_direct.contains(&w) || thief_claimed.contains(&w);
+            if held
+                .iter()
+                .any(|&(w, t)| thief_took(w) && first.may_share(t) && !second.may_share(t))
+            {
+                coverage::note(Branch::IdHeldAcrossHorizon);
+            }
+            direct.extend(thief_direct);
+            claimed.extend(thief_claimed);
+            let mut all = direct.clone();
+            all.extend(&claimed);
+            if assert_at_least_once(all, 3) > 0 {
+                coverage::note(Branch::IdDuplicateReturned);
+            }
+            assert_counted_once(&direct, &claimed, 3);
+        },
+    );
+}
+
 /// The loom run keeps debug assertions on, so that the StealHalf invariant
 /// checks run (`.ci/run` sets `CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS`).
 #[test]

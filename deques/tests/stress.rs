@@ -5,10 +5,12 @@
 //! its test counts the duplicates (`--nocapture` prints the rate).
 //!
 //! Every kind must also *count* each item exactly once, as a marker counts
-//! live objects: every thread pops with tickets and settles them in batches
-//! of 32 against its deque's horizon (`stealmark_deques::copies`); an item
-//! whose ticket may share, or that a single steal took, is counted only
-//! through a claim (the first claim of an item wins), every other directly.
+//! live objects: every thread pops with tickets, holds the 16 newest (a
+//! prefetch FIFO: each horizon flags their tickets) and settles the older
+//! ones in batches of 32 against its deque's horizon
+//! (`stealmark_deques::copies`); an item whose ticket may share, or that a
+//! single steal took, is counted only through a claim (the first claim of
+//! an item wins), every other directly.
 //!
 //! The default run takes 6 seeds per thief count. For longer runs:
 //!
@@ -22,6 +24,7 @@
 //! thieves. A failure names its seed and thief count.
 #![cfg(not(loom))]
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 
@@ -68,36 +71,64 @@ fn max_thieves() -> usize {
     env_or("STEALMARK_STRESS_THIEVES", MAX_THIEVES, |v| v.parse().ok())
 }
 
-/// Popped items waiting for their deque's horizon, as a marker's batch of
-/// scanned objects waits for its count.
+/// Popped items settled together against their deque's horizon, as a
+/// marker's batch of scanned objects waits for its count.
 const SETTLE_BATCH: usize = 32;
+
+/// Popped items held before they join the batch, as a marker's prefetch
+/// FIFO holds objects popped and not yet scanned.
+const HELD: usize = 16;
 
 /// What one thread took: each item, with whether it is counted only through
 /// a claim (`true`) or directly.
 type Taken = Vec<(usize, bool)>;
 
-/// Settles `popped` against `owner`'s horizon (one fence) into `out`.
-fn settle<O: Owner>(owner: &mut O, popped: &mut Vec<(usize, Ticket)>, out: &mut Taken) {
-    let horizon = owner.horizon();
-    out.extend(
-        popped
-            .drain(..)
-            .map(|(item, t)| (item, horizon.may_share(t))),
-    );
+/// Popped items on their way to the count, as in a marker: the newest
+/// [`HELD`] wait, in pop order, and the older ones fill a batch that is
+/// settled every [`SETTLE_BATCH`] items against the deque's horizon (one
+/// fence). A horizon judges every ticket not yet settled: the batch's
+/// at once, the held ones' by
+/// [`Horizon::flag`](stealmark_deques::copies::Horizon::flag), kept in the
+/// ticket.
+#[derive(Default)]
+struct Counter {
+    held: VecDeque<(usize, Ticket)>,
+    batch: Vec<(usize, Ticket)>,
 }
 
-/// Pops from `owner` into `popped`, settling every [`SETTLE_BATCH`] items;
-/// `None` when the deque looked empty.
-fn pop_counted<O: Owner>(
-    owner: &mut O,
-    popped: &mut Vec<(usize, Ticket)>,
-    out: &mut Taken,
-) -> Option<()> {
-    popped.push(owner.pop_ticketed()?);
-    if popped.len() == SETTLE_BATCH {
-        settle(owner, popped, out);
+impl Counter {
+    /// Pops from `owner` into the held items, settling a full batch;
+    /// `None` when the deque looked empty.
+    fn pop<O: Owner>(&mut self, owner: &mut O, out: &mut Taken) -> Option<()> {
+        self.held.push_back(owner.pop_ticketed()?);
+        if self.held.len() > HELD {
+            self.batch.extend(self.held.pop_front());
+            if self.batch.len() == SETTLE_BATCH {
+                self.settle_batch(owner, out);
+            }
+        }
+        Some(())
     }
-    Some(())
+
+    /// Takes `owner`'s horizon, flags the held tickets with it and settles
+    /// the batch into `out`.
+    fn settle_batch<O: Owner>(&mut self, owner: &mut O, out: &mut Taken) {
+        let horizon = owner.horizon();
+        for (_, ticket) in &mut self.held {
+            *ticket = horizon.flag(*ticket);
+        }
+        out.extend(
+            self.batch
+                .drain(..)
+                .map(|(item, t)| (item, horizon.may_share(t))),
+        );
+    }
+
+    /// Settles everything, the held items too.
+    fn settle_all<O: Owner>(&mut self, owner: &mut O, out: &mut Taken) {
+        self.batch.extend(self.held.drain(..));
+        self.settle_batch(owner, out);
+    }
 }
 
 /// How each item came out of one run: `extractions[i]` times in all, and
@@ -145,7 +176,7 @@ fn run<D: WorkDeque>(
                 s.spawn(move || {
                     let mut stats = ThiefStats::default();
                     let mut got = Taken::new();
-                    let mut popped = Vec::new();
+                    let mut counter = Counter::default();
                     let mut rng = Pcg64::seed_from_u64(seed ^ ((k as u64 + 1) << 32));
                     start.wait();
                     loop {
@@ -176,17 +207,18 @@ fn run<D: WorkDeque>(
                         // unless it is time to finish.
                         let keep = if finished { 0 } else { rng.random_range(0..16) };
                         while mine.len() > keep {
-                            if pop_counted(&mut mine, &mut popped, &mut got).is_none() {
+                            if counter.pop(&mut mine, &mut got).is_none() {
                                 break;
                             }
                         }
-                        settle(&mut mine, &mut popped, &mut got);
+                        counter.settle_batch(&mut mine, &mut got);
                         match result {
                             Steal::Empty if finished && mine.is_empty() => break,
                             Steal::Success(_) => {}
                             _ => std::thread::yield_now(),
                         }
                     }
+                    counter.settle_all(&mut mine, &mut got);
                     if std::env::var_os("STRESS_VERBOSE").is_some() {
                         eprintln!("{} thief {k}: {stats:?}", D::KIND);
                     }
@@ -196,7 +228,7 @@ fn run<D: WorkDeque>(
             .collect();
         let mut rng = Pcg64::seed_from_u64(seed);
         let mut got = Taken::new();
-        let mut popped = Vec::new();
+        let mut counter = Counter::default();
         start.wait();
         let mut next = 0;
         let mut push_bias = 0.5;
@@ -217,11 +249,11 @@ fn run<D: WorkDeque>(
                 }
                 next += 1;
             } else {
-                pop_counted(&mut owner, &mut popped, &mut got);
+                counter.pop(&mut owner, &mut got);
             }
         }
-        while pop_counted(&mut owner, &mut popped, &mut got).is_some() {}
-        settle(&mut owner, &mut popped, &mut got);
+        while counter.pop(&mut owner, &mut got).is_some() {}
+        counter.settle_all(&mut owner, &mut got);
         // The owner may see an empty deque while a thief has claimed the
         // last items; those come out through the thief.
         done.store(true, Ordering::Release);

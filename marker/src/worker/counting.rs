@@ -47,17 +47,53 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
 
     /// Puts back a prefetched word that this step will not scan (an
     /// increment out of budget): onto the private stack, unless, with
-    /// `copies`, the deque's horizon says another copy may exist: then
-    /// back onto the deque as a copy, so that its count is claimed.
+    /// `copies`, its ticket says another copy may exist: then back onto
+    /// the deque as a copy, so that its count is claimed. The caller took a
+    /// horizon ([`Worker::take_horizon`]) after the word's pop.
     pub(super) fn return_unscanned(&mut self, w: usize) {
-        if self.copies() {
-            let ticket = Ticket::from_word(self.take_ticket());
-            if self.slot.owner.horizon().may_share(ticket) {
-                self.push_copy(w);
-                return;
-            }
+        if self.copies() && Ticket::from_word(self.take_ticket()).is_shared() {
+            self.push_copy(w);
+            return;
         }
         self.slot.private.push(w);
+    }
+
+    /// With `copies`: takes the deque's horizon (one fence) and, when it
+    /// saw new thefts, flags with it every ticket not yet settled: those of
+    /// the objects scanned and not yet counted (`scanned_tickets`) and those
+    /// of the words still in the prefetch FIFO (`tickets`). A ticket's
+    /// shared bit is then the only thing the count reads.
+    ///
+    /// Why every unsettled ticket: a pop returns an item that a thief took
+    /// too only if an owner anchor store at or before the pop overwrote the
+    /// theft's CAS; the first horizon whose fence comes after that store
+    /// sees the theft's announcement (`IdempotentOwner::horizon`), but it
+    /// may not be the horizon that settles the ticket. An earlier one may
+    /// have seen it first (an announcement can be seen before its CAS
+    /// lands), and returns nothing new for it later. If that earlier
+    /// horizon came before the pop, it raised the deque's `stolen_end` and
+    /// the pop marked the ticket stolen; if it came after the pop, the
+    /// ticket was waiting here (in the FIFO or the batch), and is flagged
+    /// now. Before, only the batch was flagged, and an object still in the
+    /// FIFO when the horizon saw the theft was counted directly at the next
+    /// batch, whose horizon was none: the oracle matrix's double count.
+    #[inline(always)]
+    pub(super) fn take_horizon(&mut self) {
+        let horizon = self.slot.owner.horizon();
+        if horizon != Horizon::NONE {
+            self.flag_unsettled(horizon);
+        }
+    }
+
+    /// The rare part of [`Worker::take_horizon`] (once per theft seen).
+    #[cold]
+    #[inline(never)]
+    fn flag_unsettled(&mut self, horizon: Horizon) {
+        let flag = |t: usize| horizon.flag(Ticket::from_word(t)).word();
+        for t in self.scanned_tickets.as_mut_slice() {
+            *t = flag(*t);
+        }
+        self.tickets.rewrite(flag);
     }
 
     /// Counts the objects not yet counted live: objects, bytes and per
@@ -99,31 +135,33 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         self.slot.uncounted.clear();
     }
 
-    /// With `copies`: takes the deque's horizon (one fence), and drops from
-    /// `scanned` the objects whose tickets it says may share and whose
-    /// claim (`Engine::counted`) another scan won. Every object popped
-    /// before this call is covered: its ticket went into `scanned_tickets`
-    /// when it was scanned, after its pop. The others are the only copy.
+    /// With `copies`: takes the deque's horizon (one fence,
+    /// [`Worker::take_horizon`]), and drops from `scanned` the objects
+    /// whose tickets are shared and whose claim (`Engine::counted`) another
+    /// scan won. Every object popped before this call is covered: its
+    /// ticket went into `scanned_tickets` when it was scanned, after its
+    /// pop, and was flagged by every horizon since the pop. The others are
+    /// the only copy.
     #[inline(always)]
     fn drop_counted_copies(&mut self) {
-        let horizon = self.slot.owner.horizon();
+        self.take_horizon();
         let shared = self
             .scanned_tickets
             .as_slice()
             .iter()
-            .any(|&t| horizon.may_share(Ticket::from_word(t)));
+            .any(|&t| Ticket::from_word(t).is_shared());
         if shared {
-            self.claim_copies(horizon);
+            self.claim_copies();
         }
         self.scanned_tickets.clear();
     }
 
     /// The rare part of [`Worker::drop_counted_copies`]: claims each object
-    /// whose ticket may share, and keeps in `scanned` the ones claimed here
+    /// whose ticket is shared, and keeps in `scanned` the ones claimed here
     /// and those that need no claim.
     #[cold]
     #[inline(never)]
-    fn claim_copies(&mut self, horizon: Horizon) {
+    fn claim_copies(&mut self) {
         let counted = &self.phase.engine.counted;
         let mut kept = Batch::new();
         for (&w, &t) in self
@@ -132,7 +170,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             .iter()
             .zip(self.scanned_tickets.as_slice())
         {
-            if !horizon.may_share(Ticket::from_word(t)) || counted.claim(obj_ref(w)) {
+            if !Ticket::from_word(t).is_shared() || counted.claim(obj_ref(w)) {
                 kept.push(w);
             }
         }

@@ -48,9 +48,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
         // Out of budget: the delayed edges are marked (their targets join
         // the private stack) and the prefetched objects go back to it,
-        // except that, when tickets are kept, one popped from the deque goes
-        // back there as a copy (a thief may hold another).
+        // except that, when tickets are kept, one whose ticket a horizon
+        // taken now flags goes back to the deque as a copy (a thief may
+        // hold another).
         self.flush_edges::<W>(&mut edges);
+        if self.copies() {
+            self.take_horizon();
+        }
         while let Some(w) = fifo.pop() {
             self.return_unscanned(w);
         }
