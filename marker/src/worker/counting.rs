@@ -12,7 +12,7 @@
 
 use stealmark_deques::copies::{Horizon, Ticket};
 use stealmark_deques::{Owner, WorkDeque};
-use stealmark_model::{MarkStore, ObjRef, ObjectModel};
+use stealmark_model::{MarkStore, ObjectModel};
 
 use super::live::count_live;
 use super::Worker;
@@ -117,22 +117,16 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
         let heap = self.phase.heap;
         let rec = &mut self.slot.record;
-        let words: &[usize] = if D::KIND.exactly_once() || self.count_scans {
-            rec.stats.objects_scanned += scans;
-            self.scanned.as_slice()
-        } else {
-            &self.slot.uncounted
-        };
+        rec.stats.objects_scanned += scans;
         let by_type: &mut [TypeCount] = if self.typed {
             &mut rec.live_by_type
         } else {
             &mut []
         };
-        let (bytes, footprint) = count_live(heap, words, by_type);
+        let (bytes, footprint) = count_live(heap, self.scanned.as_slice(), by_type);
         rec.stats.live_bytes += bytes;
         rec.stats.live_footprint_bytes += footprint;
         self.scanned.clear();
-        self.slot.uncounted.clear();
     }
 
     /// With `copies`: takes the deque's horizon (one fence,
@@ -175,17 +169,5 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             }
         }
         self.scanned = kept;
-    }
-
-    /// When live objects are counted as they are marked (`count_marks`):
-    /// queues `obj`, just marked by this worker, to be counted live, and
-    /// prefetches its header (the count reads it a few dozen marks later;
-    /// the scan will need it too).
-    #[inline(always)]
-    pub(super) fn marked(heap: &H, uncounted: &mut Vec<usize>, count_marks: bool, obj: ObjRef) {
-        if !D::KIND.exactly_once() && count_marks {
-            heap.prefetch(obj);
-            uncounted.push(obj.word());
-        }
     }
 }

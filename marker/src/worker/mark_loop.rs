@@ -175,9 +175,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Scans an object, or opens it as a large array; queues it to be
-    /// counted live (when each live object is scanned once,
-    /// [`Worker::counts_scans`]: otherwise objects are counted when marked,
-    /// see [`Worker::marked`]).
+    /// counted live (`count_scans`, through its ticket with `copies`).
     #[inline(always)]
     pub(super) fn process_object<const W: u8>(
         &mut self,
@@ -303,9 +301,6 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 self.found_weak::<W>(from);
             }
         }
-        if !D::KIND.exactly_once() && self.slot.uncounted.len() >= ACCOUNT_BATCH {
-            self.account();
-        }
     }
 
     /// The slot loop of [`Worker::scan`]: visits `obj`'s `slots`, marks
@@ -325,7 +320,6 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         mut grey: impl FnMut(&mut Slot<D>, usize),
     ) -> (u64, u64, usize) {
         let edge_depth = self.edge_depth;
-        let count_marks = self.count_marks;
         let slot = &mut *self.slot;
         let (mut visited, mut marked, mut weak) = (0u64, 0u64, 0usize);
         heap.scan_slots(
@@ -340,7 +334,6 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     };
                     if store.try_mark(heap, target) {
                         marked += 1;
-                        Self::marked(heap, &mut slot.uncounted, count_marks, target);
                         grey(slot, target.word());
                         if W != OFF {
                             slot.contract.check(target);

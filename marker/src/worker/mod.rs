@@ -77,10 +77,6 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     edge_depth: usize,
     /// Whether new grey objects go to the private stack first.
     private: bool,
-    /// Whether live objects are counted when *marked*: never since they are
-    /// counted when scanned with every deque (`count_scans`, `copies`);
-    /// kept for the contract's marking path, which still passes it on.
-    count_marks: bool,
     /// Whether live objects are counted when *scanned*: whenever live
     /// counting is on ([`MarkerConfig::count_live`]).
     ///
@@ -133,7 +129,6 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             edges: Fifo::new(),
             edge_depth: if c.prefetch > 0 { EDGE_DEPTH } else { 0 },
             private: c.private_work,
-            count_marks: false,
             count_scans: c.count_live,
             copies: c.count_live && Self::counts_copies(c.workers),
             typed,

@@ -45,11 +45,6 @@ pub(crate) struct Slot<D: WorkDeque> {
     /// This worker's share of the runtime contract's state during a
     /// collection (waiting ephemerons, soft slots asked, ...).
     pub(super) contract: Contract,
-    /// With a deque that may deliver an item twice, and more than one
-    /// worker: the objects this worker marked and has not yet counted live
-    /// (they are counted when marked, not when scanned, so that a second
-    /// scan does not count them again).
-    pub(super) uncounted: Vec<usize>,
 }
 
 impl<D: WorkDeque> Slot<D> {
@@ -114,7 +109,6 @@ impl<D: WorkDeque> Engine<D> {
                 thief_stats: ThiefStats::default(),
                 record: WorkerRecord::default(),
                 contract: Contract::default(),
-                uncounted: Vec::new(),
             })));
         }
         Engine {
@@ -147,7 +141,6 @@ impl<D: WorkDeque> Engine<D> {
             }
             slot.record.clear(types);
             slot.contract.clear();
-            slot.uncounted.clear();
             slot.owner.reset_stats();
             slot.thief_stats = ThiefStats::default();
         }
