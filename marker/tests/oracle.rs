@@ -149,7 +149,9 @@ fn idempotent_pure_mode_counts_each_live_object_once_round_after_round() {
             }
         }
     }
-    assert!(duplicates > 0, "the pure mode made no duplicate scan");
+    // Not asserted: on a loaded machine a run may have no duplicate at all
+    // (the inject-delays suite forces them, `tests/delays.rs`).
+    eprintln!("duplicate scans over the rounds: {duplicates}");
 }
 
 #[test]

@@ -77,6 +77,18 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// now. Before, only the batch was flagged, and an object still in the
     /// FIFO when the horizon saw the theft was counted directly at the next
     /// batch, whose horizon was none: the oracle matrix's double count.
+    /// A ticket is nowhere else between its pop and its count:
+    /// `process_object` moves it from the ring to the batch, with no
+    /// horizon in between.
+    ///
+    /// Orderings: none of its own. It relies on the deque's pairs: the
+    /// thief's SeqCst fence before its CAS with the owner's fence in
+    /// `horizon` (the theft is seen after an overwriting pop), and the
+    /// thief's release increment of the announcement count with the
+    /// owner's acquire load of it (a horizon that sees the count also sees
+    /// the announced end, and the thief's slot reads happen before any
+    /// later push into those slots, so a theft seen before a pop covers
+    /// only items that `stolen_end` marks).
     #[inline(always)]
     pub(super) fn take_horizon(&mut self) {
         let horizon = self.slot.owner.horizon();
