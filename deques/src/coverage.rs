@@ -116,6 +116,18 @@ branches! {
     /// A model saw an item come out twice (counted by the model, with
     /// [`note`], from what came out).
     IdDuplicateReturned,
+    /// A model saw an owner's horizon cover an item it had popped (a theft
+    /// announced before the owner's fence).
+    IdHorizonSawTheft,
+    /// A model saw a theft announced after an owner's horizon (the fence
+    /// did not see it, and needed not to).
+    IdTheftAfterHorizon,
+    /// A model saw an item come out twice whose owner ticket was held, not
+    /// yet settled, when a horizon saw the theft, and was settled after a
+    /// later horizon that said it need not share: only the first horizon's
+    /// [`flag`](crate::copies::Horizon::flag) kept it from a double count
+    /// (a marker's prefetch FIFO).
+    IdHeldAcrossHorizon,
 }
 
 thread_local! {

@@ -123,8 +123,9 @@ use crossbeam_utils::CachePadded;
 use crate::batch::{self, batch_steals, BatchOwner, BatchThief};
 use crate::buffer::{publish_bottom, Buffer, SharedBuffer};
 pub use crate::buffer::{Epoch, Quiescent, Reclaim};
+use crate::copies::{Horizon, Ticket};
 use crate::handle::{arc_handles, array_methods, owner_methods, work_deque};
-use crate::sync::{AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
 use crate::{DequeKind, OwnerStats, Steal, ThiefStats};
 
 /// The most items an idempotent deque holds, and the largest array it grows
@@ -166,6 +167,12 @@ fn dist(bottom: usize, head: u32) -> isize {
     (bottom as u32).wrapping_sub(head) as i32 as isize
 }
 
+/// Whether full index `a` lies after `b` (on the circle of 2^64 indices,
+/// live ones well within 2^63 of each other).
+fn after(a: usize, b: usize) -> bool {
+    (a.wrapping_sub(b) as isize) > 0
+}
+
 /// A deque whose indices (and so the 32-bit head) start `before_wrap`
 /// pushes before they wrap, and whose tag starts `before_wrap` owner
 /// operations before it wraps (see `WorkDeque::with_capacity_near_wrap`).
@@ -180,6 +187,8 @@ fn new<R: Reclaim>(
         ends: CachePadded::new(Ends {
             anchor: AtomicU64::new(Anchor::new(start, tag).0),
             bottom: AtomicUsize::new(start),
+            announced: AtomicUsize::new(start),
+            announcements: AtomicUsize::new(0),
         }),
         buffer: CachePadded::new(SharedBuffer::new(min_capacity)),
     });
@@ -188,6 +197,8 @@ fn new<R: Reclaim>(
         bottom: start,
         head: start,
         tag,
+        stolen_end: start,
+        announcements: 0,
         #[cfg(loom)]
         loaded: Anchor::new(start, tag),
         stats: OwnerStats::default(),
@@ -202,6 +213,14 @@ struct Ends {
     anchor: AtomicU64,
     /// One past the youngest item (a full, wrapping index); owner writes.
     bottom: AtomicUsize,
+    /// The highest end (a full, wrapping index) of the ranges that thieves
+    /// announced before their CAS: a theft's end is announced, and a fence
+    /// executed, before it can take an item (see [`IdempotentOwner::horizon`]).
+    /// Only ever moves up; thieves write it, the owner reads it.
+    announced: AtomicUsize,
+    /// How many thefts announced their ends (wrapping): the owner's
+    /// `horizon` looks at `announced` only when this changed.
+    announcements: AtomicUsize,
 }
 
 struct Inner<R: Reclaim> {
@@ -219,6 +238,15 @@ pub struct IdempotentOwner<R: Reclaim> {
     head: usize,
     /// The tag of the owner's last store (thieves never change it).
     tag: u32,
+    /// Items below this full index may have a copy elsewhere: they came in
+    /// through a theft (a `steal_half` into this deque, or `push_copy`), or
+    /// lay in the deque when a `horizon` saw a new theft announced (whose
+    /// CAS may still land, and be overwritten by a later pop). Their
+    /// tickets are marked stolen. A pop at `j` lowers it to `j` (every slot
+    /// from `j` up is then free, and later pushes go there).
+    stolen_end: usize,
+    /// The count of `announcements` at the last `horizon`.
+    announcements: usize,
     /// Under loom: the anchor the current operation loaded, to count the
     /// stores that overwrite a theft (`coverage`).
     #[cfg(loom)]
@@ -307,6 +335,22 @@ impl<R: Reclaim> IdempotentOwner<R> {
         }
     }
 
+    /// The rare part of `horizon`: thefts were announced since the last
+    /// call (`count` of them in all, read after the fence). Their highest
+    /// end is read (after the same fence), and `stolen_end` rises to it.
+    #[cold]
+    #[inline(never)]
+    fn new_announcements(&mut self, count: usize) -> Horizon {
+        self.announcements = count;
+        // Relaxed: ordered by the fence of `horizon` and the acquire load of
+        // the count (see there).
+        let end = self.inner.ends.announced.load(Ordering::Relaxed);
+        if after(end, self.stolen_end) {
+            self.stolen_end = end;
+        }
+        Horizon::at(end)
+    }
+
     /// Publishes `count` items written above `bottom` (by a push, or by a
     /// steal into this deque). The only shared write of a push: the anchor
     /// is not touched (see the module docs, "Why nothing is lost").
@@ -345,6 +389,14 @@ impl<R: Reclaim> crate::Owner for IdempotentOwner<R> {
 
     #[inline]
     fn pop(&mut self) -> Option<usize> {
+        self.pop_ticketed().map(|(item, _)| item)
+    }
+
+    /// The pop; the ticket holds the index `j` popped, marked stolen if `j`
+    /// lies below `stolen_end`. Forced inline: the marker's loop calls it
+    /// once per grey object (out of line it was 2% of a 2-worker profile).
+    #[inline(always)]
+    fn pop_ticketed(&mut self) -> Option<(usize, Ticket)> {
         let b = self.bottom;
         // The head we last saw is never above the true head: if it is at
         // `b`, the deque is empty, without touching shared memory.
@@ -379,7 +431,65 @@ impl<R: Reclaim> crate::Owner for IdempotentOwner<R> {
             self.shrink_emptied();
         }
         self.stats.pops += 1;
-        Some(item)
+        let stolen = after(self.stolen_end, j);
+        if stolen {
+            self.stolen_end = j;
+        }
+        Some((item, Ticket::popped(j, stolen)))
+    }
+
+    /// One SeqCst fence, then the thefts announced since the last call:
+    /// every theft that took an item that a pop before this call also took
+    /// announced its range before that, and the announcement is seen here.
+    /// With none new, the horizon is none: tickets share only if marked
+    /// stolen. With some, it is their highest end, and `stolen_end` rises
+    /// to it: a theft announced before this call may still land its CAS,
+    /// until the owner's next anchor store, which then overwrites it; the
+    /// items it copied are those in the deque now, below its end.
+    ///
+    /// Why: a pop returns an item a thief also took only if its anchor
+    /// store `S` (or an earlier pop's) overwrote the thief's successful
+    /// CAS `C`, so `C` precedes `S` in the anchor's modification order, and
+    /// `S` is sequenced before our fence `F`. The thief's fence `Y` is
+    /// sequenced before `C`. By [atomics.order] p4.4 (C++20: `Y` happens
+    /// before `C`, `C` is coherence-ordered before `S`, `S` happens before
+    /// `F`), `Y` precedes `F` in the single total order. The thief's
+    /// announcement `N` (its `fetch_update` of `announced`) is sequenced
+    /// before `Y`; if our relaxed load `L` after `F` read a value older
+    /// than `N`'s in `announced`'s modification order, `L` would be
+    /// coherence-ordered before `N`, and p4.4 again (`F` happens before
+    /// `L`, `N` happens before `Y`) would put `F` before `Y`: a cycle. So
+    /// `L` reads `N`'s value or a later one, which (the word only moves up)
+    /// is at least the thief's end. The same holds when the thief's
+    /// `fetch_update` wrote nothing because the word was already higher:
+    /// its load is then coherence-ordered after that higher write. And the
+    /// same for `announcements`, which the thief incremented before its
+    /// fence: the count we load includes that theft, so a theft we had not
+    /// seen at the last call changes it.
+    ///
+    /// Pairs with: the thief's `fence(SeqCst)` in `claim`. No other
+    /// ordering: the two words carry no data.
+    #[inline]
+    fn horizon(&mut self) -> Horizon {
+        fence(Ordering::SeqCst);
+        // Acquire: pairs with the release increment of a thief, so that the
+        // end it announced before is seen with its count (which the fence
+        // alone guarantees only for the thefts that raced our pops: a count
+        // may also be seen early). The fence: see the doc comment.
+        let count = self.inner.ends.announcements.load(Ordering::Acquire);
+        if count == self.announcements {
+            return Horizon::NONE;
+        }
+        self.new_announcements(count)
+    }
+
+    /// A push whose item may have another copy (a single steal's): its
+    /// ticket is marked stolen when popped.
+    #[inline]
+    fn push_copy(&mut self, item: usize) -> Result<(), usize> {
+        self.push(item)?;
+        self.stolen_end = self.bottom;
+        Ok(())
     }
 
     fn len(&self) -> usize {
@@ -412,8 +522,12 @@ impl<R: Reclaim> BatchOwner for IdempotentOwner<R> {
         self.grow(extra)
     }
 
+    /// Publishes a batch steal's items: they are copies, and may have
+    /// another (an owner store may overwrite the theft), so everything
+    /// below the new bottom is marked stolen.
     fn commit(&mut self, count: usize) {
         self.publish(count);
+        self.stolen_end = self.bottom;
     }
 }
 
@@ -475,6 +589,27 @@ impl<R: Reclaim> BatchThief for IdempotentThief<R> {
         let head = anchor.head() as usize;
         let buffer = self.inner.buffer.thief_load(&guard);
         let copied = copy(buffer, head, count);
+        // Announce the end of the range before the CAS that may take it, as
+        // a full index (the owner compares it with the indices it pops):
+        // the wrapping maximum of what the word holds and ours.
+        let end = bottom.wrapping_sub(n as usize).wrapping_add(count);
+        // Relaxed: the fence below orders it before the CAS for the owner's
+        // `horizon`. A failed update leaves a higher end, which our load
+        // read (and the fence orders that read the same way).
+        let _ = ends
+            .announced
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |seen| {
+                after(end, seen).then_some(end)
+            });
+        // Release: pairs with the owner's acquire load of the count in
+        // `horizon`: an owner that sees this count (by the fence, or just
+        // early) also sees our end, written before. Without it, an early
+        // count could come with an old end, and the owner, taking the count
+        // as seen, would never look at our end again.
+        ends.announcements.fetch_add(1, Ordering::Release);
+        // SeqCst: pairs with the owner's fence in `horizon` (see there): if
+        // an owner store overwrites our CAS, that fence sees our end.
+        fence(Ordering::SeqCst);
         let new = Anchor::new(head.wrapping_add(count), anchor.tag());
         stats.cas_attempted += 1;
         // Release on success: pairs with the owner's acquire load of the

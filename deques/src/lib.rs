@@ -159,6 +159,7 @@ macro_rules! hit {
 
 mod batch;
 mod buffer;
+pub mod copies;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod coverage;
@@ -174,6 +175,7 @@ pub mod locked;
 pub mod peer;
 pub mod steal_half;
 
+use copies::{Horizon, Ticket};
 pub use kind::{DequeKind, DequeVisitor, UnknownDequeKind};
 pub use stats::{OwnerStats, ThiefStats};
 
@@ -244,6 +246,34 @@ pub trait Owner: Send {
     fn push(&mut self, item: usize) -> Result<(), usize>;
     /// Pops the most recently pushed item still present, if any.
     fn pop(&mut self) -> Option<usize>;
+    /// Pops like [`pop`](Owner::pop), with the item's [`Ticket`]: for a
+    /// later [`horizon`](Owner::horizon) to say whether a thief may have
+    /// taken the item too (see [`copies`]). Every ticket of an exactly-once
+    /// kind is [`Ticket::ONLY`].
+    #[inline(always)]
+    fn pop_ticketed(&mut self) -> Option<(usize, Ticket)> {
+        self.pop().map(|item| (item, Ticket::ONLY))
+    }
+    /// What the owner now knows of the thefts that may have raced its
+    /// earlier pops: an item popped before this call may have another copy
+    /// only if the result [`may_share`](Horizon::may_share) its ticket, or
+    /// an earlier horizon's did. So every ticket not yet settled must be
+    /// judged by each horizon taken after its pop: settle it now, or keep
+    /// [`Horizon::flag`] of it (see [`copies`]). For the idempotent kind,
+    /// one full fence and one load; for exactly-once kinds,
+    /// [`Horizon::NONE`] and nothing else.
+    #[inline(always)]
+    fn horizon(&mut self) -> Horizon {
+        Horizon::NONE
+    }
+    /// Pushes an item that may have another copy elsewhere (one taken by a
+    /// single steal from a deque that delivers items more than once): its
+    /// ticket, when popped, is marked stolen. [`push`](Owner::push) for
+    /// exactly-once kinds.
+    #[inline]
+    fn push_copy(&mut self, item: usize) -> Result<(), usize> {
+        self.push(item)
+    }
     /// The number of items, as the owner sees it (exact when no thief runs).
     fn len(&self) -> usize;
     /// Whether the deque is empty, as the owner sees it.

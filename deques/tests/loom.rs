@@ -39,6 +39,7 @@ use loom::sync::Arc;
 use loom::thread;
 use stealmark_deques::abp::Abp;
 use stealmark_deques::chase_lev::{ChaseLev, ChaseLevQuiescent};
+use stealmark_deques::copies::{Horizon, Ticket};
 use stealmark_deques::coverage::{self, Branch};
 use stealmark_deques::idempotent::{
     Idempotent, IdempotentOwner, IdempotentThief, Quiescent as IdQuiescent,
@@ -716,6 +717,164 @@ fn idempotent_index_and_tag_wrap() {
         &[Branch::IdHeadFieldWrapped, Branch::IdTagWrapped],
         || {
             assert_at_least_once(push_grow_pop_vs_steal::<IdempotentQ>(3, Some(1)), 3);
+        },
+    );
+}
+
+/// Settles popped items as a marker's live count does: those whose ticket
+/// `horizon` says may share go to `claimed` (one claim per item wins in a
+/// shared set), the others to `direct`.
+fn settle(
+    horizon: Horizon,
+    popped: &mut Vec<(usize, Ticket)>,
+    direct: &mut Vec<usize>,
+    claimed: &mut Vec<usize>,
+) {
+    for (item, ticket) in popped.drain(..) {
+        if horizon.may_share(ticket) {
+            claimed.push(item);
+        } else {
+            direct.push(item);
+        }
+    }
+}
+
+/// Asserts that the count of `direct` and `claimed` gives each of `1..=n`
+/// exactly once: an item counts once per direct settle, plus once if any
+/// claim of it was made (the first wins, the others lose).
+fn assert_counted_once(direct: &[usize], claimed: &[usize], n: usize) {
+    for item in 1..=n {
+        let counted =
+            direct.iter().filter(|&&d| d == item).count() + usize::from(claimed.contains(&item));
+        assert_eq!(
+            counted, 1,
+            "item {item}: direct {direct:?}, claimed {claimed:?}"
+        );
+    }
+}
+
+/// The exact count with thieves: the owner pops one of three items, takes
+/// its horizon (one fence) and settles it, then pops the rest and settles
+/// them after another horizon,
+/// while a thief's `steal_half` takes two items into its own deque (whose
+/// tickets are then marked stolen) and the thief settles them. Every item
+/// is counted exactly once, whichever pops a theft overwrote, and whether
+/// the owner's fence saw the thief's announcement or not.
+#[test]
+fn idempotent_horizon_counts_each_item_once() {
+    model(
+        "idempotent_horizon_counts_each_item_once",
+        &[
+            Branch::IdOwnerOverwroteSteal,
+            Branch::IdDuplicateReturned,
+            Branch::IdHorizonSawTheft,
+            Branch::IdTheftAfterHorizon,
+            Branch::IdStealOfSeveral,
+        ],
+        || {
+            let (mut owner, thief) = IdempotentQ::with_capacity(4);
+            for i in 1..=3 {
+                owner.push(i).unwrap();
+            }
+            let stealer = thread::spawn(move || {
+                let (mut mine, _) = IdempotentQ::with_capacity(4);
+                let mut stats = ThiefStats::default();
+                let stole = thief.steal_half(&mut mine, &mut stats).success().is_some();
+                let mut popped: Vec<_> = std::iter::from_fn(|| mine.pop_ticketed()).collect();
+                let (mut direct, mut claimed) = (Vec::new(), Vec::new());
+                settle(mine.horizon(), &mut popped, &mut direct, &mut claimed);
+                (stole, direct, claimed)
+            });
+            let (mut direct, mut claimed) = (Vec::new(), Vec::new());
+            let mut popped: Vec<_> = owner.pop_ticketed().into_iter().collect();
+            let early = owner.horizon();
+            settle(early, &mut popped, &mut direct, &mut claimed);
+            popped.extend(std::iter::from_fn(|| owner.pop_ticketed()));
+            settle(owner.horizon(), &mut popped, &mut direct, &mut claimed);
+            // The owner's deque received no copy: its claims are the items
+            // its fences saw a theft announced for.
+            if !claimed.is_empty() {
+                coverage::note(Branch::IdHorizonSawTheft);
+            }
+            let (stole, thief_direct, thief_claimed) = stealer.join().unwrap();
+            direct.extend(thief_direct);
+            claimed.extend(thief_claimed);
+            if stole && owner.horizon() != early {
+                coverage::note(Branch::IdTheftAfterHorizon);
+            }
+            let mut all = direct.clone();
+            all.extend(&claimed);
+            if assert_at_least_once(all, 3) > 0 {
+                coverage::note(Branch::IdDuplicateReturned);
+            }
+            assert_counted_once(&direct, &claimed, 3);
+        },
+    );
+}
+
+/// A ticket held across a horizon, as a marker holds the tickets of the
+/// objects in its prefetch FIFO: the owner pops two of three items and
+/// holds them unsettled while it takes a horizon (the count of an earlier
+/// batch), keeping each ticket as that horizon [`Horizon::flag`]s it; then
+/// it pops the last item and settles all three after a second horizon. A
+/// thief's `steal_half` takes two items into its own deque and settles
+/// them. When the owner's second pop overwrote the theft, the first horizon
+/// sees the announcement and the second sees nothing new: settled against
+/// the second alone, the held duplicate would be counted directly by the
+/// owner and through a claim by the thief (`IdHeldAcrossHorizon` counts
+/// those executions). Every item is counted exactly once.
+#[test]
+fn idempotent_ticket_held_across_a_horizon_counts_once() {
+    model(
+        "idempotent_ticket_held_across_a_horizon_counts_once",
+        &[
+            Branch::IdOwnerOverwroteSteal,
+            Branch::IdDuplicateReturned,
+            Branch::IdHorizonSawTheft,
+            Branch::IdHeldAcrossHorizon,
+        ],
+        || {
+            let (mut owner, thief) = IdempotentQ::with_capacity(4);
+            for i in 1..=3 {
+                owner.push(i).unwrap();
+            }
+            let stealer = thread::spawn(move || {
+                let (mut mine, _) = IdempotentQ::with_capacity(4);
+                let mut stats = ThiefStats::default();
+                thief.steal_half(&mut mine, &mut stats);
+                let mut popped: Vec<_> = std::iter::from_fn(|| mine.pop_ticketed()).collect();
+                let (mut direct, mut claimed) = (Vec::new(), Vec::new());
+                settle(mine.horizon(), &mut popped, &mut direct, &mut claimed);
+                (direct, claimed)
+            });
+            let held: Vec<(usize, Ticket)> = std::iter::from_fn(|| owner.pop_ticketed())
+                .take(2)
+                .collect();
+            let first = owner.horizon();
+            if first != Horizon::NONE {
+                coverage::note(Branch::IdHorizonSawTheft);
+            }
+            let mut popped: Vec<_> = held.iter().map(|&(w, t)| (w, first.flag(t))).collect();
+            popped.extend(owner.pop_ticketed());
+            let second = owner.horizon();
+            let (mut direct, mut claimed) = (Vec::new(), Vec::new());
+            settle(second, &mut popped, &mut direct, &mut claimed);
+            let (thief_direct, thief_claimed) = stealer.join().unwrap();
+            let thief_took = |w: usize| thief_direct.contains(&w) || thief_claimed.contains(&w);
+            if held
+                .iter()
+                .any(|&(w, t)| thief_took(w) && first.may_share(t) && !second.may_share(t))
+            {
+                coverage::note(Branch::IdHeldAcrossHorizon);
+            }
+            direct.extend(thief_direct);
+            claimed.extend(thief_claimed);
+            let mut all = direct.clone();
+            all.extend(&claimed);
+            if assert_at_least_once(all, 3) > 0 {
+                coverage::note(Branch::IdDuplicateReturned);
+            }
+            assert_counted_once(&direct, &claimed, 3);
         },
     );
 }

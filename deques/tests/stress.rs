@@ -4,6 +4,14 @@
 //! The idempotent deque must give every item at least once and invent none;
 //! its test counts the duplicates (`--nocapture` prints the rate).
 //!
+//! Every kind must also *count* each item exactly once, as a marker counts
+//! live objects: every thread pops with tickets, holds the 16 newest (a
+//! prefetch FIFO: each horizon flags their tickets) and settles the older
+//! ones in batches of 32 against its deque's horizon
+//! (`stealmark_deques::copies`); an item whose ticket may share, or that a
+//! single steal took, is counted only through a claim (the first claim of
+//! an item wins), every other directly.
+//!
 //! The default run takes 6 seeds per thief count. For longer runs:
 //!
 //! ```text
@@ -16,6 +24,7 @@
 //! thieves. A failure names its seed and thief count.
 #![cfg(not(loom))]
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 
@@ -23,6 +32,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use stealmark_deques::abp::Abp;
 use stealmark_deques::chase_lev::{ChaseLev, ChaseLevQuiescent};
+use stealmark_deques::copies::Ticket;
 use stealmark_deques::idempotent::Idempotent;
 use stealmark_deques::locked::Locked;
 use stealmark_deques::peer::Crossbeam;
@@ -61,6 +71,74 @@ fn max_thieves() -> usize {
     env_or("STEALMARK_STRESS_THIEVES", MAX_THIEVES, |v| v.parse().ok())
 }
 
+/// Popped items settled together against their deque's horizon, as a
+/// marker's batch of scanned objects waits for its count.
+const SETTLE_BATCH: usize = 32;
+
+/// Popped items held before they join the batch, as a marker's prefetch
+/// FIFO holds objects popped and not yet scanned.
+const HELD: usize = 16;
+
+/// What one thread took: each item, with whether it is counted only through
+/// a claim (`true`) or directly.
+type Taken = Vec<(usize, bool)>;
+
+/// Popped items on their way to the count, as in a marker: the newest
+/// [`HELD`] wait, in pop order, and the older ones fill a batch that is
+/// settled every [`SETTLE_BATCH`] items against the deque's horizon (one
+/// fence). A horizon judges every ticket not yet settled: the batch's
+/// at once, the held ones' by
+/// [`Horizon::flag`](stealmark_deques::copies::Horizon::flag), kept in the
+/// ticket.
+#[derive(Default)]
+struct Counter {
+    held: VecDeque<(usize, Ticket)>,
+    batch: Vec<(usize, Ticket)>,
+}
+
+impl Counter {
+    /// Pops from `owner` into the held items, settling a full batch;
+    /// `None` when the deque looked empty.
+    fn pop<O: Owner>(&mut self, owner: &mut O, out: &mut Taken) -> Option<()> {
+        self.held.push_back(owner.pop_ticketed()?);
+        if self.held.len() > HELD {
+            self.batch.extend(self.held.pop_front());
+            if self.batch.len() == SETTLE_BATCH {
+                self.settle_batch(owner, out);
+            }
+        }
+        Some(())
+    }
+
+    /// Takes `owner`'s horizon, flags the held tickets with it and settles
+    /// the batch into `out`.
+    fn settle_batch<O: Owner>(&mut self, owner: &mut O, out: &mut Taken) {
+        let horizon = owner.horizon();
+        for (_, ticket) in &mut self.held {
+            *ticket = horizon.flag(*ticket);
+        }
+        out.extend(
+            self.batch
+                .drain(..)
+                .map(|(item, t)| (item, horizon.may_share(t))),
+        );
+    }
+
+    /// Settles everything, the held items too.
+    fn settle_all<O: Owner>(&mut self, owner: &mut O, out: &mut Taken) {
+        self.batch.extend(self.held.drain(..));
+        self.settle_batch(owner, out);
+    }
+}
+
+/// How each item came out of one run: `extractions[i]` times in all, and
+/// `counted[i]` times counted (its direct counts, plus one if any claim of
+/// it was made), for item `i + 1`.
+struct Outcome {
+    extractions: Vec<u32>,
+    counted: Vec<u32>,
+}
+
 /// One run: returns how many times each item came out (index `i` for item
 /// `i + 1`: items start at 1, so that a slot read before it was ever written,
 /// which holds 0, shows up as an invented item; so does anything above
@@ -78,7 +156,7 @@ fn run<D: WorkDeque>(
     half: bool,
     capacity: usize,
     before_wrap: Option<usize>,
-) -> Vec<u32> {
+) -> Outcome {
     let make = || match before_wrap {
         Some(n) => D::with_capacity_near_wrap(capacity, n),
         None => D::with_capacity(capacity),
@@ -87,7 +165,7 @@ fn run<D: WorkDeque>(
     let (own_deques, peers): (Vec<D::Owner>, Vec<D::Thief>) = (0..thieves).map(|_| make()).unzip();
     let done = AtomicBool::new(false);
     let start = Barrier::new(thieves + 1);
-    let mut outputs: Vec<Vec<usize>> = Vec::new();
+    let mut outputs: Vec<Taken> = Vec::new();
     std::thread::scope(|s| {
         let handles: Vec<_> = own_deques
             .into_iter()
@@ -97,7 +175,8 @@ fn run<D: WorkDeque>(
                 let (done, start) = (&done, &start);
                 s.spawn(move || {
                     let mut stats = ThiefStats::default();
-                    let mut got = Vec::new();
+                    let mut got = Taken::new();
+                    let mut counter = Counter::default();
                     let mut rng = Pcg64::seed_from_u64(seed ^ ((k as u64 + 1) << 32));
                     start.wait();
                     loop {
@@ -116,7 +195,9 @@ fn run<D: WorkDeque>(
                         } else {
                             match target.steal(&mut stats) {
                                 Steal::Success(item) => {
-                                    got.push(item);
+                                    // A copy of it may come out of the
+                                    // victim too: counted through a claim.
+                                    got.push((item, true));
                                     Steal::Success(1)
                                 }
                                 other => other,
@@ -126,17 +207,18 @@ fn run<D: WorkDeque>(
                         // unless it is time to finish.
                         let keep = if finished { 0 } else { rng.random_range(0..16) };
                         while mine.len() > keep {
-                            match mine.pop() {
-                                Some(item) => got.push(item),
-                                None => break,
+                            if counter.pop(&mut mine, &mut got).is_none() {
+                                break;
                             }
                         }
+                        counter.settle_batch(&mut mine, &mut got);
                         match result {
                             Steal::Empty if finished && mine.is_empty() => break,
                             Steal::Success(_) => {}
                             _ => std::thread::yield_now(),
                         }
                     }
+                    counter.settle_all(&mut mine, &mut got);
                     if std::env::var_os("STRESS_VERBOSE").is_some() {
                         eprintln!("{} thief {k}: {stats:?}", D::KIND);
                     }
@@ -145,7 +227,8 @@ fn run<D: WorkDeque>(
             })
             .collect();
         let mut rng = Pcg64::seed_from_u64(seed);
-        let mut got = Vec::new();
+        let mut got = Taken::new();
+        let mut counter = Counter::default();
         start.wait();
         let mut next = 0;
         let mut push_bias = 0.5;
@@ -162,32 +245,42 @@ fn run<D: WorkDeque>(
             }
             if rng.random_bool(push_bias) {
                 if let Err(item) = owner.push(next + 1) {
-                    got.push(item); // a full bounded deque: consume it here
+                    got.push((item, false)); // a full bounded deque: consume it here
                 }
                 next += 1;
-            } else if let Some(item) = owner.pop() {
-                got.push(item);
+            } else {
+                counter.pop(&mut owner, &mut got);
             }
         }
-        while let Some(item) = owner.pop() {
-            got.push(item);
-        }
+        while counter.pop(&mut owner, &mut got).is_some() {}
+        counter.settle_all(&mut owner, &mut got);
         // The owner may see an empty deque while a thief has claimed the
         // last items; those come out through the thief.
         done.store(true, Ordering::Release);
         outputs.push(got);
         outputs.extend(handles.into_iter().map(|h| h.join().unwrap()));
     });
-    let mut counts = vec![0u32; ITEMS];
-    for item in outputs.into_iter().flatten() {
+    let mut extractions = vec![0u32; ITEMS];
+    let mut counted = vec![0u32; ITEMS];
+    let mut claimed = vec![false; ITEMS];
+    for (item, claim) in outputs.into_iter().flatten() {
         assert!(
             (1..=ITEMS).contains(&item),
             "{}: invented item {item} (seed {seed}, {thieves} thieves, half {half})",
             D::KIND
         );
-        counts[item - 1] += 1;
+        extractions[item - 1] += 1;
+        if !claim {
+            counted[item - 1] += 1;
+        } else if !claimed[item - 1] {
+            claimed[item - 1] = true;
+            counted[item - 1] += 1;
+        }
     }
-    counts
+    Outcome {
+        extractions,
+        counted,
+    }
 }
 
 /// What names a run in a failure: its seed, thief count and steal mode.
@@ -210,8 +303,8 @@ impl std::fmt::Display for RunId {
 }
 
 /// Runs `run::<D>` for every thief count (1 to `max_thieves()`), seed and
-/// steal mode (single, or single and half), and hands each run's counts to
-/// `check`.
+/// steal mode (single, or single and half), checks that each run counted
+/// every item exactly once, and hands each run's extractions to `check`.
 fn each_run<D: WorkDeque>(
     capacity: usize,
     before_wrap: Option<usize>,
@@ -220,7 +313,7 @@ fn each_run<D: WorkDeque>(
     for thieves in 1..=max_thieves() {
         for seed in seeds() {
             for half in [false, true] {
-                let counts = run::<D>(
+                let outcome = run::<D>(
                     seed * 101 + thieves as u64,
                     thieves,
                     half,
@@ -232,7 +325,10 @@ fn each_run<D: WorkDeque>(
                     thieves,
                     half,
                 };
-                check(id, &counts);
+                if let Some((i, &n)) = outcome.counted.iter().enumerate().find(|(_, &n)| n != 1) {
+                    panic!("{}: item {} was counted {n} times ({id})", D::KIND, i + 1);
+                }
+                check(id, &outcome.extractions);
             }
         }
     }

@@ -53,6 +53,12 @@ impl<const N: usize> Words<N> {
         &self.words[..self.len]
     }
 
+    /// The words held, oldest first, to rewrite in place.
+    #[inline(always)]
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [usize] {
+        &mut self.words[..self.len]
+    }
+
     /// Empties the buffer.
     #[inline(always)]
     pub(crate) fn clear(&mut self) {
@@ -87,6 +93,15 @@ impl Fifo {
         debug_assert!(r.len < MarkerConfig::MAX_PREFETCH);
         r.words[(self.head + r.len) % MarkerConfig::MAX_PREFETCH] = w;
         r.len += 1;
+    }
+
+    /// Replaces every word held with `f` of it, in place.
+    pub(crate) fn rewrite(&mut self, mut f: impl FnMut(usize) -> usize) {
+        let r = &mut self.ring;
+        for i in 0..r.len {
+            let at = (self.head + i) % MarkerConfig::MAX_PREFETCH;
+            r.words[at] = f(r.words[at]);
+        }
     }
 
     /// Removes the oldest word.
@@ -128,6 +143,26 @@ mod tests {
         }
         assert_eq!(f.pop(), None);
         assert_eq!(f.len(), 0);
+    }
+
+    #[test]
+    fn rewrite_changes_each_held_word_across_wrap() {
+        let mut f = Fifo::new();
+        for i in 0..MarkerConfig::MAX_PREFETCH - 2 {
+            f.push(i);
+            assert_eq!(f.pop(), Some(i));
+        }
+        for i in 0..5 {
+            f.push(i);
+        }
+        f.rewrite(|w| w * 10 + 1);
+        let held: Vec<usize> = std::iter::from_fn(|| f.pop()).collect();
+        assert_eq!(held, [1, 11, 21, 31, 41]);
+        let mut b = Batch::new();
+        b.push(3);
+        b.push(4);
+        b.as_mut_slice()[1] = 7;
+        assert_eq!(b.as_slice(), [3, 7]);
     }
 
     #[test]

@@ -11,9 +11,16 @@
 //! object here first; the loser of a claim drops what it recorded. Objects
 //! with only strong slots, the vast majority, never come here.
 //!
+//! The same set type also holds the claims of the live count
+//! (`Engine::counted`): with such a deque and more than one worker, an
+//! object whose deque ticket says it may have been scanned by another
+//! worker too is counted live only by the scan that claims it first
+//! (`worker::counting`).
+//!
 //! It is a set of object words in shards, each a hash set behind a mutex:
-//! claims are rare (one per such holder and collection) and short. The sets
-//! keep their capacity from one collection to the next.
+//! claims are rare (one per such holder and collection; for the count, one
+//! per object near a theft) and short. The sets keep their capacity from
+//! one collection to the next.
 
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -48,7 +55,7 @@ impl Hasher for WordHasher {
 
 type WordSet = HashSet<usize, BuildHasherDefault<WordHasher>>;
 
-/// The holders claimed during one collection.
+/// The objects claimed during one collection (holders, or live counts).
 pub(crate) struct Holders {
     shards: Box<[CachePadded<Mutex<WordSet>>]>,
 }

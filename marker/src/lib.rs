@@ -164,8 +164,9 @@
 //! - a bounded (`abp`) deque overflows into storage shared by all workers;
 //! - with the `idempotent` deque (no fence or CAS in the owner's push and
 //!   pop; an item may come out twice) an object may be scanned twice, and
-//!   the results stay exact: live objects are counted when marked (when
-//!   scanned with one worker, which has no thief to race), holders
+//!   the results stay exact: live objects are counted when scanned, a
+//!   copy that may have a twin (its deque ticket says so) only through a
+//!   claim (`stealmark_deques::copies`), holders
 //!   of non-strong slots are claimed before their records count, and array
 //!   descriptors are not reused within a collection
 //!   ([`MarkStats::duplicate_scans`] counts the extra scans);

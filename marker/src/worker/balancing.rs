@@ -153,7 +153,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             ),
             StealAmount::One => match thief.steal(&mut self.slot.thief_stats) {
                 Steal::Success(w) => {
-                    self.push_shared(w);
+                    // Another copy may come out of the victim's deque.
+                    self.push_copy(w);
                     true
                 }
                 Steal::Empty | Steal::Abort => false,

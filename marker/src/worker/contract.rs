@@ -212,12 +212,6 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             return false;
         }
         self.slot.record.stats.objects_marked += 1;
-        Self::marked(
-            self.phase.heap,
-            &mut self.slot.uncounted,
-            self.count_marks,
-            obj,
-        );
         self.push(obj.word());
         if W != OFF {
             self.slot.contract.check(obj);

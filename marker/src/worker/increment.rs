@@ -47,10 +47,16 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             self.preclean(budget);
         }
         // Out of budget: the delayed edges are marked (their targets join
-        // the private stack) and the prefetched objects go back to it.
+        // the private stack) and the prefetched objects go back to it,
+        // except that, when tickets are kept, one whose ticket a horizon
+        // taken now flags goes back to the deque as a copy (a thief may
+        // hold another).
         self.flush_edges::<W>(&mut edges);
+        if self.copies() {
+            self.take_horizon();
+        }
         while let Some(w) = fifo.pop() {
-            self.slot.private.push(w);
+            self.return_unscanned(w);
         }
         self.fifo = fifo;
         self.edges = edges;

@@ -7,15 +7,15 @@
 
 use std::ops::Range;
 
+use stealmark_deques::copies::Ticket;
 use stealmark_deques::{Owner, WorkDeque};
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 
 use super::balancing::WAKE_GRAIN;
-use super::live::count_live;
 use super::{Phase, Slot, Worker, OFF};
 use crate::arrays::ArrayTable;
 use crate::fifo::{obj_ref, Fifo, ACCOUNT_BATCH};
-use crate::stats::{TypeCount, WorkerRecord};
+use crate::stats::WorkerRecord;
 
 /// Strong edges delayed between finding them and testing their mark bits,
 /// when prefetching is on.
@@ -104,18 +104,21 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         fifo.pop()
     }
 
-    /// Pops the newest private item, else the newest item of the deque.
+    /// Pops the newest private item, else the newest item of the deque;
+    /// with `copies`, queues its ticket beside the prefetch FIFO.
     #[inline(always)]
     fn pop(&mut self) -> Option<usize> {
         match self.slot.private.pop() {
-            Some(w) => Some(w),
+            Some(w) => {
+                self.queue_ticket(Ticket::ONLY);
+                Some(w)
+            }
             None => {
-                let w = self.slot.owner.pop();
+                let (w, ticket) = self.slot.owner.pop_ticketed()?;
                 #[cfg(feature = "inject-delays")]
-                if let Some(w) = w {
-                    self.inject_duplicate(w);
-                }
-                w
+                let ticket = self.inject_duplicate(w, ticket);
+                self.queue_ticket(ticket);
+                Some(w)
             }
         }
     }
@@ -135,6 +138,15 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     #[inline]
     pub(super) fn push_shared(&mut self, w: usize) {
         Self::push_to_deque(self.phase, self.slot, w);
+    }
+
+    /// Pushes onto the deque an item that may have another copy (one taken
+    /// by a single steal): the deque marks its ticket.
+    #[inline]
+    pub(super) fn push_copy(&mut self, w: usize) {
+        if let Err(w) = self.slot.owner.push_copy(w) {
+            Self::spill(self.phase, self.slot, w);
+        }
     }
 
     /// [`Worker::push_shared`] on the parts of the worker it uses, for the
@@ -163,9 +175,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Scans an object, or opens it as a large array; queues it to be
-    /// counted live (when each live object is scanned once,
-    /// [`Worker::counts_scans`]: otherwise objects are counted when marked,
-    /// see [`Worker::marked`]).
+    /// counted live (`count_scans`, through its ticket with `copies`).
     #[inline(always)]
     pub(super) fn process_object<const W: u8>(
         &mut self,
@@ -178,6 +188,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let n = heap.slot_count(obj);
         if self.count_scans {
             self.scanned.push(w);
+            if self.copies() {
+                let ticket = self.take_ticket();
+                self.scanned_tickets.push(ticket);
+            }
             if self.scanned.len() == ACCOUNT_BATCH {
                 self.account();
             }
@@ -188,53 +202,6 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             self.open_array::<W>(w, n, edges);
         } else {
             self.scan::<W>(heap, store, obj, 0..n, true, edges);
-        }
-    }
-
-    /// Counts the objects not yet counted live: objects, bytes and per
-    /// type. Out of the mark loop, every [`ACCOUNT_BATCH`] objects: the loop
-    /// is bound by the cache misses it can keep in flight, and every
-    /// instruction it carries per object takes room from them (done per
-    /// object, this cost a fifth of the one-worker pause); here the headers
-    /// were read moments ago and are still cached, and the misses the FIFOs
-    /// prefetched complete meanwhile.
-    ///
-    /// When each live object is scanned once ([`Worker::counts_scans`]: an
-    /// exactly-once deque, or one worker) these are the objects scanned
-    /// since the last call; otherwise, the objects this worker marked since
-    /// the last call (each live object is marked once, and may be scanned
-    /// twice).
-    #[inline(never)]
-    pub(super) fn account(&mut self) {
-        let heap = self.phase.heap;
-        let rec = &mut self.slot.record;
-        let words: &[usize] = if D::KIND.exactly_once() || self.count_scans {
-            rec.stats.objects_scanned += self.scanned.len() as u64;
-            self.scanned.as_slice()
-        } else {
-            &self.slot.uncounted
-        };
-        let by_type: &mut [TypeCount] = if self.typed {
-            &mut rec.live_by_type
-        } else {
-            &mut []
-        };
-        let (bytes, footprint) = count_live(heap, words, by_type);
-        rec.stats.live_bytes += bytes;
-        rec.stats.live_footprint_bytes += footprint;
-        self.scanned.clear();
-        self.slot.uncounted.clear();
-    }
-
-    /// When live objects are counted as they are marked (`count_marks`):
-    /// queues `obj`, just marked by this worker, to be counted live, and
-    /// prefetches its header (the count reads it a few dozen marks later;
-    /// the scan will need it too).
-    #[inline(always)]
-    pub(super) fn marked(heap: &H, uncounted: &mut Vec<usize>, count_marks: bool, obj: ObjRef) {
-        if !D::KIND.exactly_once() && count_marks {
-            heap.prefetch(obj);
-            uncounted.push(obj.word());
         }
     }
 
@@ -251,7 +218,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
         let chunk = self.phase.config.array_chunk;
         match self.phase.engine.arrays.open(w, n.div_ceil(chunk)) {
-            Some(token) => self.process_token::<W>(token, edges),
+            Some(token) => self.scan_chunk::<W>(token, edges),
             None => {
                 let (heap, store) = (self.phase.heap, self.phase.store);
                 self.scan::<W>(heap, store, obj_ref(w), 0..n, false, edges);
@@ -259,9 +226,18 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
     }
 
+    /// Processes a popped token: drops its ticket (chunks are claimed
+    /// exactly once, and counted with their array) and scans a chunk.
+    pub(super) fn process_token<const W: u8>(&mut self, token: usize, edges: &mut Fifo) {
+        if self.copies() {
+            self.take_ticket();
+        }
+        self.scan_chunk::<W>(token, edges);
+    }
+
     /// Claims a chunk of a large array, republishes the token while chunks
     /// remain, and scans the chunk.
-    pub(super) fn process_token<const W: u8>(&mut self, token: usize, edges: &mut Fifo) {
+    fn scan_chunk<const W: u8>(&mut self, token: usize, edges: &mut Fifo) {
         let Some(claim) = self.phase.engine.arrays.claim(token) else {
             return;
         };
@@ -325,9 +301,6 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 self.found_weak::<W>(from);
             }
         }
-        if !D::KIND.exactly_once() && self.slot.uncounted.len() >= ACCOUNT_BATCH {
-            self.account();
-        }
     }
 
     /// The slot loop of [`Worker::scan`]: visits `obj`'s `slots`, marks
@@ -347,7 +320,6 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         mut grey: impl FnMut(&mut Slot<D>, usize),
     ) -> (u64, u64, usize) {
         let edge_depth = self.edge_depth;
-        let count_marks = self.count_marks;
         let unshared = self.phase.unshared;
         let slot = &mut *self.slot;
         let (mut visited, mut marked, mut weak) = (0u64, 0u64, 0usize);
@@ -363,7 +335,6 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     };
                     if mark(heap, store, unshared, target) {
                         marked += 1;
-                        Self::marked(heap, &mut slot.uncounted, count_marks, target);
                         grey(slot, target.word());
                         if W != OFF {
                             slot.contract.check(target);

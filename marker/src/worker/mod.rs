@@ -14,6 +14,8 @@
 //! - `judge`: J1 and J2, the judging of non-strong slots;
 //! - `mark_loop`: popping, scanning and pushing grey objects, the prefetch
 //!   FIFOs, and large arrays in chunks (the hot path);
+//! - `counting`: counting live objects when scanned, exactly once even with
+//!   a deque that delivers an object twice (tickets and claims);
 //! - `live`: counting the live objects of a batch (bytes, footprint, types);
 //! - `contract`: what happens to a non-strong slot when it is found, and
 //!   the checks of newly marked objects against the ephemeron key index;
@@ -32,6 +34,7 @@
 
 mod balancing;
 pub(crate) mod contract;
+mod counting;
 mod idling;
 mod increment;
 mod judge;
@@ -43,6 +46,8 @@ mod steps;
 
 #[cfg(feature = "inject-delays")]
 use rand::Rng;
+#[cfg(feature = "inject-delays")]
+use stealmark_deques::copies::Ticket;
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjectModel};
 
@@ -72,21 +77,26 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     edge_depth: usize,
     /// Whether new grey objects go to the private stack first.
     private: bool,
-    /// Whether live objects are counted when *marked*: with live counting
-    /// on ([`MarkerConfig::count_live`]) and a deque that may deliver an item
-    /// twice to more than one worker (see [`Worker::counts_scans`]). Read
-    /// only where `D` may deliver twice.
+    /// Whether live objects are counted when *scanned*: whenever live
+    /// counting is on ([`MarkerConfig::count_live`]).
     ///
     /// [`MarkerConfig::count_live`]: crate::MarkerConfig::count_live
-    count_marks: bool,
-    /// Whether live objects are counted when *scanned* (each live object is
-    /// scanned exactly once): with live counting on and an exactly-once
-    /// deque, or a single worker (see [`Worker::counts_scans`]).
     count_scans: bool,
+    /// Whether a scanned object may have been scanned by another worker too
+    /// (see [`Worker::counts_copies`]): then each object carries its deque
+    /// ticket (`tickets`, `scanned_tickets`) to the count, which claims the
+    /// objects whose tickets may share. Read only where `D` may deliver
+    /// twice.
+    copies: bool,
     /// Whether the heap has types (the live-object histogram is kept).
     typed: bool,
     /// Objects scanned and not yet counted live ([`Worker::account`]).
     scanned: Batch,
+    /// With `copies`: the tickets of the words in the prefetch FIFO, in the
+    /// same order ([`Ticket::word`](stealmark_deques::copies::Ticket::word)).
+    tickets: Fifo,
+    /// With `copies`: the tickets of the words in `scanned`.
+    scanned_tickets: Batch,
     /// Objects left until the next policy evaluation and wake-up check.
     until_balance: u32,
     /// Arrays with more slots than this are scanned in chunks.
@@ -119,10 +129,12 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             edges: Fifo::new(),
             edge_depth: if c.prefetch > 0 { EDGE_DEPTH } else { 0 },
             private: c.private_work,
-            count_marks: c.count_live && !Self::counts_scans(c.workers),
-            count_scans: c.count_live && Self::counts_scans(c.workers),
+            count_scans: c.count_live,
+            copies: c.count_live && Self::counts_copies(c.workers),
             typed,
             scanned: Batch::new(),
+            tickets: Fifo::new(),
+            scanned_tickets: Batch::new(),
             until_balance: c.balance_interval,
             big_array: 2 * c.array_chunk,
             until_sample: c.timeline_interval,
@@ -135,17 +147,19 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
         w
     }
 
-    /// Whether `workers` workers on deques of kind `D` scan each live object
-    /// exactly once, so that live objects can be counted when scanned (their
-    /// headers are cached then) rather than when marked (a cold read).
+    /// Whether `workers` workers on deques of kind `D` may scan a live
+    /// object more than once, so that counting it when scanned (its header
+    /// is cached then) needs its deque ticket: the count claims an object
+    /// whose ticket the deque's horizon says may have another copy
+    /// (`stealmark_deques::copies`), and counts the others directly.
     ///
-    /// True for an exactly-once kind, and for any kind with one worker: a
+    /// False for an exactly-once kind, and for any kind with one worker: a
     /// deque delivers an item twice only to its owner and a thief whose
     /// steal raced the owner's pop (`stealmark_deques::idempotent`), and a
-    /// single worker has no thief. Not with `inject-delays`, whose hook
+    /// single worker has no thief. True with `inject-delays`, whose hook
     /// delivers items twice on purpose at any worker count.
-    fn counts_scans(workers: usize) -> bool {
-        D::KIND.exactly_once() || (workers == 1 && !cfg!(feature = "inject-delays"))
+    fn counts_copies(workers: usize) -> bool {
+        !D::KIND.exactly_once() && (workers > 1 || cfg!(feature = "inject-delays"))
     }
 
     /// Traces until the termination protocol says the step is over: drains,
@@ -185,15 +199,18 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
     }
 
     /// Test-only, with a deque that may deliver an item twice: pushes one
-    /// popped item in eight back onto the deque, so that it is delivered
-    /// again (to this worker or a thief), as the deque itself does only
-    /// rarely: the marker's defences against duplicates (holder claims,
-    /// counting live objects when marked, unrecycled array descriptors)
-    /// are then exercised on every run.
+    /// popped item in eight back onto the deque as a copy, so that it is
+    /// delivered again (to this worker or a thief), as the deque itself
+    /// does only rarely: the marker's defences against duplicates (holder
+    /// claims, claims of the live count, unrecycled array descriptors) are
+    /// then exercised on every run. Returns the popped item's ticket,
+    /// marked shared if it now has a copy.
     #[cfg(feature = "inject-delays")]
-    fn inject_duplicate(&mut self, w: usize) {
+    fn inject_duplicate(&mut self, w: usize, ticket: Ticket) -> Ticket {
         if !D::KIND.exactly_once() && self.slot.rng.random_range(0..8) == 0 {
-            self.push_shared(w);
+            self.push_copy(w);
+            return ticket.shared();
         }
+        ticket
     }
 }

@@ -45,11 +45,6 @@ pub(crate) struct Slot<D: WorkDeque> {
     /// This worker's share of the runtime contract's state during a
     /// collection (waiting ephemerons, soft slots asked, ...).
     pub(super) contract: Contract,
-    /// With a deque that may deliver an item twice, and more than one
-    /// worker: the objects this worker marked and has not yet counted live
-    /// (they are counted when marked, not when scanned, so that a second
-    /// scan does not count them again).
-    pub(super) uncounted: Vec<usize>,
 }
 
 impl<D: WorkDeque> Slot<D> {
@@ -87,6 +82,10 @@ pub(crate) struct Engine<D: WorkDeque> {
     /// With a deque that may deliver an item twice: the holders whose
     /// non-strong slots were recorded, and the large arrays opened.
     pub(super) holders: Holders,
+    /// With a deque that may deliver an item twice, and more than one
+    /// worker: the scanned objects whose deque tickets said they may have
+    /// another copy, claimed when counted live (`Worker::account`).
+    pub(super) counted: Holders,
     /// Whether pushes can fail (bounded deques), so that the overflow storage
     /// must be checked before a worker goes idle.
     pub(super) bounded: bool,
@@ -110,7 +109,6 @@ impl<D: WorkDeque> Engine<D> {
                 thief_stats: ThiefStats::default(),
                 record: WorkerRecord::default(),
                 contract: Contract::default(),
-                uncounted: Vec::new(),
             })));
         }
         Engine {
@@ -121,6 +119,7 @@ impl<D: WorkDeque> Engine<D> {
             // outlive its descriptor's reuse (`crate::arrays`).
             arrays: ArrayTable::new(ARRAY_DESCRIPTORS, config.workers, D::KIND.exactly_once()),
             holders: Holders::default(),
+            counted: Holders::default(),
             bounded: config.deque == DequeKind::Abp,
         }
     }
@@ -133,6 +132,7 @@ impl<D: WorkDeque> Engine<D> {
         self.overflow.clear();
         self.arrays.reset();
         self.holders.clear();
+        self.counted.clear();
         for slot in self.slots.iter_mut() {
             let slot = slot.get_mut();
             if drain {
@@ -141,7 +141,6 @@ impl<D: WorkDeque> Engine<D> {
             }
             slot.record.clear(types);
             slot.contract.clear();
-            slot.uncounted.clear();
             slot.owner.reset_stats();
             slot.thief_stats = ThiefStats::default();
         }
