@@ -109,7 +109,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Counts the objects not yet counted live: objects, bytes and per
-    /// type. Out of the mark loop, every [`ACCOUNT_BATCH`] objects: the loop
+    /// type. Out of the mark loop, every [`ACCOUNT_BATCH`](crate::fifo::ACCOUNT_BATCH) objects: the loop
     /// is bound by the cache misses it can keep in flight, and every
     /// instruction it carries per object takes room from them (done per
     /// object, this cost a fifth of the one-worker pause); here the headers
