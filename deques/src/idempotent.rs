@@ -215,7 +215,7 @@ struct Ends {
     bottom: AtomicUsize,
     /// The highest end (a full, wrapping index) of the ranges that thieves
     /// announced before their CAS: a theft's end is announced, and a fence
-    /// executed, before it can take an item (see [`IdempotentOwner::horizon`]).
+    /// executed, before it can take an item (see [`Owner::horizon`](crate::Owner::horizon)).
     /// Only ever moves up; thieves write it, the owner reads it.
     announced: AtomicUsize,
     /// How many thefts announced their ends (wrapping): the owner's
