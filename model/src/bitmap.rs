@@ -17,8 +17,8 @@ use crate::prefetch::prefetch_read;
 /// never takes the cache line exclusive. A single thread that owns the
 /// bitmap uses [`MarkBitmap::insert`] instead, and one that is the only
 /// thread marking in it while others hold it shared uses
-/// [`MarkBitmap::set_unshared`]: neither has an atomic read-modify-write. Bits at or past `len` are always zero, so `==`
-/// is set equality.
+/// [`MarkBitmap::set_unshared`]: neither has an atomic read-modify-write.
+/// Bits at or past `len` are always zero, so `==` is set equality.
 ///
 /// ```
 /// use stealmark_model::MarkBitmap;
