@@ -113,11 +113,7 @@ impl MarkBitmap {
     /// contract), with a message that says so.
     #[inline]
     pub fn set(&self, index: usize) -> bool {
-        if index >= self.bits {
-            index_out_of_range(index, self.bits);
-        }
-        let word = &self.words[index / 64];
-        let bit = 1u64 << (index % 64);
+        let (word, bit) = self.word_and_bit(index);
         // Relaxed: a mark bit publishes nothing. The object it guards reaches
         // its scanner through a deque push/steal (release/acquire there), and
         // the caller reads the bitmap after the workers' hand-back, which the
@@ -127,6 +123,19 @@ impl MarkBitmap {
         }
         // Relaxed: the read-modify-write alone decides the single winner.
         word.fetch_or(bit, Ordering::Relaxed) & bit == 0
+    }
+
+    /// The word that holds bit `index`, and the bit's mask in it.
+    ///
+    /// # Panics
+    ///
+    /// If `index >= len`, naming the broken [`MarkIndex`] contract.
+    #[inline(always)]
+    fn word_and_bit(&self, index: usize) -> (&AtomicU64, u64) {
+        if index >= self.bits {
+            index_out_of_range(index, self.bits);
+        }
+        (&self.words[index / 64], 1u64 << (index % 64))
     }
 
     /// Sets bit `index` with a plain load and store, no atomic
@@ -141,11 +150,7 @@ impl MarkBitmap {
     /// If `index >= len`, as [`MarkBitmap::set`].
     #[inline]
     pub fn set_unshared(&self, index: usize) -> bool {
-        if index >= self.bits {
-            index_out_of_range(index, self.bits);
-        }
-        let word = &self.words[index / 64];
-        let bit = 1u64 << (index % 64);
+        let (word, bit) = self.word_and_bit(index);
         // Relaxed load and store: the caller is the only thread marking, so
         // nothing can change the word between the two; and, as in `set`, a
         // mark bit publishes nothing (the caller's hand-back orders these
