@@ -758,6 +758,30 @@ fn assert_counted_once(direct: &[usize], claimed: &[usize], n: usize) {
     }
 }
 
+/// A model thread that settles what it stole: whether it stole, and its
+/// direct and claimed counts.
+type SettlingThief = thread::JoinHandle<(bool, Vec<usize>, Vec<usize>)>;
+
+/// The start of the exact-count models: an idempotent deque holding items
+/// 1, 2 and 3, and a model thread that `steal_half`s from it into a deque
+/// of its own, then pops and settles everything it took.
+fn three_items_and_a_settling_thief() -> (IdempotentOwner<IdQuiescent>, SettlingThief) {
+    let (mut owner, thief) = IdempotentQ::with_capacity(4);
+    for i in 1..=3 {
+        owner.push(i).unwrap();
+    }
+    let stealer = thread::spawn(move || {
+        let (mut mine, _) = IdempotentQ::with_capacity(4);
+        let mut stats = ThiefStats::default();
+        let stole = thief.steal_half(&mut mine, &mut stats).success().is_some();
+        let mut popped: Vec<_> = std::iter::from_fn(|| mine.pop_ticketed()).collect();
+        let (mut direct, mut claimed) = (Vec::new(), Vec::new());
+        settle(mine.horizon(), &mut popped, &mut direct, &mut claimed);
+        (stole, direct, claimed)
+    });
+    (owner, stealer)
+}
+
 /// The exact count with thieves: the owner pops one of three items, takes
 /// its horizon (one fence) and settles it, then pops the rest and settles
 /// them after another horizon,
@@ -777,19 +801,7 @@ fn idempotent_horizon_counts_each_item_once() {
             Branch::IdStealOfSeveral,
         ],
         || {
-            let (mut owner, thief) = IdempotentQ::with_capacity(4);
-            for i in 1..=3 {
-                owner.push(i).unwrap();
-            }
-            let stealer = thread::spawn(move || {
-                let (mut mine, _) = IdempotentQ::with_capacity(4);
-                let mut stats = ThiefStats::default();
-                let stole = thief.steal_half(&mut mine, &mut stats).success().is_some();
-                let mut popped: Vec<_> = std::iter::from_fn(|| mine.pop_ticketed()).collect();
-                let (mut direct, mut claimed) = (Vec::new(), Vec::new());
-                settle(mine.horizon(), &mut popped, &mut direct, &mut claimed);
-                (stole, direct, claimed)
-            });
+            let (mut owner, stealer) = three_items_and_a_settling_thief();
             let (mut direct, mut claimed) = (Vec::new(), Vec::new());
             let mut popped: Vec<_> = owner.pop_ticketed().into_iter().collect();
             let early = owner.horizon();
@@ -834,19 +846,7 @@ fn idempotent_ticket_held_across_a_horizon_counts_once() {
             Branch::IdHeldAcrossHorizon,
         ],
         || {
-            let (mut owner, thief) = IdempotentQ::with_capacity(4);
-            for i in 1..=3 {
-                owner.push(i).unwrap();
-            }
-            let stealer = thread::spawn(move || {
-                let (mut mine, _) = IdempotentQ::with_capacity(4);
-                let mut stats = ThiefStats::default();
-                thief.steal_half(&mut mine, &mut stats);
-                let mut popped: Vec<_> = std::iter::from_fn(|| mine.pop_ticketed()).collect();
-                let (mut direct, mut claimed) = (Vec::new(), Vec::new());
-                settle(mine.horizon(), &mut popped, &mut direct, &mut claimed);
-                (direct, claimed)
-            });
+            let (mut owner, stealer) = three_items_and_a_settling_thief();
             let held: Vec<(usize, Ticket)> = std::iter::from_fn(|| owner.pop_ticketed())
                 .take(2)
                 .collect();
@@ -859,7 +859,7 @@ fn idempotent_ticket_held_across_a_horizon_counts_once() {
             let second = owner.horizon();
             let (mut direct, mut claimed) = (Vec::new(), Vec::new());
             settle(second, &mut popped, &mut direct, &mut claimed);
-            let (thief_direct, thief_claimed) = stealer.join().unwrap();
+            let (_, thief_direct, thief_claimed) = stealer.join().unwrap();
             let thief_took = |w: usize| thief_direct.contains(&w) || thief_claimed.contains(&w);
             if held
                 .iter()
