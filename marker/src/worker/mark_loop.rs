@@ -175,7 +175,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Scans an object, or opens it as a large array; queues it to be
-    /// counted live (`count_scans`, through its ticket with `copies`).
+    /// counted live (with `count_live`; through its ticket with `copies`).
     #[inline(always)]
     pub(super) fn process_object<const W: u8>(
         &mut self,
@@ -186,7 +186,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     ) {
         let obj = obj_ref(w);
         let n = heap.slot_count(obj);
-        if self.count_scans {
+        if self.count_live {
             self.scanned.push(w);
             if self.copies() {
                 let ticket = self.take_ticket();

@@ -77,11 +77,11 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     edge_depth: usize,
     /// Whether new grey objects go to the private stack first.
     private: bool,
-    /// Whether live objects are counted when *scanned*: whenever live
-    /// counting is on ([`MarkerConfig::count_live`]).
+    /// Whether live objects are counted ([`MarkerConfig::count_live`]): each
+    /// when scanned, in batches ([`Worker::account`]).
     ///
     /// [`MarkerConfig::count_live`]: crate::MarkerConfig::count_live
-    count_scans: bool,
+    count_live: bool,
     /// Whether a scanned object may have been scanned by another worker too
     /// (see [`Worker::counts_copies`]): then each object carries its deque
     /// ticket (`tickets`, `scanned_tickets`) to the count, which claims the
@@ -129,7 +129,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             edges: Fifo::new(),
             edge_depth: if c.prefetch > 0 { EDGE_DEPTH } else { 0 },
             private: c.private_work,
-            count_scans: c.count_live,
+            count_live: c.count_live,
             copies: c.count_live && Self::counts_copies(c.workers),
             typed,
             scanned: Batch::new(),
