@@ -1,23 +1,68 @@
 //! Single-threaded markers for comparison: a sequential marker with the
 //! engine's prefetch FIFO (the baseline for the parallel overhead), and a
 //! replay of a recorded mark order with perfect prefetching (the floor).
+//! Each can count live objects as the engine does
+//! ([`MarkerConfig::count_live`](crate::MarkerConfig::count_live)), so that
+//! a comparison with the engine is like for like either way.
 
 use stealmark_model::{MarkIndex, ObjRef, ObjectModel, SlotKind};
 
 use crate::fifo::Fifo;
+use crate::stats::TypeCount;
+use crate::worker::count_object;
 use stealmark_model::{MarkBitmap, MarkStore};
+
+/// The live objects a reference marker counted in its last run: the
+/// engine's live figures ([`Report::live_bytes`](crate::Report::live_bytes)
+/// and the rest), counted the same way, one object at a time as it is
+/// scanned. All zero, and `by_type` empty, when counting is off.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LiveCount {
+    /// Objects counted.
+    pub objects: u64,
+    /// Their [`ObjectModel::size_bytes`], summed.
+    pub bytes: u64,
+    /// Their [`ObjectModel::footprint_bytes`], summed.
+    pub footprint_bytes: u64,
+    /// Per type id, the objects and bytes counted (empty when the heap has
+    /// no types).
+    pub by_type: Vec<TypeCount>,
+}
+
+impl LiveCount {
+    /// Empties the count for a heap of `types` types, keeping its buffer.
+    fn reset(&mut self, types: usize) {
+        self.objects = 0;
+        self.bytes = 0;
+        self.footprint_bytes = 0;
+        self.by_type.clear();
+        self.by_type.resize(types, TypeCount::default());
+    }
+
+    /// Counts `obj`.
+    #[inline(always)]
+    fn add<H: ObjectModel>(&mut self, heap: &H, obj: ObjRef) {
+        let (size, footprint) = count_object(heap, obj, &mut self.by_type);
+        self.objects += 1;
+        self.bytes += size;
+        self.footprint_bytes += footprint;
+    }
+}
 
 /// A sequential marker: a private `Vec` mark stack, the engine's side
 /// bitmap and the same prefetching (the object FIFO, and the edge FIFO that
 /// prefetches targets' mark words), without deques, stealing or
 /// termination. It sets marks as the engine does with one worker
-/// ([`MarkBitmap::set_unshared`]: no atomic read-modify-write). Its buffers
-/// are reused from one call to the next.
+/// ([`MarkBitmap::set_unshared`]: no atomic read-modify-write), and with
+/// [`SequentialMarker::count_live`] counts live objects as the engine does.
+/// Its buffers are reused from one call to the next.
 #[derive(Debug, Default)]
 pub struct SequentialMarker {
     stack: Vec<ObjRef>,
     bitmap: MarkBitmap,
     prefetch: usize,
+    count_live: bool,
+    live: LiveCount,
 }
 
 impl SequentialMarker {
@@ -28,6 +73,19 @@ impl SequentialMarker {
             prefetch: prefetch.min(crate::MarkerConfig::MAX_PREFETCH),
             ..SequentialMarker::default()
         }
+    }
+
+    /// Counts live objects (bytes, footprint, types) in every run, as the
+    /// engine does with [`MarkerConfig::count_live`](crate::MarkerConfig::count_live),
+    /// or not (`false`, the default).
+    pub fn count_live(mut self, on: bool) -> SequentialMarker {
+        self.count_live = on;
+        self
+    }
+
+    /// The live objects the last run counted (all zero if counting is off).
+    pub fn live(&self) -> &LiveCount {
+        &self.live
     }
 
     /// Marks everything reachable from `roots`; returns the bitmap.
@@ -56,8 +114,12 @@ impl SequentialMarker {
     ) {
         self.bitmap.reset(heap.mark_index_bound());
         self.stack.clear();
+        let counting = self.count_live;
+        self.live
+            .reset(if counting { heap.type_count() } else { 0 });
         let bitmap = &self.bitmap;
         let stack = &mut self.stack;
+        let live = &mut self.live;
         for &r in roots {
             if bitmap.set_unshared(heap.mark_index(r)) {
                 stack.push(r);
@@ -98,6 +160,9 @@ impl SequentialMarker {
                 continue;
             };
             on_scan(obj);
+            if counting {
+                live.add(heap, obj);
+            }
             heap.scan_slots(
                 obj,
                 0..heap.slot_count(obj),
@@ -131,12 +196,15 @@ impl SequentialMarker {
 /// The floor: replays a recorded mark order, prefetching `distance` objects
 /// ahead (perfect prefetching, since the future is known) and doing the same
 /// per-slot work as a marker (testing and setting the targets' mark bits,
-/// unshared as the engine's one worker does),
-/// but no stack, FIFO, stealing or termination.
+/// unshared as the engine's one worker does; with [`Replay::count_live`],
+/// counting each object live as the engine does), but no stack, FIFO,
+/// stealing or termination.
 #[derive(Debug, Default)]
 pub struct Replay {
     order: Vec<ObjRef>,
     bitmap: MarkBitmap,
+    count_live: bool,
+    live: LiveCount,
 }
 
 impl Replay {
@@ -146,8 +214,20 @@ impl Replay {
         SequentialMarker::new(0).mark_recording(heap, roots, &mut order);
         Replay {
             order,
-            bitmap: MarkBitmap::default(),
+            ..Replay::default()
         }
+    }
+
+    /// Counts live objects in every run, as
+    /// [`SequentialMarker::count_live`] does, or not (`false`, the default).
+    pub fn count_live(mut self, on: bool) -> Replay {
+        self.count_live = on;
+        self
+    }
+
+    /// The live objects the last run counted (all zero if counting is off).
+    pub fn live(&self) -> &LiveCount {
+        &self.live
     }
 
     /// The recorded order.
@@ -164,7 +244,11 @@ impl Replay {
         distance: usize,
     ) -> &MarkBitmap {
         self.bitmap.reset(heap.mark_index_bound());
+        let counting = self.count_live;
+        self.live
+            .reset(if counting { heap.type_count() } else { 0 });
         let bitmap = &self.bitmap;
+        let live = &mut self.live;
         for &r in roots {
             bitmap.set_unshared(heap.mark_index(r));
         }
@@ -172,6 +256,9 @@ impl Replay {
         for (i, &obj) in order.iter().enumerate() {
             if let Some(&ahead) = order.get(i + distance) {
                 heap.prefetch(ahead);
+            }
+            if counting {
+                live.add(heap, obj);
             }
             heap.scan_slots(
                 obj,

@@ -191,6 +191,18 @@ pub fn private_stack_help() -> String {
     )
 }
 
+/// The help of `--count-live`, with the engine's default.
+pub fn count_live_help() -> String {
+    default_help(
+        "Count live bytes and types while marking (on), as a runtime's heap accounting needs, or not (off: a runtime that counts in its sweep)",
+        if MarkerConfig::default().count_live {
+            "on"
+        } else {
+            "off"
+        },
+    )
+}
+
 /// A flag's help with the engine's default appended, so that `--help` shows
 /// the default the engine really uses.
 fn default_help(text: &str, default: impl std::fmt::Display) -> String {

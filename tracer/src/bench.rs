@@ -13,7 +13,10 @@
 //!
 //! With `--reference`, three one-threaded markers run in the same rounds
 //! and get rows of their own (deque `oracle`, `sequential`, `floor`): how
-//! far the engine is from the limit on this heap.
+//! far the engine is from the limit on this heap. With `--count-live on`
+//! (the default) the engine counts live bytes and types, and so do the
+//! sequential marker and the floor, so that the rows compare like with
+//! like; `--count-live off` turns counting off in all three.
 
 mod mmu;
 mod modes;
@@ -51,6 +54,7 @@ use crate::run::{self, CpuMedians, RunSample};
     stealmark bench heap.smk --policies on-empty,probabilistic,threshold --format markdown\n  \
     stealmark bench heap.smk --format csv > results.csv --plot bench.svg\n  \
     stealmark bench heap.smk --threads 1,2 --deques steal-half,idempotent --private-stack off --reference\n  \
+    stealmark bench heap.smk --threads 1 --deques steal-half --reference --count-live off\n  \
     stealmark bench heap.smk --mode stw,incremental,concurrent --mutators 1 --threads 1 --plot mmu.svg\n  \
     stealmark bench heap.smk --mode stw,concurrent --threads 1,2,4,8,16 --format csv > scaling.csv\n\n\
     The baseline of each ratio is the first deque and the first policy listed, at the same worker count.\n\
@@ -95,6 +99,15 @@ pub struct BenchArgs {
     /// prefetching), each with a row of its own.
     #[arg(long)]
     pub reference: bool,
+    /// Count live bytes and types while marking (`on`), as the engine does
+    /// by default, or not (`off`); with --reference the sequential marker
+    /// and the floor count exactly when the engine does (the oracle always
+    /// counts).
+    #[arg(long, value_name = "on|off", value_parser = args::on_off, conflicts_with = "mode", help = format!(
+        "{}; with --reference the sequential marker and the floor count exactly when the engine does (the oracle always counts)",
+        args::count_live_help()
+    ))]
+    pub count_live: Option<bool>,
     /// Measured runs per configuration.
     #[arg(long, value_name = "R", default_value_t = 10, value_parser = args::runs)]
     pub runs: usize,
@@ -217,6 +230,12 @@ pub struct ConfigResult {
     pub termination_latency_ms: f64,
     /// Objects marked (the same in every run).
     pub marked_objects: u64,
+    /// Whether this row counted live objects (bytes, footprint, types)
+    /// while marking: the engine and, with --reference, the sequential
+    /// marker and the floor as `--count-live` says; the oracle always.
+    pub count_live: bool,
+    /// Live bytes counted in the last run (0 where not counted).
+    pub live_bytes: u64,
     /// Every measured run, in order.
     pub per_run: Vec<RunSample>,
 }
@@ -257,32 +276,50 @@ impl Reference {
         }
     }
 
+    /// Whether it counts live objects when the engine's `count_live` is
+    /// `engine_counts`: the oracle always does (it computes the whole
+    /// runtime contract), the others exactly when the engine does.
+    pub fn counts_live(self, engine_counts: bool) -> bool {
+        self == Reference::Oracle || engine_counts
+    }
+
     /// A subject that marks `heap` once per call, timing only the marking,
-    /// and records its sample in `recorded`. The floor records its mark
-    /// order now, untimed.
+    /// and records its sample in `recorded`; the sequential marker and the
+    /// floor count live objects when `count_live` says so. The floor
+    /// records its mark order now, untimed.
     fn subject<'a, H: ObjectModel + MarkIndex>(
         self,
         heap: &'a H,
         roots: &'a [ObjRef],
-        prefetch: usize,
+        (prefetch, count_live): (usize, bool),
         recorded: &'a mut Vec<RunSample>,
         progress: &'a Progress,
     ) -> Subject<'a> {
-        let mut sequential = SequentialMarker::new(prefetch);
-        let mut replay = (self == Reference::Floor).then(|| Replay::record(heap, roots));
+        let mut sequential = SequentialMarker::new(prefetch).count_live(count_live);
+        let mut replay =
+            (self == Reference::Floor).then(|| Replay::record(heap, roots).count_live(count_live));
         Subject::custom(self.name(), move || {
             progress.message(self.name());
-            let ((pause_ns, marked), cpu) = cputime::measure(|| {
+            let ((pause_ns, marked, live_bytes), cpu) = cputime::measure(|| {
                 let start = Instant::now();
-                let marked = match (self, replay.as_mut()) {
-                    (Reference::Oracle, _) => mark_sequential(heap, roots).objects,
-                    (Reference::Sequential, _) => sequential.mark(heap, roots).count(),
-                    (Reference::Floor, Some(r)) => r.run(heap, roots, prefetch).count(),
+                let (marked, live_bytes) = match (self, replay.as_mut()) {
+                    (Reference::Oracle, _) => {
+                        let o = mark_sequential(heap, roots);
+                        (o.objects, o.bytes)
+                    }
+                    (Reference::Sequential, _) => {
+                        let marked = sequential.mark(heap, roots).count();
+                        (marked, sequential.live().bytes)
+                    }
+                    (Reference::Floor, Some(r)) => {
+                        let marked = r.run(heap, roots, prefetch).count();
+                        (marked, r.live().bytes)
+                    }
                     (Reference::Floor, None) => unreachable!("the floor records its order"),
                 };
-                (start.elapsed().as_nanos() as u64, marked)
+                (start.elapsed().as_nanos() as u64, marked, live_bytes)
             });
-            recorded.push(RunSample::single(pause_ns, cpu, marked));
+            recorded.push(RunSample::single(pause_ns, cpu, marked).with_live_bytes(live_bytes));
             progress.inc();
             marked
         })
@@ -341,7 +378,8 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
             }));
         }
         for (r, recorded) in references.iter().zip(reference_samples) {
-            subjects.push(r.subject(heap, roots, base.prefetch, recorded, progress));
+            let counting = (base.prefetch, base.count_live);
+            subjects.push(r.subject(heap, roots, counting, recorded, progress));
         }
         compare(heap, roots, &mut subjects, runs)
     };
@@ -414,6 +452,8 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
                         .collect::<Vec<_>>(),
                 ),
                 marked_objects: measured[0].marked_objects,
+                count_live: base.count_live,
+                live_bytes: last_live_bytes(measured),
                 per_run: measured.clone(),
             }
         })
@@ -434,6 +474,8 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
             balance_max_over_mean: 1.0,
             termination_latency_ms: 0.0,
             marked_objects: measured[0].marked_objects,
+            count_live: r.counts_live(base.count_live),
+            live_bytes: last_live_bytes(measured),
             per_run: measured.clone(),
         });
     }
@@ -442,6 +484,11 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
         baseline: baseline.name(),
         results,
     })
+}
+
+/// The live bytes of the last of `runs` (0 if none).
+fn last_live_bytes(runs: &[RunSample]) -> u64 {
+    runs.last().map_or(0, |s| s.live_bytes)
 }
 
 /// The paired ratio `a / b`: the median over rounds of a's pause over b's
@@ -558,8 +605,15 @@ pub fn column_notes(result: &MatrixResult) -> String {
         result.baseline,
         if min_threads == 1 { "" } else { "s" },
         if result.results.iter().any(|r| r.engine.is_none()) {
+            let counts = result
+                .results
+                .iter()
+                .find(|r| r.deque == Reference::Sequential.name())
+                .is_some_and(|r| r.count_live);
             format!(
-                "oracle, sequential, floor (--reference): the sequential oracle, the sequential marker with the engine's prefetching, and the replay floor (the mark order replayed with perfect prefetching), one thread each; vs baseline against the baseline at {min_threads} worker{}\n",
+                "oracle, sequential, floor (--reference): the sequential oracle (which always counts live bytes and types), the sequential marker with the engine's prefetching, and the replay floor (the mark order replayed with perfect prefetching), one thread each; the sequential marker and the floor {} live bytes and types{}; vs baseline against the baseline at {min_threads} worker{}\n",
+                if counts { "count" } else { "do not count" },
+                if counts { " as the engine does (--count-live on)" } else { ", nor does the engine (--count-live off)" },
                 if min_threads == 1 { "" } else { "s" }
             )
         } else {
@@ -643,6 +697,9 @@ pub fn run(args: BenchArgs) -> CliResult {
     if let Some(victim) = args.victim {
         base.victim = victim;
     }
+    if let Some(on) = args.count_live {
+        base.count_live = on;
+    }
     let snapshot = heapfile::open(&args.file)?;
     let heap = snapshot.view();
     let roots = snapshot.roots();
@@ -684,7 +741,7 @@ pub fn run(args: BenchArgs) -> CliResult {
         heap.object_count(),
         roots.len(),
         &result,
-        with_policy,
+        (with_policy, base.count_live),
     )?;
     failures.finish("bench")
 }
@@ -720,7 +777,7 @@ fn print(
     objects: u64,
     roots: usize,
     result: &MatrixResult,
-    with_policy: bool,
+    (with_policy, count_live): (bool, bool),
 ) -> CliResult {
     match args.format {
         Format::Json => {
@@ -729,6 +786,7 @@ fn print(
                 "objects": objects,
                 "roots": roots,
                 "ncpu": args::ncpu(),
+                "count_live": count_live,
                 "bench": result,
             });
             output::print_json(&doc)
@@ -736,12 +794,17 @@ fn print(
         format => {
             if format == Format::Table {
                 outln!(
-                    "{}: {}, {}; {} alternated runs per configuration after a warm-up round; baseline {}\n",
+                    "{}: {}, {}; {} alternated runs per configuration after a warm-up round; baseline {}; live objects {}\n",
                     args.file.display(),
                     output::counted(objects, "object"),
                     output::counted(roots as u64, "root"),
                     args.runs,
-                    result.baseline
+                    result.baseline,
+                    if count_live {
+                        "counted (--count-live on)"
+                    } else {
+                        "not counted (--count-live off)"
+                    }
                 )?;
             }
             out!("{}", table(result, with_policy, format).render(format))?;

@@ -61,6 +61,9 @@ pub struct MarkArgs {
     /// deque (`on`), or straight onto the deque (`off`).
     #[arg(long, value_name = "on|off", value_parser = args::on_off, help = args::private_stack_help())]
     pub private_stack: Option<bool>,
+    /// Whether the engine counts live bytes and types while marking.
+    #[arg(long, value_name = "on|off", value_parser = args::on_off, help = args::count_live_help())]
+    pub count_live: Option<bool>,
     /// Turn off prefetching of grey objects.
     #[arg(long)]
     pub no_prefetch: bool,
@@ -68,7 +71,7 @@ pub struct MarkArgs {
     /// parallel engine.
     #[arg(long, conflicts_with_all = [
         "threads", "deque", "policy", "steal", "victim", "mu", "threshold_factor",
-        "balance_interval", "private_stack", "no_prefetch", "trace_out",
+        "balance_interval", "private_stack", "count_live", "no_prefetch", "trace_out",
     ])]
     pub sequential: bool,
     /// Measured runs.
@@ -131,6 +134,9 @@ struct MarkReport {
     prefetch: bool,
     /// Whether the private stack was on (`null` for the sequential oracle).
     private_stack: Option<bool>,
+    /// Whether live bytes and types were counted (`--count-live`; the
+    /// sequential oracle always counts).
+    count_live: bool,
     /// In the run with the median pause: objects scanned beyond one per
     /// live object (only the `idempotent` deque, which may deliver an item
     /// twice, makes them; 0 for the sequential oracle).
@@ -207,6 +213,18 @@ struct Balance {
 
 /// Checks the output files before any work.
 fn check_outputs(args: &MarkArgs) -> CliResult {
+    if args.count_live == Some(false) {
+        if args.verify {
+            return Err(CliError::usage(
+                "--verify compares live bytes and types with the oracle's, and --count-live off does not count them; leave one out",
+            ));
+        }
+        if args.histogram.is_some() {
+            return Err(CliError::usage(
+                "--histogram prints the live objects by type, and --count-live off does not count them; leave one out",
+            ));
+        }
+    }
     if let Some(path) = &args.trace_out {
         outpath::check_writable("--trace-out", path)?;
     }
@@ -238,6 +256,9 @@ pub fn run(args: MarkArgs) -> CliResult {
     args.balance.apply(&mut config);
     if let Some(on) = args.private_stack {
         config.private_work = on;
+    }
+    if let Some(on) = args.count_live {
+        config.count_live = on;
     }
     if args.no_prefetch {
         config.prefetch = 0;
@@ -301,6 +322,7 @@ pub fn run(args: MarkArgs) -> CliResult {
         victim: config.victim.to_string(),
         prefetch: config.prefetch > 0,
         private_stack: Some(config.private_work),
+        count_live: config.count_live,
         duplicate_scans: all_stats[mid].duplicate_scans,
         engine: Some(config.clone()),
         pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
@@ -490,6 +512,7 @@ fn run_sequential(args: &MarkArgs, snapshot: &Snapshot) -> CliResult {
         victim: "none".into(),
         prefetch: false,
         private_stack: None,
+        count_live: true,
         duplicate_scans: 0,
         engine: None,
         pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
@@ -559,7 +582,11 @@ fn print_report(r: &MarkReport) -> CliResult {
         outln!(
             "marked {} objects ({}) with {} deques, {}, thieves take {} from {} victims, prefetch {}, private stack {}, {}",
             output::count(r.marked_objects),
-            contract::live_bytes_text(&r.contract),
+            if r.count_live {
+                contract::live_bytes_text(&r.contract)
+            } else {
+                "live bytes and types not counted: --count-live off".to_string()
+            },
             r.deque,
             policy_title(engine),
             r.steal,

@@ -31,6 +31,9 @@ pub struct RunSample {
     pub termination_latency_ns: u64,
     /// Objects marked (set bits).
     pub marked_objects: u64,
+    /// Live bytes counted (0 where the marker did not count live objects).
+    #[serde(skip)]
+    pub live_bytes: u64,
     /// Successful steals, all workers.
     pub steals: u64,
     /// Items moved by those steals.
@@ -51,6 +54,7 @@ impl RunSample {
             balance: marking.stats.balance(),
             termination_latency_ns: marking.stats.termination_latency_ns,
             marked_objects: marking.bitmap.count(),
+            live_bytes: total.live_bytes,
             steals: total.steal_successes,
             items_stolen: total.items_stolen,
             cas: total.cas,
@@ -68,10 +72,16 @@ impl RunSample {
             balance: 1.0,
             termination_latency_ns: 0,
             marked_objects,
+            live_bytes: 0,
             steals: 0,
             items_stolen: 0,
             cas: 0,
         }
+    }
+
+    /// The sample with `live_bytes` counted.
+    pub fn with_live_bytes(self, live_bytes: u64) -> RunSample {
+        RunSample { live_bytes, ..self }
     }
 
     /// The pause in milliseconds.

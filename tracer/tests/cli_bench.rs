@@ -334,3 +334,64 @@ fn private_stack_takes_on_or_off() {
     );
     assert!(err.contains("on or off"), "{err}");
 }
+
+#[test]
+fn count_live_applies_to_the_engine_and_the_reference_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "runtime", 6000);
+    let bench = |count_live: Option<&str>| {
+        let mut cmd = stealmark();
+        cmd.arg("bench").arg(&path).args([
+            "--threads",
+            "1,2",
+            "--deques",
+            "steal-half",
+            "--reference",
+            "--runs",
+            "1",
+            "--format",
+            "json",
+        ]);
+        if let Some(on) = count_live {
+            cmd.args(["--count-live", on]);
+        }
+        json_of(&mut cmd)
+    };
+    // On (the default): every row counts, and all count the same bytes.
+    for doc in [bench(None), bench(Some("on"))] {
+        assert_eq!(doc["count_live"], true, "{doc}");
+        let results = doc["bench"]["results"].as_array().unwrap();
+        let bytes = results[0]["live_bytes"].as_u64().unwrap();
+        assert!(bytes > 0);
+        for r in results {
+            assert_eq!(r["count_live"], true, "{r}");
+            assert_eq!(r["live_bytes"].as_u64(), Some(bytes), "{r}");
+        }
+    }
+    // Off: only the oracle counts.
+    let doc = bench(Some("off"));
+    assert_eq!(doc["count_live"], false);
+    for r in doc["bench"]["results"].as_array().unwrap() {
+        let oracle = r["deque"] == "oracle";
+        assert_eq!(r["count_live"], oracle, "{r}");
+        assert_eq!(r["live_bytes"].as_u64().unwrap() > 0, oracle, "{r}");
+        if let Some(engine) = r["engine"].as_object() {
+            assert_eq!(engine["count_live"], false, "{r}");
+        }
+    }
+    // The table says what the reference rows do.
+    let text = |on: &str| {
+        let out = stealmark()
+            .arg("bench")
+            .arg(&path)
+            .args(["--threads", "1", "--deques", "steal-half", "--reference"])
+            .args(["--runs", "1", "--count-live", on])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(text("on").contains("the floor count live bytes and types as the engine does"));
+    assert!(text("off").contains("the floor do not count live bytes and types"));
+    fails_with(&["bench", "x.smk", "--count-live", "maybe"], 2);
+}

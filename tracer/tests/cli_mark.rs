@@ -601,3 +601,27 @@ fn idempotent_without_the_private_stack_reports_its_duplicate_scans() {
     .stdout(predicate::str::contains("duplicate scans"))
     .stdout(predicate::str::contains("private stack on"));
 }
+
+#[test]
+fn count_live_off_counts_no_live_bytes_and_refuses_verify_and_histogram() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "runtime", 6000);
+    let args = ["--threads", "2", "--runs", "1", "--warmup", "0"];
+    let on = mark_json(&path, &args);
+    assert_eq!(on["count_live"], true);
+    assert_eq!(on["engine"]["count_live"], true);
+    assert!(on["marked_bytes"].as_u64().unwrap() > 0);
+    let off = mark_json(&path, &[&args[..], &["--count-live", "off"]].concat());
+    assert_eq!(off["count_live"], false);
+    assert_eq!(off["engine"]["count_live"], false);
+    assert_eq!(off["marked_bytes"], 0);
+    assert_eq!(off["marked_objects"], on["marked_objects"]);
+    mark_ok(&path, &[&args[..], &["--count-live", "off"]].concat())
+        .stdout(predicate::str::contains("live bytes and types not counted"));
+    let file = path.to_str().unwrap();
+    for extra in ["--verify", "--histogram"] {
+        let err = mark_fails(file, &["--count-live", "off", extra], 2);
+        assert!(err.contains("--count-live off"), "{err}");
+    }
+    mark_fails(file, &["--sequential", "--count-live", "on"], 2);
+}
