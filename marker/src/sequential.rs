@@ -7,15 +7,16 @@
 
 use stealmark_model::{MarkIndex, ObjRef, ObjectModel, SlotKind};
 
-use crate::fifo::Fifo;
+use crate::fifo::{Batch, Fifo, ACCOUNT_BATCH};
 use crate::stats::TypeCount;
-use crate::worker::count_object;
+use crate::worker::count_live;
 use stealmark_model::{MarkBitmap, MarkStore};
 
 /// The live objects a reference marker counted in its last run: the
 /// engine's live figures ([`Report::live_bytes`](crate::Report::live_bytes)
-/// and the rest), counted the same way, one object at a time as it is
-/// scanned. All zero, and `by_type` empty, when counting is off.
+/// and the rest), counted the same way (the objects scanned, in batches of
+/// the engine's size, by the engine's loop). All zero, and `by_type` empty,
+/// when counting is off.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LiveCount {
     /// Objects counted.
@@ -39,13 +40,45 @@ impl LiveCount {
         self.by_type.resize(types, TypeCount::default());
     }
 
-    /// Counts `obj`.
-    #[inline(always)]
-    fn add<H: ObjectModel>(&mut self, heap: &H, obj: ObjRef) {
-        let (size, footprint) = count_object(heap, obj, &mut self.by_type);
-        self.objects += 1;
-        self.bytes += size;
+    /// Counts the objects `words` (the engine's `Worker::account`).
+    fn add_batch<H: ObjectModel>(&mut self, heap: &H, words: &[usize]) {
+        let (bytes, footprint) = count_live(heap, words, &mut self.by_type);
+        self.objects += words.len() as u64;
+        self.bytes += bytes;
         self.footprint_bytes += footprint;
+    }
+}
+
+/// A [`LiveCount`] being filled as the engine fills its counts: scanned
+/// objects wait in a batch, counted when it is full and at the end.
+struct LiveCounter<'c> {
+    count: &'c mut LiveCount,
+    scanned: Batch,
+}
+
+impl<'c> LiveCounter<'c> {
+    /// Starts counting into `count`, emptied for a heap of `types` types.
+    fn new(count: &'c mut LiveCount, types: usize) -> LiveCounter<'c> {
+        count.reset(types);
+        LiveCounter {
+            count,
+            scanned: Batch::new(),
+        }
+    }
+
+    /// Queues a scanned object.
+    #[inline(always)]
+    fn push<H: ObjectModel>(&mut self, heap: &H, obj: ObjRef) {
+        self.scanned.push(obj.word());
+        if self.scanned.len() == ACCOUNT_BATCH {
+            self.flush(heap);
+        }
+    }
+
+    /// Counts the queued objects.
+    fn flush<H: ObjectModel>(&mut self, heap: &H) {
+        self.count.add_batch(heap, self.scanned.as_slice());
+        self.scanned.clear();
     }
 }
 
@@ -114,12 +147,12 @@ impl SequentialMarker {
     ) {
         self.bitmap.reset(heap.mark_index_bound());
         self.stack.clear();
-        let counting = self.count_live;
-        self.live
-            .reset(if counting { heap.type_count() } else { 0 });
+        self.live.reset(0);
+        let mut live = self
+            .count_live
+            .then(|| LiveCounter::new(&mut self.live, heap.type_count()));
         let bitmap = &self.bitmap;
         let stack = &mut self.stack;
-        let live = &mut self.live;
         for &r in roots {
             if bitmap.set_unshared(heap.mark_index(r)) {
                 stack.push(r);
@@ -160,8 +193,8 @@ impl SequentialMarker {
                 continue;
             };
             on_scan(obj);
-            if counting {
-                live.add(heap, obj);
+            if let Some(live) = live.as_mut() {
+                live.push(heap, obj);
             }
             heap.scan_slots(
                 obj,
@@ -189,6 +222,9 @@ impl SequentialMarker {
                     }
                 },
             );
+        }
+        if let Some(live) = live.as_mut() {
+            live.flush(heap);
         }
     }
 }
@@ -244,11 +280,11 @@ impl Replay {
         distance: usize,
     ) -> &MarkBitmap {
         self.bitmap.reset(heap.mark_index_bound());
-        let counting = self.count_live;
-        self.live
-            .reset(if counting { heap.type_count() } else { 0 });
+        self.live.reset(0);
+        let mut live = self
+            .count_live
+            .then(|| LiveCounter::new(&mut self.live, heap.type_count()));
         let bitmap = &self.bitmap;
-        let live = &mut self.live;
         for &r in roots {
             bitmap.set_unshared(heap.mark_index(r));
         }
@@ -257,8 +293,8 @@ impl Replay {
             if let Some(&ahead) = order.get(i + distance) {
                 heap.prefetch(ahead);
             }
-            if counting {
-                live.add(heap, obj);
+            if let Some(live) = live.as_mut() {
+                live.push(heap, obj);
             }
             heap.scan_slots(
                 obj,
@@ -270,6 +306,9 @@ impl Replay {
                     }
                 },
             );
+        }
+        if let Some(live) = live.as_mut() {
+            live.flush(heap);
         }
         &self.bitmap
     }

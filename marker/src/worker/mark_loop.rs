@@ -174,9 +174,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
     }
 
-    /// Scans an object, or opens it as a large array; counts it live (with
-    /// `count_live`): at once, or, with `copies`, queued with its ticket to
-    /// be claimed and counted in a batch (`Worker::account`).
+    /// Scans an object, or opens it as a large array; queues it to be
+    /// counted live (with `count_live`; through its ticket with `copies`).
     #[inline(always)]
     pub(super) fn process_object<const W: u8>(
         &mut self,
@@ -187,17 +186,17 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     ) {
         let obj = obj_ref(w);
         let n = heap.slot_count(obj);
-        if !self.count_live {
-            self.slot.record.stats.objects_scanned += 1;
-        } else if self.copies() {
+        if self.count_live {
             self.scanned.push(w);
-            let ticket = self.take_ticket();
-            self.scanned_tickets.push(ticket);
+            if self.copies() {
+                let ticket = self.take_ticket();
+                self.scanned_tickets.push(ticket);
+            }
             if self.scanned.len() == ACCOUNT_BATCH {
                 self.account();
             }
         } else {
-            self.count_scanned(heap, obj);
+            self.slot.record.stats.objects_scanned += 1;
         }
         if n > self.big_array {
             self.open_array::<W>(w, n, edges);

@@ -16,8 +16,8 @@
 //!   FIFOs, and large arrays in chunks (the hot path);
 //! - `counting`: counting live objects when scanned, exactly once even with
 //!   a deque that delivers an object twice (tickets and claims);
-//! - `live`: counting live objects (bytes, footprint, types): one at a
-//!   time as it is scanned, or a batch whose tickets needed claims;
+//! - `live`: counting the live objects of a batch (bytes, footprint, types),
+//!   the loop that the reference markers (`crate::sequential`) share;
 //! - `contract`: what happens to a non-strong slot when it is found, and
 //!   the checks of newly marked objects against the ephemeron key index;
 //! - `balancing`: the periodic check (sharing private work, waking parked
@@ -55,7 +55,7 @@ use stealmark_model::{MarkStore, ObjectModel};
 use crate::fifo::{Batch, Fifo};
 use crate::stats::SpanKind;
 
-pub(crate) use live::count_object;
+pub(crate) use live::count_live;
 pub(crate) use mark_loop::EDGE_DEPTH;
 pub(crate) use phase::{Engine, Phase, Slot, Step, Watch};
 
@@ -80,8 +80,7 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     /// Whether new grey objects go to the private stack first.
     private: bool,
     /// Whether live objects are counted ([`MarkerConfig::count_live`]): each
-    /// when scanned ([`Worker::count_scanned`]), or with `copies` in
-    /// batches ([`Worker::account`]).
+    /// when scanned, in batches ([`Worker::account`]).
     ///
     /// [`MarkerConfig::count_live`]: crate::MarkerConfig::count_live
     count_live: bool,
