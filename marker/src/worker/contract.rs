@@ -249,17 +249,23 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
     }
 
-    /// Prefetches the marks that handling the records `range` tests: each
-    /// record's referent (an ephemeron's key, and its value, marked at once
-    /// if the key is).
+    /// Prefetches the marks that handling the records `range` tests or
+    /// sets: an ephemeron's key, and its value (marked at once if the key
+    /// is); a soft referent traced as strong. Other records' marks are not
+    /// read here ([`Worker::note_unsettled`]).
     #[inline]
     fn prefetch_deciders(&self, range: std::ops::Range<usize>) {
         let (heap, store) = (self.phase.heap, self.phase.store);
+        let soft_strong = self.phase.step.soft_strong;
         for r in &self.slot.record.weak_refs[range] {
-            if let SlotKind::Ephemeron { key } = r.kind {
-                store.prefetch(heap, key);
+            match r.kind {
+                SlotKind::Ephemeron { key } => {
+                    store.prefetch(heap, key);
+                    store.prefetch(heap, r.target);
+                }
+                SlotKind::Soft if soft_strong => store.prefetch(heap, r.target),
+                _ => {}
             }
-            store.prefetch(heap, r.target);
         }
     }
 
