@@ -7,6 +7,7 @@
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs, WeakRef};
 
+use super::judge::JudgeLists;
 use super::mark_loop::mark;
 use super::{Worker, FROZEN, OFF, SHARED};
 use crate::ephemeron;
@@ -17,6 +18,15 @@ const CHECK_BATCH: usize = 256;
 /// Values released from the frozen index that one [`Worker::settle`] marks
 /// and checks at once ([`Worker::release_frozen`]).
 const RELEASE_AHEAD: usize = 256;
+/// How many records ahead of the one being handled `found_weak` prefetches
+/// the marks it will test, within one object's records. The marks are
+/// scattered over the bitmap and, unlike the strong slots' (through the
+/// edge FIFO), were not prefetched when the slots were scanned: without the
+/// hints a table's records each wait for a mark word in turn.
+const DECIDERS_AHEAD: usize = 16;
+/// How many objects ahead of the one being traced [`Worker::trace_each`]
+/// and the tracing of released values prefetch the mark.
+const MARKS_AHEAD: usize = 16;
 
 /// One worker's share of the contract's state during a collection. Its
 /// buffers keep their capacity from one collection to the next.
@@ -63,68 +73,11 @@ pub(crate) struct Contract {
     pub(super) judged: JudgeLists,
 }
 
-/// What judging must look at, noted by `found_weak` as each record is
-/// found: every other record has a referent (ephemerons: a key) already
-/// marked when found, and marks only grow within a collection, so it is
-/// never cleared.
-#[derive(Default)]
-pub(crate) struct JudgeLists {
-    /// Whether the lists are complete: no preclean has reordered the
-    /// records (a mark cycle's) and every index fits in a `u32`. When not,
-    /// judging walks every record.
-    pub(super) complete: bool,
-    /// Soft and weak records whose referents were unmarked when found (not
-    /// the key slots of the entries in `pairs`); J1 judges and empties it.
-    pub(super) weak: Vec<Listed>,
-    /// Phantom records whose referents were unmarked when found.
-    pub(super) phantom: Vec<Listed>,
-    /// Ephemeron records whose key was unmarked when found (pending or
-    /// registered), and whose key slot is not a record just before them:
-    /// each is live if and only if the key was marked later, which is
-    /// certain for all of them when every registered entry was released.
-    pub(super) entries: Vec<Listed>,
-    /// The same, for ephemeron records whose entry's key slot is the record
-    /// just before them (a WeakMap entry: a weak key slot, then the value
-    /// slot; [`is_key_slot`]): that weak record lives or dies with the
-    /// entry, is judged with it, and is not in `weak`. J1 takes out the
-    /// entries whose key is marked then.
-    pub(super) pairs: Vec<Listed>,
-}
-
-/// A record on a judging list: its position in `weak_refs`, and the object
-/// whose mark decides it (its referent; an ephemeron's key), copied so that
-/// judging reads the lists in order and the marks, not the records.
-#[derive(Clone, Copy)]
-pub(crate) struct Listed {
-    pub(super) at: u32,
-    pub(super) decider: ObjRef,
-}
-
-impl JudgeLists {
-    fn clear(&mut self) {
-        self.complete = true;
-        self.weak.clear();
-        self.phantom.clear();
-        self.entries.clear();
-        self.pairs.clear();
-    }
-
-    /// Notes record `i`, decided by `decider`'s mark, in `list`, or marks
-    /// the lists incomplete when `i` does not fit.
-    #[inline]
-    fn note(complete: &mut bool, list: &mut Vec<Listed>, i: usize, decider: ObjRef) {
-        match u32::try_from(i) {
-            Ok(at) => list.push(Listed { at, decider }),
-            Err(_) => *complete = false,
-        }
-    }
-}
-
 /// Whether `key_slot` is the key slot of the ephemeron entry `value_slot`
 /// (the record just after it): a weak slot of the same holder whose
 /// referent is the entry's key. Its liveness is then the entry's.
 #[inline]
-fn is_key_slot(key_slot: &WeakRef, value_slot: &WeakRef) -> bool {
+pub(super) fn is_key_slot(key_slot: &WeakRef, value_slot: &WeakRef) -> bool {
     match value_slot.kind {
         SlotKind::Ephemeron { key } => {
             key_slot.kind == SlotKind::Weak
@@ -219,6 +172,29 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         true
     }
 
+    /// Traces each of `objs` in order, hinting the mark of the one
+    /// [`MARKS_AHEAD`] further on (the lists traced this way, ready values
+    /// and finalizable candidates, are scattered over the heap); calls
+    /// `marked` with each one this worker marked.
+    pub(super) fn trace_each<const W: u8>(
+        &mut self,
+        objs: &[ObjRef],
+        mut marked: impl FnMut(&mut Self, ObjRef),
+    ) {
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        let hint = self.phase.config.prefetch > 0;
+        for (k, &obj) in objs.iter().enumerate() {
+            if hint {
+                if let Some(&ahead) = objs.get(k + MARKS_AHEAD) {
+                    store.prefetch(heap, ahead);
+                }
+            }
+            if self.trace::<W>(obj) {
+                marked(self, obj);
+            }
+        }
+    }
+
     /// Handles the non-strong slots recorded from `weak_refs[from]` on (just
     /// found in one object): an ephemeron's value is traced if its key is
     /// marked, else it waits (registered in the key index at once while the
@@ -233,8 +209,16 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         #[cfg(feature = "inject-delays")]
         self.inject_delay();
         let end = self.slot.record.weak_refs.len();
+        // With one record there is nothing to overlap its miss with.
+        let hint = end - from > 1 && self.phase.config.prefetch > 0;
+        let mut ahead = from;
         let mut i = from;
         while i < end {
+            let to = (i + DECIDERS_AHEAD).min(end);
+            if hint && ahead < to {
+                self.prefetch_deciders(ahead..to);
+                ahead = to;
+            }
             let r = self.slot.record.weak_refs[i];
             match r.kind {
                 SlotKind::Ephemeron { key } => self.found_entry::<W>(i, key, r.target, false),
@@ -265,6 +249,26 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
     }
 
+    /// Prefetches the marks that handling the records `range` tests or
+    /// sets: an ephemeron's key, and its value (marked at once if the key
+    /// is); a soft referent traced as strong. Other records' marks are not
+    /// read here ([`Worker::note_unsettled`]).
+    #[inline]
+    fn prefetch_deciders(&self, range: std::ops::Range<usize>) {
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        let soft_strong = self.phase.step.soft_strong;
+        for r in &self.slot.record.weak_refs[range] {
+            match r.kind {
+                SlotKind::Ephemeron { key } => {
+                    store.prefetch(heap, key);
+                    store.prefetch(heap, r.target);
+                }
+                SlotKind::Soft if soft_strong => store.prefetch(heap, r.target),
+                _ => {}
+            }
+        }
+    }
+
     /// Handles the ephemeron record `i`, whose `value` waits for `key`;
     /// `paired`: the record before it is its key slot ([`is_key_slot`]),
     /// which lives or dies with it.
@@ -291,18 +295,19 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Notes the soft, weak or phantom record `r` (`weak_refs[i]`) for
-    /// judging if its referent is not marked yet.
+    /// judging, without testing its referent's mark: judging tests it, with
+    /// the marks prefetched a few listed records ahead, where a test here
+    /// would wait for the mark word (a reference object has one such slot,
+    /// so there is no other record to overlap the miss with).
     #[inline]
     fn note_unsettled(&mut self, i: usize, r: &WeakRef) {
-        if !self.phase.store.is_marked(self.phase.heap, r.target) {
-            let lists = &mut self.slot.contract.judged;
-            let list = if r.kind == SlotKind::Phantom {
-                &mut lists.phantom
-            } else {
-                &mut lists.weak
-            };
-            JudgeLists::note(&mut lists.complete, list, i, r.target);
-        }
+        let lists = &mut self.slot.contract.judged;
+        let list = if r.kind == SlotKind::Phantom {
+            &mut lists.phantom
+        } else {
+            &mut lists.weak
+        };
+        JudgeLists::note(&mut lists.complete, list, i, r.target);
     }
 
     /// Registers `value` as waiting for the unmarked `key` in the shared
@@ -343,6 +348,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             self.release_frozen();
         }
         while let Some(value) = self.slot.contract.released.pop() {
+            self.hint_released();
             self.slot.record.stats.ephemerons_released += 1;
             self.trace::<W>(value);
         }
@@ -367,6 +373,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             let Some(value) = self.slot.contract.released.pop() else {
                 return;
             };
+            self.hint_released();
             self.slot.record.stats.ephemerons_released += 1;
             // `OFF`: marked and pushed, not queued for a check: it is
             // checked here.
@@ -382,6 +389,19 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     &mut self.slot.contract.released,
                 );
             }
+        }
+    }
+
+    /// Hints the mark of the released value that will be traced
+    /// [`MARKS_AHEAD`] values after the one just popped (the values
+    /// released by a batch of checks are scattered over the heap; a chain's
+    /// come one at a time, and then there is nothing to hint).
+    #[inline]
+    fn hint_released(&self) {
+        let released = &self.slot.contract.released;
+        if self.phase.config.prefetch > 0 && released.len() >= MARKS_AHEAD {
+            let ahead = released[released.len() - MARKS_AHEAD];
+            self.phase.store.prefetch(self.phase.heap, ahead);
         }
     }
 

@@ -2,10 +2,11 @@
 //! and judging"). Each worker judges its own records, in parallel with the
 //! others, into its own list of cleared slots.
 //!
-//! Judging looks only at what `found_weak` noted (`JudgeLists`): records
-//! whose referent (ephemerons: key) was unmarked when found, each with that
-//! object, so that judging walks the lists in order and reads marks, never
-//! the records. J1 takes out of the lists what it settles for good: the
+//! Judging looks only at what `found_weak` noted (`JudgeLists`): every
+//! soft, weak and phantom record, and the ephemeron records whose key was
+//! unmarked when found, each with the object whose mark decides it, so
+//! that judging walks the lists in order and reads marks, never the
+//! records. J1 takes out of the lists what it settles for good: the
 //! soft and weak records (judged once), and the WeakMap entries whose key
 //! it finds marked. So J2 looks only at phantom records, entries whose key
 //! was dead at J1, and what was found since. The entries that waited for
@@ -17,8 +18,67 @@
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 
-use super::contract::Listed;
 use super::Worker;
+
+/// What judging must look at, noted by `found_weak` as each record is
+/// found: every soft, weak and phantom record (its referent's mark is
+/// tested by judging, not when found: see `Worker::note_unsettled`), and
+/// the ephemeron records whose key was unmarked when found. Every other
+/// record is an ephemeron whose key was marked when found (and the key slot
+/// of its WeakMap entry), and marks only grow within a collection, so it is
+/// never cleared.
+#[derive(Default)]
+pub(crate) struct JudgeLists {
+    /// Whether the lists are complete: no preclean has reordered the
+    /// records (a mark cycle's) and every index fits in a `u32`. When not,
+    /// judging walks every record.
+    pub(super) complete: bool,
+    /// Soft and weak records (not the key slots of WeakMap entries: see
+    /// `pairs`); J1 judges and empties it.
+    pub(super) weak: Vec<Listed>,
+    /// Phantom records.
+    pub(super) phantom: Vec<Listed>,
+    /// Ephemeron records whose key was unmarked when found (pending or
+    /// registered), and whose key slot is not a record just before them:
+    /// each is live if and only if the key was marked later, which is
+    /// certain for all of them when every registered entry was released.
+    pub(super) entries: Vec<Listed>,
+    /// The same, for ephemeron records whose entry's key slot is the record
+    /// just before them (a WeakMap entry: a weak key slot, then the value
+    /// slot; `contract::is_key_slot`): that weak record lives or dies with the
+    /// entry, is judged with it, and is not in `weak`. J1 takes out the
+    /// entries whose key is marked then.
+    pub(super) pairs: Vec<Listed>,
+}
+
+/// A record on a judging list: its position in `weak_refs`, and the object
+/// whose mark decides it (its referent; an ephemeron's key), copied so that
+/// judging reads the lists in order and the marks, not the records.
+#[derive(Clone, Copy)]
+pub(crate) struct Listed {
+    pub(super) at: u32,
+    pub(super) decider: ObjRef,
+}
+
+impl JudgeLists {
+    pub(super) fn clear(&mut self) {
+        self.complete = true;
+        self.weak.clear();
+        self.phantom.clear();
+        self.entries.clear();
+        self.pairs.clear();
+    }
+
+    /// Notes record `i`, decided by `decider`'s mark, in `list`, or marks
+    /// the lists incomplete when `i` does not fit.
+    #[inline]
+    pub(super) fn note(complete: &mut bool, list: &mut Vec<Listed>, i: usize, decider: ObjRef) {
+        match u32::try_from(i) {
+            Ok(at) => list.push(Listed { at, decider }),
+            Err(_) => *complete = false,
+        }
+    }
+}
 
 /// How many listed records ahead of the one being judged the mark of the
 /// object that decides a record is prefetched. The lists are read in order,

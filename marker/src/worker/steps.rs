@@ -43,9 +43,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     self.register_pending();
                 } else {
                     let ready = std::mem::take(&mut self.slot.contract.ready);
-                    for &value in &ready {
-                        self.trace::<W>(value);
-                    }
+                    self.trace_each::<W>(&ready, |_, _| {});
                     self.slot.contract.ready = ready;
                     self.slot.contract.ready.clear();
                 }
@@ -222,11 +220,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// candidate reachable from another is still reported.
     fn resurrect<const W: u8>(&mut self) {
         let candidates = std::mem::take(&mut self.slot.contract.candidates);
-        for &f in &candidates {
-            if self.trace::<W>(f) {
-                self.slot.record.to_finalize.push(f);
-            }
-        }
+        self.trace_each::<W>(&candidates, |w, f| w.slot.record.to_finalize.push(f));
         self.slot.record.stats.finalized = self.slot.record.to_finalize.len() as u64;
         self.slot.contract.candidates = candidates;
         self.slot.contract.candidates.clear();
