@@ -23,9 +23,13 @@
 //!   the owner.
 //!
 //! Items live in `[head, bottom)` of Chase-Lev's circular array. It grows
-//! when a push finds it full, and shrinks (back to the initial capacity)
-//! only when a pop finds the deque emptied by thieves: a pop that takes an
-//! item checks no size.
+//! when a push finds it full and never shrinks: like a marker's private
+//! stack (a `Vec`), the deque keeps the largest array it needed until it is
+//! dropped, so a deque that marks heap after heap grows only in its first
+//! mark. (It used to shrink back to the initial capacity whenever a pop
+//! found it empty, and then every mark of an 8M-object heap regrew it from
+//! 4,096 slots: page faults and copies, 14-28 ms of system time per
+//! pause, see `docs/benchmarks.md`.) A pop checks no size.
 //!
 //! # The owner's operations
 //!
@@ -361,18 +365,6 @@ impl<R: Reclaim> IdempotentOwner<R> {
         publish_bottom(&self.inner.ends.bottom, b);
         self.bottom = b;
     }
-
-    /// The deque is empty (a pop took the last item, or found that thieves
-    /// had): gives a grown array back, down to the initial capacity (the
-    /// copy is empty). The only shrink: a pop that leaves items checks no
-    /// size. Any thief that CASes from now on takes only items pushed
-    /// later, and it reads their `bottom`, released after the new array
-    /// pointer.
-    #[inline]
-    fn shrink_emptied(&self) {
-        let buffer = &self.inner.buffer;
-        buffer.shrink_emptied(buffer.owner_load().capacity(), self.bottom as isize);
-    }
 }
 
 impl<R: Reclaim> crate::Owner for IdempotentOwner<R> {
@@ -416,7 +408,6 @@ impl<R: Reclaim> crate::Owner for IdempotentOwner<R> {
             // Restore `bottom` (Relaxed: no item lies below it any more) and
             // leave the anchor alone.
             self.inner.ends.bottom.store(b, Ordering::Relaxed);
-            self.shrink_emptied();
             return None;
         }
         let item = self.inner.buffer.owner_load().read(j as isize);
@@ -424,12 +415,6 @@ impl<R: Reclaim> crate::Owner for IdempotentOwner<R> {
         // The new tag makes every theft that copied slot `j` (it read a
         // `bottom` above `j`) fail, before a push can write that slot.
         self.store_anchor(head);
-        if head == j {
-            // We took the last item: a thief that CASes from now on loads
-            // the anchor just stored (or a later one) and sees no item
-            // below a `bottom` older than its array.
-            self.shrink_emptied();
-        }
         self.stats.pops += 1;
         let stolen = after(self.stolen_end, j);
         if stolen {
@@ -697,22 +682,29 @@ mod tests {
         for i in (51..100).rev() {
             assert_eq!(o.pop(), Some(i));
         }
+        // Emptied, the deque keeps its array.
         assert_eq!(o.pop(), None);
-        assert_eq!(o.capacity(), 2);
+        assert_eq!(o.capacity(), 128);
         assert_eq!(t.steal(&mut s), Steal::Empty);
         assert_eq!(o.stats().cas_attempted, 0);
         assert_eq!(s.cas_attempted, 2);
-        // Thieves emptying the deque: the owner's next pop shrinks it.
-        for i in 0..64 {
+        // Thieves emptying the deque: the owner's next pop finds it empty
+        // and keeps the array; pushing as many items again grows nothing.
+        for i in 0..128 {
             o.push(i).unwrap();
         }
-        for _ in 0..7 {
+        for _ in 0..8 {
             assert!(t.steal_half(&mut d, &mut s).success().is_some());
         }
         assert_eq!(t.steal(&mut s), Steal::Empty);
-        assert_eq!(o.capacity(), 64);
         assert_eq!(o.pop(), None);
-        assert_eq!(o.capacity(), 2);
+        assert_eq!(o.capacity(), 128);
+        // (Under Miri the epoch kind keeps retired arrays: count new ones.)
+        let retired = o.retired();
+        for i in 0..128 {
+            o.push(i).unwrap();
+        }
+        assert_eq!((o.capacity(), o.retired()), (128, retired));
     }
 
     /// A pop whose anchor load missed a theft returns the stolen item too,

@@ -176,8 +176,8 @@ fn steal_half_once<D: WorkDeque>(thief: &D::Thief) -> Vec<usize> {
 }
 
 /// The owner pushes past the capacity (growth) while a thief steals, then
-/// pops everything (the last pop shrinks the array back). Returns every item
-/// that came out.
+/// pops everything (the last pop shrinks the array back, in the kinds that
+/// shrink: not the idempotent one). Returns every item that came out.
 fn push_grow_pop_vs_steal<D: WorkDeque>(n: usize, before_wrap: Option<usize>) -> Vec<usize> {
     let (mut owner, thief) = match before_wrap {
         Some(w) => D::with_capacity_near_wrap(2, w),

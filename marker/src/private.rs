@@ -36,12 +36,19 @@ impl PrivateStack {
         self.items.push(w);
     }
 
+    /// Pops the newest item. An empty stack whose items were all given
+    /// away is reset (`clear`), so that pushes reuse the buffer from its
+    /// start; one that is empty from the start is left alone: in the pure
+    /// mode (private stack off) every pop of the mark loop looks here first
+    /// and finds it so, and then stores nothing.
     #[inline(always)]
     pub(crate) fn pop(&mut self) -> Option<usize> {
         if self.items.len() > self.base {
             self.items.pop()
         } else {
-            self.clear();
+            if self.base != 0 {
+                self.clear();
+            }
             None
         }
     }
@@ -97,6 +104,21 @@ mod tests {
         let mut expect: Vec<usize> = (5..9).chain(10..100).collect();
         expect.reverse();
         assert_eq!(rest, expect);
+        assert_eq!(s.len(), 0);
+    }
+
+    #[test]
+    fn emptied_after_giving_away_starts_over_at_the_bottom() {
+        let mut s = PrivateStack::default();
+        s.push(1);
+        s.push(2);
+        assert_eq!(s.take_oldest(1), &[1]);
+        assert_eq!(s.pop(), Some(2));
+        assert_eq!(s.pop(), None);
+        assert_eq!((s.items.len(), s.base), (0, 0));
+        assert_eq!(s.pop(), None);
+        s.push(3);
+        assert_eq!(s.take_oldest(5), &[3]);
         assert_eq!(s.len(), 0);
     }
 }
