@@ -103,6 +103,15 @@ pub fn on_off(s: &str) -> Result<bool, String> {
     }
 }
 
+/// A switch's word: `on` or `off` (what [`on_off`] parses).
+pub fn switch_word(on: bool) -> &'static str {
+    if on {
+        "on"
+    } else {
+        "off"
+    }
+}
+
 /// Parses µ of the probabilistic policy: a positive real number.
 pub fn mu(s: &str) -> Result<f64, String> {
     real_above(s, 0.0, "0.5")
@@ -183,11 +192,7 @@ pub struct BalanceArgs {
 pub fn private_stack_help() -> String {
     default_help(
         "Keep new grey objects on a private stack in front of the deque and share the oldest of them (on), or push every one onto the deque (off: pure work stealing)",
-        if MarkerConfig::default().private_work {
-            "on"
-        } else {
-            "off"
-        },
+        switch_word(MarkerConfig::default().private_work),
     )
 }
 
@@ -195,11 +200,7 @@ pub fn private_stack_help() -> String {
 pub fn count_live_help() -> String {
     default_help(
         "Count live bytes and types while marking (on), as a runtime's heap accounting needs, or not (off: a runtime that counts in its sweep)",
-        if MarkerConfig::default().count_live {
-            "on"
-        } else {
-            "off"
-        },
+        switch_word(MarkerConfig::default().count_live),
     )
 }
 

@@ -34,7 +34,7 @@ use stealmark_marker::bench::{compare, BenchError, Subject};
 use stealmark_marker::sequential::{Replay, SequentialMarker};
 use stealmark_marker::{BalancePolicy, DequeKind, MarkerConfig, StealAmount, VictimSelection};
 
-use crate::args::{self, BalanceArgs};
+use crate::args::{self, switch_word, BalanceArgs};
 use crate::cputime;
 use crate::error::{CliError, CliResult};
 use crate::heapfile;
@@ -194,7 +194,7 @@ impl Config {
                 "{} / {} / private stack {}",
                 self.deque,
                 self.policy,
-                if on { "on" } else { "off" }
+                switch_word(on)
             ),
             None => format!("{} / {}", self.deque, self.policy),
         }

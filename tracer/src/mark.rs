@@ -13,7 +13,7 @@ use stealmark_marker::{
     WorkerRecord, WorkerStats,
 };
 
-use crate::args::{self, BalanceArgs};
+use crate::args::{self, switch_word, BalanceArgs};
 use crate::contract::{self, Contract, SoftRefsArg};
 use crate::cputime;
 use crate::error::{CliError, CliResult};
@@ -591,8 +591,8 @@ fn print_report(r: &MarkReport) -> CliResult {
             policy_title(engine),
             r.steal,
             r.victim,
-            if r.prefetch { "on" } else { "off" },
-            if engine.private_work { "on" } else { "off" },
+            switch_word(r.prefetch),
+            switch_word(engine.private_work),
             output::counted(r.threads as u64, "worker")
         )?;
     }
