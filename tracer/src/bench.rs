@@ -285,16 +285,17 @@ impl Reference {
 
     /// A subject that marks `heap` once per call, timing only the marking,
     /// and records its sample in `recorded`; the sequential marker and the
-    /// floor count live objects when `count_live` says so. The floor
+    /// floor prefetch and count live objects as the engine's `base` does. The floor
     /// records its mark order now, untimed.
     fn subject<'a, H: ObjectModel + MarkIndex>(
         self,
         heap: &'a H,
         roots: &'a [ObjRef],
-        (prefetch, count_live): (usize, bool),
+        base: &MarkerConfig,
         recorded: &'a mut Vec<RunSample>,
         progress: &'a Progress,
     ) -> Subject<'a> {
+        let (prefetch, count_live) = (base.prefetch, base.count_live);
         let mut sequential = SequentialMarker::new(prefetch).count_live(count_live);
         let mut replay =
             (self == Reference::Floor).then(|| Replay::record(heap, roots).count_live(count_live));
@@ -378,8 +379,7 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
             }));
         }
         for (r, recorded) in references.iter().zip(reference_samples) {
-            let counting = (base.prefetch, base.count_live);
-            subjects.push(r.subject(heap, roots, counting, recorded, progress));
+            subjects.push(r.subject(heap, roots, base, recorded, progress));
         }
         compare(heap, roots, &mut subjects, runs)
     };
@@ -741,7 +741,8 @@ pub fn run(args: BenchArgs) -> CliResult {
         heap.object_count(),
         roots.len(),
         &result,
-        (with_policy, base.count_live),
+        with_policy,
+        base.count_live,
     )?;
     failures.finish("bench")
 }
@@ -777,7 +778,8 @@ fn print(
     objects: u64,
     roots: usize,
     result: &MatrixResult,
-    (with_policy, count_live): (bool, bool),
+    with_policy: bool,
+    count_live: bool,
 ) -> CliResult {
     match args.format {
         Format::Json => {
