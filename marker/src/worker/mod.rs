@@ -55,6 +55,8 @@ use stealmark_model::{MarkStore, ObjectModel};
 use crate::fifo::{Batch, Fifo};
 use crate::stats::SpanKind;
 
+// The reference markers (`bench` feature) count with the engine's loop.
+#[cfg(feature = "bench")]
 pub(crate) use live::count_live;
 pub(crate) use mark_loop::EDGE_DEPTH;
 pub(crate) use phase::{Engine, Phase, Slot, Step, Watch};
