@@ -32,7 +32,14 @@
 //!   weak, soft and phantom references; finalizable objects), against the
 //!   same graph with every slot strong and nothing finalizable
 //!   (`all_strong`), at 2 workers (goal: at most 1.1 times); and the
-//!   `weak` heap's steps.
+//!   `weak` heap's steps;
+//! - `weak-profile` and `strong-profile` (not in the default): the `weak`
+//!   heap, or its all-strong twin, alone at 2 workers, collected RUNS
+//!   times after a warm-up, then the median of the pause and of each step
+//!   and the process's CPU time per collection (`/proc/self/stat`, user and
+//!   system, all threads): a steady state to run under `perf record`, and
+//!   a figure that time-slicing by other processes inflates less than the
+//!   wall clock.
 
 use std::time::Instant;
 
@@ -42,7 +49,7 @@ use rand_pcg::Pcg64;
 use stealmark_heap::{generate_heap, GenConfig, Generated, HeapGraph, Shape};
 use stealmark_marker::bench::median_f64;
 use stealmark_marker::{
-    Collection, MarkIndex, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind,
+    Collection, MarkIndex, MarkStats, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind,
 };
 
 /// One measurement: the pause, and a second figure (the root phase).
@@ -294,6 +301,30 @@ fn chain(runs: usize) {
     print_steps(&chain, 2);
 }
 
+/// A collection's pause and steps, in ms, named.
+fn step_times(st: &MarkStats) -> Vec<(String, f64)> {
+    let mut all = vec![("pause".to_string(), st.pause_ns as f64 / 1e6)];
+    all.extend(
+        st.steps
+            .iter()
+            .map(|s| (format!("{:?}", s.kind), s.ns as f64 / 1e6)),
+    );
+    all
+}
+
+/// The median of each figure of [`step_times`] over collections with the
+/// same steps.
+fn step_medians(steps: &[Vec<(String, f64)>]) -> String {
+    let medians: Vec<String> = (0..steps.first().map_or(0, Vec::len))
+        .map(|i| {
+            let name = &steps[0][i].0;
+            let ms = median_f64(steps.iter().map(|s| s[i].1).collect());
+            format!("{name} {ms:.2} ms")
+        })
+        .collect();
+    medians.join(", ")
+}
+
 fn chain_profile(runs: usize) {
     let chain =
         generate_heap(&GenConfig::new(Shape::EphemeronChain, 1_000_000)).expect("generator");
@@ -304,25 +335,55 @@ fn chain_profile(runs: usize) {
         let c = Collection::new(chain.heap.roots());
         let st = &m.collect(&view, &c).stats;
         if run > 0 {
-            let mut all = vec![("pause".to_string(), st.pause_ns as f64 / 1e6)];
-            all.extend(
-                st.steps
-                    .iter()
-                    .map(|s| (format!("{:?}", s.kind), s.ns as f64 / 1e6)),
-            );
-            steps.push(all);
+            steps.push(step_times(st));
         }
     }
-    let medians: Vec<String> = (0..steps.first().map_or(0, Vec::len))
-        .map(|i| {
-            let name = &steps[0][i].0;
-            let ms = median_f64(steps.iter().map(|s| s[i].1).collect());
-            format!("{name} {ms:.2} ms")
-        })
-        .collect();
     println!(
         "  chain alone, 1 worker, median of {runs}: {}",
-        medians.join(", ")
+        step_medians(&steps)
+    );
+}
+
+/// The process's CPU time so far (user and system, every thread), in ms,
+/// from `/proc/self/stat` (clock ticks of 10 ms); `None` where it cannot
+/// be read.
+fn cpu_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command name (which may hold spaces) end it.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks * 10.0)
+}
+
+/// Collects the `weak` heap (or its all-strong twin) alone at 2 workers,
+/// `runs` times after a warm-up; prints the medians of the pause and each
+/// step, and the CPU time per collection.
+fn contract_profile(runs: usize, all_strong: bool) {
+    let g = generate_heap(&GenConfig::new(Shape::Weak, 8_000_000).all_strong(all_strong))
+        .expect("generator");
+    let view = g.heap.view();
+    let mut m = marker(2);
+    let mut steps: Vec<Vec<(String, f64)>> = Vec::new();
+    let mut cpu0 = None;
+    for run in 0..=runs {
+        if run == 1 {
+            cpu0 = cpu_ms();
+        }
+        let c = Collection::new(g.heap.roots()).finalizable(g.heap.finalizable());
+        let st = &m.collect(&view, &c).stats;
+        if run > 0 {
+            steps.push(step_times(st));
+        }
+    }
+    let cpu = match (cpu0, cpu_ms()) {
+        (Some(a), Some(b)) => format!("{:.1} ms", (b - a) / runs.max(1) as f64),
+        _ => "unknown".to_string(),
+    };
+    println!(
+        "  {} alone, 2 workers, median of {runs}: {}; CPU per collection {cpu}",
+        if all_strong { "all-strong" } else { "weak" },
+        step_medians(&steps)
     );
 }
 
@@ -437,8 +498,10 @@ fn main() {
             "chain-profile" => chain_profile(runs),
             "count" => count(runs),
             "contract" => contract(runs),
+            "weak-profile" => contract_profile(runs, false),
+            "strong-profile" => contract_profile(runs, true),
             other => {
-                panic!("unknown group `{other}`: roots, roots-scaling, roots-diag, chain, chain-profile, count or contract")
+                panic!("unknown group `{other}`: roots, roots-scaling, roots-diag, chain, chain-profile, count, contract, weak-profile or strong-profile")
             }
         }
     }

@@ -24,6 +24,15 @@ const RELEASE_AHEAD: usize = 256;
 /// edge FIFO), were not prefetched when the slots were scanned: without the
 /// hints a table's records each wait for a mark word in turn.
 const DECIDERS_AHEAD: usize = 16;
+/// `found_weak` prefetches the marks only when the mark store is larger
+/// than this many mark bits (1 MiB of side bitmap, half of this VM's 2 MiB
+/// L2 per core), or numbers no objects densely (marks in the objects'
+/// headers, scattered over the heap). A smaller bitmap stays cached, so
+/// the hints only cost instructions: on the 1M-object chain (a 0.5 MiB
+/// bitmap) they made the `roots` step about 7% slower, where on the 8M
+/// `weak` heap (a 4 MiB bitmap) they take about 0.7% off the pause
+/// (`docs/benchmarks.md`, "Quiet-machine rerun after the sixth attempts").
+const DECIDER_HINT_MIN_BITS: usize = 1 << 23;
 /// How many objects ahead of the one being traced [`Worker::trace_each`]
 /// and the tracing of released values prefetch the mark.
 const MARKS_AHEAD: usize = 16;
@@ -209,8 +218,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         #[cfg(feature = "inject-delays")]
         self.inject_delay();
         let end = self.slot.record.weak_refs.len();
-        // With one record there is nothing to overlap its miss with.
-        let hint = end - from > 1 && self.phase.config.prefetch > 0;
+        // With one record there is nothing to overlap its miss with; with a
+        // cached bitmap there is no miss.
+        let hint = end - from > 1 && self.phase.config.prefetch > 0 && self.marks_outgrow_cache();
         let mut ahead = from;
         let mut i = from;
         while i < end {
@@ -247,6 +257,16 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             }
             i += 1;
         }
+    }
+
+    /// Whether the mark store is too large to stay cached
+    /// ([`DECIDER_HINT_MIN_BITS`]): only then are the marks worth hinting.
+    #[inline]
+    fn marks_outgrow_cache(&self) -> bool {
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        store
+            .dense_bound(heap)
+            .is_none_or(|bits| bits > DECIDER_HINT_MIN_BITS)
     }
 
     /// Prefetches the marks that handling the records `range` tests or
