@@ -16,6 +16,7 @@ use stealmark_model::{MarkStore, ObjectModel};
 
 use super::live::count_live;
 use super::Worker;
+use crate::arrays::ArrayTable;
 use crate::fifo::{obj_ref, Batch};
 use crate::stats::TypeCount;
 
@@ -27,11 +28,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         !D::KIND.exactly_once() && self.copies
     }
 
-    /// With `copies`: the ticket of a word just popped, in pop order (the
-    /// FIFO's order).
+    /// With `copies`: the ticket of a word `w` just popped, in pop order
+    /// (the FIFO's order), if `w` is an object. A token's ticket is dropped:
+    /// its chunks are claimed exactly once and counted with their array,
+    /// and a token skips the FIFO ([`Worker::next_local`]).
     #[inline(always)]
-    pub(super) fn queue_ticket(&mut self, ticket: Ticket) {
-        if self.copies() {
+    pub(super) fn queue_ticket(&mut self, w: usize, ticket: Ticket) {
+        if self.copies() && !ArrayTable::is_token(w) {
             self.tickets.push(ticket.word());
         }
     }
@@ -41,7 +44,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     #[inline(always)]
     pub(super) fn take_ticket(&mut self) -> usize {
         let ticket = self.tickets.pop();
-        debug_assert!(ticket.is_some(), "a ticket per popped word");
+        debug_assert!(ticket.is_some(), "a ticket per popped object");
         ticket.unwrap_or(Ticket::ONLY.word())
     }
 

@@ -6,8 +6,9 @@
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjectModel};
 
+use super::mark_loop::Popped;
+use super::mode::DYNAMIC;
 use super::Worker;
-use crate::arrays::ArrayTable;
 use crate::fifo::Fifo;
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
@@ -28,11 +29,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let mut fifo = std::mem::replace(&mut self.fifo, Fifo::new());
         let mut edges = std::mem::replace(&mut self.edges, Fifo::new());
         while budget > 0 {
-            if let Some(w) = self.next_local(phase.heap, &mut fifo) {
-                if ArrayTable::is_token(w) {
-                    self.process_token::<W>(w, &mut edges);
-                } else {
-                    self.process_object::<W>(phase.heap, phase.store, w, &mut edges);
+            if let Some(popped) = self.next_local::<DYNAMIC>(phase.heap, &mut fifo, self.depth) {
+                match popped {
+                    Popped::Object(w) => {
+                        self.process_object::<W, DYNAMIC>(phase.heap, phase.store, w, &mut edges)
+                    }
+                    Popped::Token(t) => self.process_token::<W, DYNAMIC>(t, &mut edges),
                 }
                 budget -= 1;
             } else if edges.len() != 0 {

@@ -17,6 +17,14 @@ use crate::arrays::ArrayTable;
 use crate::fifo::{obj_ref, Fifo, ACCOUNT_BATCH};
 use crate::stats::WorkerRecord;
 
+/// A word popped for scanning ([`Worker::next_local`]).
+pub(super) enum Popped {
+    /// An object to scan (or to open as a large array).
+    Object(usize),
+    /// A large array's token: a chunk to claim and scan.
+    Token(usize),
+}
+
 /// Strong edges delayed between finding them and testing their mark bits,
 /// when prefetching is on.
 pub(crate) const EDGE_DEPTH: usize = 8;
@@ -31,7 +39,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let mut fifo = std::mem::replace(&mut self.fifo, Fifo::new());
         let mut edges = std::mem::replace(&mut self.edges, Fifo::new());
         loop {
-            self.drain_objects::<W>(&mut fifo, &mut edges);
+            self.drain_objects_in_mode::<W>(&mut fifo, &mut edges);
             if edges.len() != 0 {
                 self.flush_edges::<W>(&mut edges);
             } else if W != OFF && self.slot.contract.has_checks() {
@@ -54,19 +62,24 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
 
     /// Scans until the private stack, the deque and the object FIFO `fifo`
     /// are empty (the edge FIFO and the objects to check may still hold
-    /// some).
+    /// some). `M` holds the settings fixed for the drain (`super::mode`).
     #[inline(always)]
-    fn drain_objects<const W: u8>(&mut self, fifo: &mut Fifo, edges: &mut Fifo) {
+    pub(super) fn drain_objects<const W: u8, const M: u8>(
+        &mut self,
+        fifo: &mut Fifo,
+        edges: &mut Fifo,
+    ) {
         let mut until_balance = self.until_balance;
+        let depth = self.depth;
         // The heap and the store are read through `self` per object: read
         // once per call and held across the loop, the random 8M heap
         // measured slower (docs/benchmarks.md, "Fewer instructions per
         // object").
-        while let Some(w) = self.next_local(self.phase.heap, fifo) {
-            if ArrayTable::is_token(w) {
-                self.process_token::<W>(w, edges);
-            } else {
-                self.process_object::<W>(self.phase.heap, self.phase.store, w, edges);
+        while let Some(popped) = self.next_local::<M>(self.phase.heap, fifo, depth) {
+            let (heap, store) = (self.phase.heap, self.phase.store);
+            match popped {
+                Popped::Object(w) => self.process_object::<W, M>(heap, store, w, edges),
+                Popped::Token(token) => self.process_token::<W, M>(token, edges),
             }
             if W != OFF && self.slot.contract.checks_full() {
                 self.settle::<W>();
@@ -81,43 +94,56 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// The next word to scan: from the private stack, else the deque,
-    /// through the prefetch FIFO when it is on. Forced inline: out of line
-    /// (as the compiler chose once the loop had three instantiations), the
-    /// FIFO lives in memory across the call and the one-worker pause grew
-    /// by a third.
+    /// through the prefetch FIFO (`depth` deep) when it is on. Each popped
+    /// word is tested once for a token: a token skips the FIFO (there is
+    /// nothing to prefetch), so the FIFO holds objects only. Forced inline:
+    /// out of line (as the compiler chose once the loop had three
+    /// instantiations), the FIFO lives in memory across the call and the
+    /// one-worker pause grew by a third.
     #[inline(always)]
-    pub(super) fn next_local(&mut self, heap: &H, fifo: &mut Fifo) -> Option<usize> {
-        if self.depth == 0 {
-            return self.pop();
+    pub(super) fn next_local<const M: u8>(
+        &mut self,
+        heap: &H,
+        fifo: &mut Fifo,
+        depth: usize,
+    ) -> Option<Popped> {
+        if !self.prefetching::<M>() {
+            return self.pop().map(|w| {
+                if ArrayTable::is_token(w) {
+                    Popped::Token(w)
+                } else {
+                    Popped::Object(w)
+                }
+            });
         }
-        while fifo.len() < self.depth {
+        while fifo.len() < depth {
             match self.pop() {
+                Some(w) if ArrayTable::is_token(w) => return Some(Popped::Token(w)),
                 Some(w) => {
-                    if !ArrayTable::is_token(w) {
-                        heap.prefetch(obj_ref(w));
-                    }
+                    heap.prefetch(obj_ref(w));
                     fifo.push(w);
                 }
                 None => break,
             }
         }
-        fifo.pop()
+        fifo.pop().map(Popped::Object)
     }
 
     /// Pops the newest private item, else the newest item of the deque;
-    /// with `copies`, queues its ticket beside the prefetch FIFO.
+    /// with `copies`, queues its ticket beside the prefetch FIFO (an
+    /// object's: a token's is dropped, see [`Worker::queue_ticket`]).
     #[inline(always)]
     fn pop(&mut self) -> Option<usize> {
         match self.slot.private.pop() {
             Some(w) => {
-                self.queue_ticket(Ticket::ONLY);
+                self.queue_ticket(w, Ticket::ONLY);
                 Some(w)
             }
             None => {
                 let (w, ticket) = self.slot.owner.pop_ticketed()?;
                 #[cfg(feature = "inject-delays")]
                 let ticket = self.inject_duplicate(w, ticket);
-                self.queue_ticket(ticket);
+                self.queue_ticket(w, ticket);
                 Some(w)
             }
         }
@@ -177,7 +203,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Scans an object, or opens it as a large array; queues it to be
     /// counted live (with `count_live`; through its ticket with `copies`).
     #[inline(always)]
-    pub(super) fn process_object<const W: u8>(
+    pub(super) fn process_object<const W: u8, const M: u8>(
         &mut self,
         heap: &H,
         store: &S,
@@ -186,7 +212,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     ) {
         let obj = obj_ref(w);
         let n = heap.slot_count(obj);
-        if self.count_live {
+        if self.counting::<M>() {
             self.scanned.push(w);
             if self.copies() {
                 let ticket = self.take_ticket();
@@ -199,64 +225,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             self.slot.record.stats.objects_scanned += 1;
         }
         if n > self.big_array {
-            self.open_array::<W>(w, n, edges);
+            self.open_array::<W, M>(w, n, edges);
         } else {
-            self.scan::<W>(heap, store, obj, 0..n, true, edges);
+            self.scan::<W, M>(heap, store, obj, 0..n, true, edges);
         }
-    }
-
-    /// Starts scanning a large array in chunks (whole, if the descriptor
-    /// table is full).
-    /// With a deque that may deliver an item twice, the array is first
-    /// claimed as a holder (`crate::holders`): a second delivery of it is
-    /// a duplicate and opens nothing, so that its slots are scanned once.
-    #[cold]
-    fn open_array<const W: u8>(&mut self, w: usize, n: usize, edges: &mut Fifo) {
-        if !D::KIND.exactly_once() && !self.phase.engine.holders.claim(obj_ref(w)) {
-            self.slot.record.stats.duplicate_holders += 1;
-            return;
-        }
-        let chunk = self.phase.config.array_chunk;
-        match self.phase.engine.arrays.open(w, n.div_ceil(chunk)) {
-            Some(token) => self.scan_chunk::<W>(token, edges),
-            None => {
-                let (heap, store) = (self.phase.heap, self.phase.store);
-                self.scan::<W>(heap, store, obj_ref(w), 0..n, false, edges);
-            }
-        }
-    }
-
-    /// Processes a popped token: drops its ticket (chunks are claimed
-    /// exactly once, and counted with their array) and scans a chunk.
-    pub(super) fn process_token<const W: u8>(&mut self, token: usize, edges: &mut Fifo) {
-        if self.copies() {
-            self.take_ticket();
-        }
-        self.scan_chunk::<W>(token, edges);
-    }
-
-    /// Claims a chunk of a large array, republishes the token while chunks
-    /// remain, and scans the chunk.
-    fn scan_chunk<const W: u8>(&mut self, token: usize, edges: &mut Fifo) {
-        let Some(claim) = self.phase.engine.arrays.claim(token) else {
-            return;
-        };
-        // Tokens are the array's parallelism: they go straight to the deque.
-        for _ in 0..claim.push_back {
-            self.push_shared(token);
-        }
-        let chunk = self.phase.config.array_chunk;
-        let lo = claim.chunk * chunk;
-        self.slot.record.stats.array_chunks += 1;
-        let (heap, store) = (self.phase.heap, self.phase.store);
-        self.scan::<W>(
-            heap,
-            store,
-            obj_ref(claim.obj),
-            lo..lo + chunk,
-            false,
-            edges,
-        );
     }
 
     /// Visits the slots in `slots`: marks and pushes strong targets, records
@@ -269,7 +241,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// records. Chunks of large arrays are claimed exactly once and need
     /// no claim.
     #[inline(always)]
-    fn scan<const W: u8>(
+    pub(super) fn scan<const W: u8, const M: u8>(
         &mut self,
         heap: &H,
         store: &S,
@@ -280,13 +252,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     ) {
         // Two instances of the slot loop, so that the private-or-shared
         // choice is made once per object, not once per marked target.
-        let (visited, marked, weak) = if self.private {
-            self.visit_slots::<W>(heap, store, obj, slots, edges, |slot, w| {
+        let (visited, marked, weak) = if self.private_on::<M>() {
+            self.visit_slots::<W, M>(heap, store, obj, slots, edges, |slot, w| {
                 slot.private.push(w)
             })
         } else {
             let phase = self.phase;
-            self.visit_slots::<W>(heap, store, obj, slots, edges, |slot, w| {
+            self.visit_slots::<W, M>(heap, store, obj, slots, edges, |slot, w| {
                 Self::push_to_deque(phase, slot, w)
             })
         };
@@ -310,7 +282,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// closure keeps its counters in locals so that it inlines into the
     /// heap's `scan_slots` loop.
     #[inline(always)]
-    fn visit_slots<const W: u8>(
+    fn visit_slots<const W: u8, const M: u8>(
         &mut self,
         heap: &H,
         store: &S,
@@ -319,8 +291,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         edges: &mut Fifo,
         mut grey: impl FnMut(&mut Slot<D>, usize),
     ) -> (u64, u64, usize) {
-        let edge_depth = self.edge_depth;
-        let unshared = self.phase.unshared;
+        let edge_depth = self.edge_depth::<M>();
+        let unshared = self.unshared::<M>();
         let slot = &mut *self.slot;
         let (mut visited, mut marked, mut weak) = (0u64, 0u64, 0usize);
         heap.scan_slots(

@@ -13,7 +13,10 @@
 //!   finalizable objects);
 //! - `judge`: J1 and J2, the judging of non-strong slots;
 //! - `mark_loop`: popping, scanning and pushing grey objects, the prefetch
-//!   FIFOs, and large arrays in chunks (the hot path);
+//!   FIFOs (the hot path);
+//! - `chunks`: large arrays, scanned in chunks claimed through tokens;
+//! - `mode`: the loop's settings as compile-time constants, chosen once per
+//!   drain;
 //! - `counting`: counting live objects when scanned, exactly once even with
 //!   a deque that delivers an object twice (tickets and claims);
 //! - `live`: counting the live objects of a batch (bytes, footprint, types),
@@ -34,6 +37,7 @@
 //! check at all.
 
 mod balancing;
+mod chunks;
 pub(crate) mod contract;
 mod counting;
 mod idling;
@@ -41,6 +45,7 @@ mod increment;
 mod judge;
 mod live;
 mod mark_loop;
+mod mode;
 mod phase;
 mod recording;
 mod steps;
