@@ -24,14 +24,10 @@ const RELEASE_AHEAD: usize = 256;
 /// edge FIFO), were not prefetched when the slots were scanned: without the
 /// hints a table's records each wait for a mark word in turn.
 const DECIDERS_AHEAD: usize = 16;
-/// `found_weak` prefetches the marks only when the mark store is larger
-/// than this many mark bits (1 MiB of side bitmap, half of this VM's 2 MiB
-/// L2 per core), or numbers no objects densely (marks in the objects'
-/// headers, scattered over the heap). A smaller bitmap stays cached, so
-/// the hints only cost instructions: on the 1M-object chain (a 0.5 MiB
-/// bitmap) they made the `roots` step about 7% slower, where on the 8M
-/// `weak` heap (a 4 MiB bitmap) they take about 0.7% off the pause
-/// (`docs/benchmarks.md`, "Quiet-machine rerun after the sixth attempts").
+/// `found_weak` prefetches the marks only when the mark store has more
+/// mark bits than this (1 MiB of bitmap, half an L2), or marks in headers:
+/// a smaller bitmap stays cached, and on the 1M chain (0.5 MiB) the hints
+/// cost about 7%, where the 8M `weak` heap (4 MiB) gains 0.7% (design.md).
 const DECIDER_HINT_MIN_BITS: usize = 1 << 23;
 /// How many objects ahead of the one being traced [`Worker::trace_each`]
 /// and the tracing of released values prefetch the mark.
@@ -259,8 +255,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
     }
 
-    /// Whether the mark store is too large to stay cached
-    /// ([`DECIDER_HINT_MIN_BITS`]): only then are the marks worth hinting.
+    /// Whether the marks outgrow the cache ([`DECIDER_HINT_MIN_BITS`]).
     #[inline]
     fn marks_outgrow_cache(&self) -> bool {
         let (heap, store) = (self.phase.heap, self.phase.store);
