@@ -62,12 +62,12 @@ fn input<'g>(g: &'g Generated, soft_refs: SoftRefs<'static>) -> OracleInput<'g> 
 }
 
 /// The shapes of the heaps: all of them, and under Miri (where one
-/// collection of a 100-object heap takes seconds) `wide` (a 64-slot chunked
-/// array; `abp` overflows), `weak` and `ephemeron-chain` (every reference
-/// kind, the ephemeron key index, finalization).
+/// collection takes seconds, whatever the heap's size) `weak` and
+/// `ephemeron-chain` (every reference kind, the ephemeron key index,
+/// finalization; `abp_overflow_is_shared_and_used` runs `wide`).
 fn shapes() -> &'static [Shape] {
     if cfg!(miri) {
-        &[Shape::Wide, Shape::Weak, Shape::EphemeronChain]
+        &[Shape::Weak, Shape::EphemeronChain]
     } else {
         Shape::ALL
     }
@@ -82,9 +82,12 @@ fn heaps() -> Vec<Case> {
         .collect()
 }
 
+/// Checks the marker on `c` under each soft policy; under Miri, under
+/// `ClearAll` only (the contract tests run the others on tiny graphs).
 fn check_case(marker: &mut Marker, c: &Case, what: &str) {
     let view = c.g.heap.view();
-    for (soft_refs, e) in &c.expect {
+    let policies = if cfg!(miri) { 1 } else { c.expect.len() };
+    for (soft_refs, e) in &c.expect[..policies] {
         let what = format!("{what} {soft_refs:?}");
         check(marker, &view, &input(&c.g, *soft_refs), e, &what);
     }
