@@ -1,6 +1,8 @@
 //! Snapshot round trips, and the corruption suite: every malformed input is a
 //! typed error naming the section and byte offset, never a panic.
 
+use std::io::Cursor;
+
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use stealmark_heap::snapshot::format::{file_checksum, ENTRY_LEN, HEADER_LEN};
@@ -10,21 +12,35 @@ use stealmark_heap::{
     Snapshot, SnapshotError, SnapshotWriter,
 };
 
+/// The snapshot file that `write` makes, written to memory (no file: the
+/// tests that use it also run under Miri, whose isolation has no files).
+fn written(write: impl FnOnce(&mut SnapshotWriter<&mut Cursor<Vec<u8>>>)) -> Vec<u8> {
+    let mut out = Cursor::new(Vec::new());
+    let mut w = SnapshotWriter::new(&mut out).unwrap();
+    write(&mut w);
+    w.finish().unwrap();
+    out.into_inner()
+}
+
 /// A small valid snapshot of `shape` in `layout`, and the snapshot itself.
 fn sample_of(shape: Shape, objects: u64, layout: ArenaLayout) -> (Vec<u8>, Snapshot) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.smh");
     let config = GenConfig::new(shape, objects).seed(5).layout(Some(layout));
-    let g = generate_heap(&config).unwrap();
-    write_heap(&g.heap, &path).unwrap();
-    let bytes = std::fs::read(&path).unwrap();
+    let bytes = written(|w| {
+        generate(&config, w).unwrap();
+    });
     let snap = Snapshot::from_bytes(&bytes).unwrap();
     (bytes, snap)
 }
 
+/// The objects of the samples. Under Miri, where each test copies and
+/// validates its sample dozens of times, fewer: still every section, and
+/// the weak shape's minimum.
+const RUNTIME_OBJECTS: u64 = if cfg!(miri) { 40 } else { 300 };
+const WEAK_OBJECTS: u64 = if cfg!(miri) { 100 } else { 400 };
+
 /// A small valid wide snapshot with every section, and the snapshot itself.
 fn sample() -> (Vec<u8>, Snapshot) {
-    sample_of(Shape::Runtime, 300, ArenaLayout::Wide)
+    sample_of(Shape::Runtime, RUNTIME_OBJECTS, ArenaLayout::Wide)
 }
 
 fn reseal(bytes: &mut [u8]) {
@@ -121,6 +137,10 @@ fn first_slot(snap: &Snapshot) -> (usize, u64) {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "maps or writes files, which Miri's isolation does not allow"
+)]
 fn round_trip_every_shape_through_the_streaming_writer() {
     let dir = tempfile::tempdir().unwrap();
     for &shape in Shape::ALL {
@@ -195,6 +215,10 @@ fn round_trip_every_shape_through_the_streaming_writer() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "writes a 200,000-object file, which Miri's isolation does not allow"
+)]
 fn progress_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("p.smh");
@@ -215,6 +239,10 @@ fn progress_is_reported() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "maps or writes files, which Miri's isolation does not allow"
+)]
 fn empty_heap_and_missing_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("empty.smh");
@@ -259,8 +287,9 @@ fn truncation_at_every_section_boundary() {
         );
         assert!(offset <= cut, "cut at {cut}: offset {offset}");
     }
-    // Every other length fails too (without panicking).
-    for cut in 0..bytes.len() {
+    // Every other length fails too (without panicking); under Miri, every
+    // 257th (each cut copies and validates the file).
+    for cut in (0..bytes.len()).step_by(if cfg!(miri) { 257 } else { 1 }) {
         assert!(Snapshot::from_bytes(&bytes[..cut]).is_err(), "cut at {cut}");
     }
     // And a longer file (trailing bytes) as well.
@@ -289,11 +318,7 @@ fn wrong_magic() {
 
 /// The version 1 sample file (`tests/data`).
 fn v1_sample() -> Vec<u8> {
-    std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/runtime-500-v1.smh"
-    ))
-    .unwrap()
+    include_bytes!("data/runtime-500-v1.smh").to_vec()
 }
 
 /// A header byte set to a value its field cannot hold is reported at that
@@ -501,7 +526,8 @@ fn corrupt_randomly(bytes: &[u8], rng: &mut Pcg64, runs: usize, accepted: impl F
 fn random_corruption_never_panics() {
     let (bytes, _) = sample();
     let mut rng = Pcg64::seed_from_u64(1);
-    corrupt_randomly(&bytes, &mut rng, 3000, |snap| {
+    let runs = if cfg!(miri) { 16 } else { 3000 };
+    corrupt_randomly(&bytes, &mut rng, runs, |snap| {
         // Whatever was accepted is safe to mark.
         let r = mark_sequential(&snap.view(), snap.roots());
         assert!(r.objects <= snap.view().object_count());
@@ -538,6 +564,10 @@ fn put_u32(bytes: &mut [u8], at: usize, v: u32) {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "maps or writes files, which Miri's isolation does not allow"
+)]
 fn round_trip_every_shape_in_both_layouts() {
     let dir = tempfile::tempdir().unwrap();
     for &shape in Shape::ALL {
@@ -580,7 +610,7 @@ fn round_trip_every_shape_in_both_layouts() {
 
 #[test]
 fn compressed_truncation_at_every_section_boundary() {
-    let (bytes, _) = sample_of(Shape::Weak, 400, ArenaLayout::Compressed);
+    let (bytes, _) = sample_of(Shape::Weak, WEAK_OBJECTS, ArenaLayout::Compressed);
     assert_eq!(bytes[12], 1, "the compressed flag");
     for (kind, _, offset, length) in sections(&bytes).into_iter().filter(|s| s.3 > 0) {
         for cut in [offset, offset + length / 2, offset + length - 8] {
@@ -590,7 +620,7 @@ fn compressed_truncation_at_every_section_boundary() {
             assert!(at <= cut);
         }
     }
-    for cut in (0..bytes.len()).step_by(3) {
+    for cut in (0..bytes.len()).step_by(if cfg!(miri) { 257 } else { 3 }) {
         assert!(Snapshot::from_bytes(&bytes[..cut]).is_err(), "cut at {cut}");
     }
 }
@@ -609,7 +639,7 @@ fn section_kind(kind: u32) -> Section {
 
 #[test]
 fn compressed_references_padding_and_headers() {
-    let (bytes, snap) = sample_of(Shape::Weak, 400, ArenaLayout::Compressed);
+    let (bytes, snap) = sample_of(Shape::Weak, WEAK_OBJECTS, ArenaLayout::Compressed);
     let view = snap.view();
     let arena_words = view.mark_index_bound() as u32;
     // A plain object with an even slot count (so, padding) and a slot.
@@ -658,7 +688,7 @@ fn compressed_references_padding_and_headers() {
 
 #[test]
 fn bad_kinds_and_objects_that_break_their_kind() {
-    let (bytes, snap) = sample_of(Shape::Weak, 400, ArenaLayout::Compressed);
+    let (bytes, snap) = sample_of(Shape::Weak, WEAK_OBJECTS, ArenaLayout::Compressed);
     let view = snap.view();
     let (_, kinds, len) = section(&bytes, 4);
     assert_eq!(len, 8);
@@ -725,7 +755,7 @@ fn bad_kinds_and_objects_that_break_their_kind() {
 #[test]
 fn finalizable_entries_are_checked_like_roots() {
     for layout in ArenaLayout::ALL {
-        let (bytes, snap) = sample_of(Shape::Weak, 400, layout);
+        let (bytes, snap) = sample_of(Shape::Weak, WEAK_OBJECTS, layout);
         assert!(!snap.finalizable().is_empty());
         let (_, fin, _) = section(&bytes, 5);
         let first = get_u64(&bytes, fin);
@@ -750,9 +780,10 @@ fn finalizable_entries_are_checked_like_roots() {
 /// A compressed snapshot with per-slot weak references: an array whose
 /// every third slot is weak, and a plain object.
 fn weak_slots_sample() -> Vec<u8> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("w.smh");
-    let mut w = SnapshotWriter::create(&path).unwrap();
+    written(weak_slots)
+}
+
+fn weak_slots(w: &mut SnapshotWriter<&mut Cursor<Vec<u8>>>) {
     w.set_format(stealmark_heap::ArenaFormat::COMPRESSED)
         .unwrap();
     let array = w.type_name("WeakArray").unwrap();
@@ -770,8 +801,6 @@ fn weak_slots_sample() -> Vec<u8> {
     w.object(plain, &[stealmark_heap::Slot::strong(a)], 1)
         .unwrap();
     w.root(a).unwrap();
-    w.finish().unwrap();
-    std::fs::read(&path).unwrap()
 }
 
 #[test]
@@ -860,7 +889,7 @@ fn version_1_rules_hold_for_version_1_files() {
 #[test]
 fn flags_that_lie_are_errors_not_panics() {
     for layout in ArenaLayout::ALL {
-        let (bytes, _) = sample_of(Shape::Weak, 400, layout);
+        let (bytes, _) = sample_of(Shape::Weak, WEAK_OBJECTS, layout);
         for flip in [1u8, 2, 3] {
             let mut b = bytes.clone();
             b[12] ^= flip;
@@ -873,14 +902,14 @@ fn flags_that_lie_are_errors_not_panics() {
 #[test]
 fn random_corruption_of_v2_files_never_panics() {
     let samples = [
-        sample_of(Shape::Weak, 300, ArenaLayout::Compressed).0,
-        sample_of(Shape::Weak, 300, ArenaLayout::Wide).0,
+        sample_of(Shape::Weak, WEAK_OBJECTS.min(300), ArenaLayout::Compressed).0,
+        sample_of(Shape::Weak, WEAK_OBJECTS.min(300), ArenaLayout::Wide).0,
         sample_of(Shape::EphemeronChain, 50, ArenaLayout::Compressed).0,
         weak_slots_sample(),
     ];
     let mut rng = Pcg64::seed_from_u64(2);
     for bytes in &samples {
-        corrupt_randomly(bytes, &mut rng, 1500, |snap| {
+        corrupt_randomly(bytes, &mut rng, if cfg!(miri) { 8 } else { 1500 }, |snap| {
             // Whatever was accepted is safe to mark, with the whole
             // contract.
             let r = contract(snap);
@@ -890,6 +919,10 @@ fn random_corruption_of_v2_files_never_panics() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "maps a file copy-on-write (mmap), which Miri's isolation does not allow"
+)]
 fn copy_on_write_snapshots_take_stores_and_leave_the_file_alone() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cow.smh");
@@ -937,6 +970,10 @@ fn copy_on_write_snapshots_take_stores_and_leave_the_file_alone() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "maps or writes files, which Miri's isolation does not allow"
+)]
 fn the_fuzz_seeds_open_and_mark() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/snapshot_open");
     let mut versions = std::collections::BTreeSet::new();

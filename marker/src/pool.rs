@@ -234,7 +234,7 @@ mod tests {
     #[test]
     fn broadcast_runs_every_worker_once_per_call_with_borrowed_data() {
         let pool = Pool::new(3);
-        for round in 0..100usize {
+        for round in 0..if cfg!(miri) { 5 } else { 100usize } {
             let hits: Vec<AtomicUsize> = (0..3).map(|_| AtomicUsize::new(0)).collect();
             let borrowed = &hits;
             pool.broadcast(&|i| {

@@ -87,12 +87,8 @@ impl Storage {
 /// assert_eq!(mark_sequential(&snap.view(), snap.roots()).objects, 1000);
 /// ```
 pub struct Snapshot {
+    /// The file in memory ([`Snapshot::ptr`] is its first byte).
     storage: Storage,
-    /// The file's first byte in memory. The snapshot reads the sections
-    /// other than the arena through it, and hands the arena to views as
-    /// atomics; it never makes a reference to the whole file of a writable
-    /// mapping.
-    ptr: NonNull<u8>,
     len: usize,
     header: Header,
     arena: Range<usize>,
@@ -107,14 +103,12 @@ pub struct Snapshot {
     runtime_bytes: u64,
 }
 
-// SAFETY: the snapshot owns its memory (a mapping or a box); `ptr` points
-// into it and is tied to no thread.
-unsafe impl Send for Snapshot {}
-// SAFETY: through `&Snapshot` the sections other than the arena are only
-// read, and the arena is only accessed through views, with atomic loads
-// and stores (`view.rs`); the only plain references to the arena
-// (`bytes`) exist only for storage that is never stored to.
-unsafe impl Sync for Snapshot {}
+// GC worker threads share a snapshot: it is `Send` and `Sync` because its
+// storage is (the mapping, or the boxed atomics) and it keeps no pointer.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Snapshot>();
+};
 
 impl fmt::Debug for Snapshot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -199,7 +193,7 @@ impl Snapshot {
         // SAFETY: `len` bytes from `ptr` are the storage, which lives as long
         // as `self`; nothing stores to it (it is not writable), so a shared
         // byte view of it is sound beside the views' atomic loads.
-        Some(unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) })
+        Some(unsafe { std::slice::from_raw_parts(self.ptr().as_ptr(), self.len) })
     }
 
     /// Bytes `range` of a section that is never stored to (not the arena).
@@ -208,7 +202,18 @@ impl Snapshot {
         // SAFETY: the range lies inside the storage (checked above), which
         // lives as long as `self`; only the arena is ever stored to, and
         // callers pass other sections.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(range.start), range.len()) }
+        unsafe { std::slice::from_raw_parts(self.ptr().as_ptr().add(range.start), range.len()) }
+    }
+
+    /// The file's first byte in memory. The snapshot reads the sections
+    /// other than the arena through it, and hands the arena to views as
+    /// atomics; it never makes a reference to the whole file of a writable
+    /// mapping. Derived from the storage at each use, never kept: a pointer
+    /// kept from before the storage moved into the snapshot would be
+    /// invalidated by the move of its `Box` (Stacked Borrows treats a
+    /// moved `Box` as a unique reference).
+    fn ptr(&self) -> NonNull<u8> {
+        self.storage.ptr()
     }
 
     /// Whether the snapshot is memory-mapped (rather than copied).
@@ -307,7 +312,6 @@ impl Snapshot {
         }
         Ok(Snapshot {
             storage,
-            ptr,
             len,
             header,
             arena,
@@ -346,7 +350,10 @@ impl HeapGraph for Snapshot {
         // stores to it (`bytes` of read-only storage).
         let arena = unsafe {
             std::slice::from_raw_parts(
-                self.ptr.as_ptr().add(self.arena.start).cast::<AtomicU64>(),
+                self.ptr()
+                    .as_ptr()
+                    .add(self.arena.start)
+                    .cast::<AtomicU64>(),
                 words,
             )
         };

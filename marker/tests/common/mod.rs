@@ -15,11 +15,48 @@ use rand_pcg::Pcg64;
 use stealmark_heap::{oracle, OracleInput, OracleResult};
 use stealmark_marker::model::{SoftRefPolicy, SoftRefs};
 use stealmark_marker::{
-    Collection, MarkIndex, MarkStore, Marker, ObjRef, ObjectModel, SlotKind, WeakRef,
+    Collection, DequeKind, MarkIndex, MarkStore, Marker, ObjRef, ObjectModel, SlotKind, WeakRef,
 };
+use strum::VariantArray;
 
 /// The heap the tests write by hand: slot lists with every slot kind.
 pub use stealmark_heap::{ListGraph as Graph, ListKind as Kind};
+
+/// The deque kinds the tests run: every kind, and under Miri every kind but
+/// the crossbeam peer, whose slot reads race by design (a thief reads a slot
+/// the owner may be writing, and discards the read if its CAS fails) and
+/// whose epoch reclamation fails Stacked Borrows (crossbeam issue #545;
+/// docs/design.md, "How it is checked").
+pub fn deques() -> impl Iterator<Item = DequeKind> {
+    DequeKind::VARIANTS
+        .iter()
+        .copied()
+        .filter(|&d| !(cfg!(miri) && d == DequeKind::Crossbeam))
+}
+
+/// The worker counts of `counts` that the tests run: all of them, and under
+/// Miri (which runs one thread at a time, slowly) those up to 3.
+pub fn workers(counts: &[usize]) -> impl Iterator<Item = usize> + '_ {
+    counts.iter().copied().filter(|&w| !cfg!(miri) || w <= 3)
+}
+
+/// Every deque kind of [`deques`] with every worker count of `counts`.
+/// Under Miri, where one collection takes seconds, each kind once, at the
+/// counts up to 3 in turn, starting from the second (so that the first
+/// kinds, StealHalf and Chase-Lev, run with thieves).
+pub fn matrix(counts: &[usize]) -> Vec<(DequeKind, usize)> {
+    if cfg!(miri) {
+        let small: Vec<usize> = workers(counts).collect();
+        deques()
+            .enumerate()
+            .map(|(i, d)| (d, small[(i + 1) % small.len()]))
+            .collect()
+    } else {
+        deques()
+            .flat_map(|d| counts.iter().map(move |&w| (d, w)))
+            .collect()
+    }
+}
 
 pub fn r(i: usize) -> ObjRef {
     ObjRef::from_index(i)
@@ -65,6 +102,18 @@ pub fn policies() -> [SoftRefs<'static>; 3] {
         SoftRefs::KeepAll,
         SoftRefs::Ask(&KeepThirds),
     ]
+}
+
+/// The soft-reference policies a test's `n`th configuration runs: all of
+/// [`policies`], and under Miri (where one collection takes seconds) the
+/// `n mod 3`th.
+pub fn policies_for(n: usize) -> Vec<SoftRefs<'static>> {
+    let all = policies();
+    if cfg!(miri) {
+        vec![all[n % all.len()]]
+    } else {
+        all.to_vec()
+    }
 }
 
 /// The oracle's inputs for a heap with `roots` and `finalizable` objects,
