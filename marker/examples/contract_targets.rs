@@ -48,9 +48,11 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use stealmark_heap::{generate_heap, GenConfig, Generated, HeapGraph, Shape};
 use stealmark_marker::bench::median_f64;
-use stealmark_marker::{
-    Collection, MarkIndex, MarkStats, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind,
-};
+use stealmark_marker::{Collection, MarkStats, Marker, MarkerConfig, ObjRef};
+
+#[path = "common/leaves.rs"]
+mod leaves;
+use leaves::Leaves;
 
 /// One measurement: the pause, and a second figure (the root phase).
 #[derive(Clone, Copy)]
@@ -94,35 +96,6 @@ fn print(what: &str, (r, a, b): (f64, f64, f64), an: &str, bn: &str) {
 
 fn marker(workers: usize) -> Marker {
     Marker::new(MarkerConfig::with_workers(workers)).expect("valid configuration")
-}
-
-/// `n` objects without slots, numbered.
-struct Leaves(usize);
-
-impl ObjectModel for Leaves {
-    fn size_bytes(&self, _: ObjRef) -> usize {
-        16
-    }
-    fn slot_count(&self, _: ObjRef) -> usize {
-        0
-    }
-    fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
-        &self,
-        _: ObjRef,
-        _: std::ops::Range<usize>,
-        _: V,
-    ) {
-    }
-    fn prefetch(&self, _: ObjRef) {}
-}
-
-impl MarkIndex for Leaves {
-    fn mark_index_bound(&self) -> usize {
-        self.0
-    }
-    fn mark_index(&self, o: ObjRef) -> usize {
-        o.index()
-    }
 }
 
 /// The root source of the `roots` groups: `n` leaf objects, in random

@@ -48,41 +48,14 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use stealmark_marker::bench::median_f64;
-use stealmark_marker::{
-    Collection, MarkBitmap, MarkIndex, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind,
-};
+use stealmark_marker::{Collection, MarkBitmap, Marker, MarkerConfig, ObjRef};
+
+#[path = "common/leaves.rs"]
+mod leaves;
+use leaves::Leaves;
 
 /// The number of roots (and leaf objects).
 const N: usize = 10_000_000;
-
-/// `n` objects without slots, numbered.
-struct Leaves(usize);
-
-impl ObjectModel for Leaves {
-    fn size_bytes(&self, _: ObjRef) -> usize {
-        16
-    }
-    fn slot_count(&self, _: ObjRef) -> usize {
-        0
-    }
-    fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
-        &self,
-        _: ObjRef,
-        _: std::ops::Range<usize>,
-        _: V,
-    ) {
-    }
-    fn prefetch(&self, _: ObjRef) {}
-}
-
-impl MarkIndex for Leaves {
-    fn mark_index_bound(&self) -> usize {
-        self.0
-    }
-    fn mark_index(&self, o: ObjRef) -> usize {
-        o.index()
-    }
-}
 
 /// How one thread marks.
 #[derive(Clone, Copy, PartialEq)]
