@@ -36,19 +36,11 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
     }
 
-    /// Processes a popped token: scans a chunk (chunks are claimed exactly
-    /// once, and counted with their array: a token has no ticket queued).
-    pub(super) fn process_token<const W: u8, const M: u8>(
-        &mut self,
-        token: usize,
-        edges: &mut Fifo,
-    ) {
-        self.scan_chunk::<W, M>(token, edges);
-    }
-
-    /// Claims a chunk of a large array, republishes the token while chunks
-    /// remain, and scans the chunk.
-    fn scan_chunk<const W: u8, const M: u8>(&mut self, token: usize, edges: &mut Fifo) {
+    /// Claims a chunk of a large array through a popped token, republishes
+    /// the token while chunks remain, and scans the chunk. A token has no
+    /// ticket queued: its chunks are claimed exactly once and counted with
+    /// their array.
+    pub(super) fn scan_chunk<const W: u8, const M: u8>(&mut self, token: usize, edges: &mut Fifo) {
         let Some(claim) = self.phase.engine.arrays.claim(token) else {
             return;
         };

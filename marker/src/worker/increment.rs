@@ -34,7 +34,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     Popped::Object(w) => {
                         self.process_object::<W, DYNAMIC>(phase.heap, phase.store, w, &mut edges)
                     }
-                    Popped::Token(t) => self.process_token::<W, DYNAMIC>(t, &mut edges),
+                    Popped::Token(t) => self.scan_chunk::<W, DYNAMIC>(t, &mut edges),
                 }
                 budget -= 1;
             } else if edges.len() != 0 {

@@ -79,7 +79,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             let (heap, store) = (self.phase.heap, self.phase.store);
             match popped {
                 Popped::Object(w) => self.process_object::<W, M>(heap, store, w, edges),
-                Popped::Token(token) => self.process_token::<W, M>(token, edges),
+                Popped::Token(token) => self.scan_chunk::<W, M>(token, edges),
             }
             if W != OFF && self.slot.contract.checks_full() {
                 self.settle::<W>();
