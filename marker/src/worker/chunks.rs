@@ -37,9 +37,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Claims a chunk of a large array through a popped token, republishes
-    /// the token while chunks remain, and scans the chunk. A token has no
-    /// ticket queued: its chunks are claimed exactly once and counted with
-    /// their array.
+    /// the token while chunks remain, and scans the chunk. A token carries
+    /// no tag for copies: its chunks are claimed exactly once and counted
+    /// with their array.
     pub(super) fn scan_chunk<const W: u8, const M: u8>(&mut self, token: usize, edges: &mut Fifo) {
         let Some(claim) = self.phase.engine.arrays.claim(token) else {
             return;

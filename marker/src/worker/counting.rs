@@ -3,12 +3,14 @@
 //! when a deque delivers an object to two workers.
 //!
 //! With such a deque (`idempotent`) and more than one worker (`copies`),
-//! every popped word carries its deque ticket (`stealmark_deques::copies`)
-//! beside the prefetch FIFO, in the same order, into the batch. Before
-//! counting a batch, the worker asks its deque for a horizon (one fence):
-//! an object whose ticket may share is counted only through a claim in a
-//! set shared by all workers (`Engine::counted`), every other one directly,
-//! as the only copy there ever was. Claims are rare: they come with thefts.
+//! an object whose deque ticket (`stealmark_deques::copies`) says it may
+//! have another copy carries the tag [`SHARED`] in its word, from its pop
+//! through the prefetch FIFO into the batch. Before counting a batch, the
+//! worker asks its deque for a horizon (one fence): when it saw a new
+//! theft, every word not yet counted is tagged. A tagged object is counted
+//! only through a claim in a set shared by all workers (`Engine::counted`),
+//! every other one directly, as the only copy there ever was. Claims are
+//! rare: they come with thefts.
 
 use stealmark_deques::copies::{Horizon, Ticket};
 use stealmark_deques::{Owner, WorkDeque};
@@ -16,73 +18,81 @@ use stealmark_model::{MarkStore, ObjectModel};
 
 use super::live::count_live;
 use super::Worker;
-use crate::arrays::ArrayTable;
-use crate::fifo::{obj_ref, Batch};
+use crate::fifo::{obj_ref, Batch, Fifo};
 use crate::stats::TypeCount;
 
+/// With `copies`: the tag, in the word of an object in the prefetch FIFO
+/// or the batch, of an object that may have another copy, so that its
+/// count is claimed. Bit 1: an object reference's low three bits are zero
+/// (`ObjRef::ALIGN`), and bit 0 marks array tokens, which never carry it
+/// (they skip the FIFO and the batch).
+pub(super) const SHARED: usize = 2;
+
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
-    /// Whether scanned objects carry their tickets to the count (`copies`;
-    /// never with an exactly-once kind, where this folds to `false`).
+    /// Whether popped objects that may have another copy carry the tag
+    /// [`SHARED`] to the count (`copies`; never with an exactly-once kind,
+    /// where this folds to `false`).
     #[inline(always)]
     pub(super) fn copies(&self) -> bool {
         !D::KIND.exactly_once() && self.copies
     }
 
-    /// With `copies`: the ticket of a word `w` just popped, in pop order
-    /// (the FIFO's order), if `w` is an object. A token's ticket is dropped:
-    /// its chunks are claimed exactly once and counted with their array,
-    /// and a token skips the FIFO ([`Worker::next_local`]).
+    /// The word of object `w`, popped with `ticket`, as it enters the
+    /// prefetch FIFO: tagged [`SHARED`] if, with `copies`, the ticket says
+    /// another copy may exist. The ticket's index is dropped: a horizon
+    /// that saw a new theft tags every word not yet counted
+    /// ([`Worker::take_horizon`]), which covers every index it could name.
     #[inline(always)]
-    pub(super) fn queue_ticket(&mut self, w: usize, ticket: Ticket) {
-        if self.copies() && !ArrayTable::is_token(w) {
-            self.tickets.push(ticket.word());
-        }
+    pub(super) fn tag_popped(&self, w: usize, ticket: Ticket) -> usize {
+        w | (usize::from(self.copies() & ticket.is_shared()) * SHARED)
     }
 
-    /// With `copies`: the ticket of the word being processed (the oldest
-    /// queued).
+    /// The object word `w` from the prefetch FIFO, without its tag.
     #[inline(always)]
-    pub(super) fn take_ticket(&mut self) -> usize {
-        let ticket = self.tickets.pop();
-        debug_assert!(ticket.is_some(), "a ticket per popped object");
-        ticket.unwrap_or(Ticket::ONLY.word())
+    pub(super) fn untagged(w: usize) -> usize {
+        if D::KIND.exactly_once() {
+            w
+        } else {
+            w & !SHARED
+        }
     }
 
     /// Puts back a prefetched word that this step will not scan (an
     /// increment out of budget): onto the private stack, unless, with
-    /// `copies`, its ticket says another copy may exist: then back onto
-    /// the deque as a copy, so that its count is claimed. The caller took a
+    /// `copies`, its tag says another copy may exist: then back onto the
+    /// deque as a copy, so that its count is claimed. The caller took a
     /// horizon ([`Worker::take_horizon`]) after the word's pop.
     pub(super) fn return_unscanned(&mut self, w: usize) {
-        if self.copies() && Ticket::from_word(self.take_ticket()).is_shared() {
-            self.push_copy(w);
+        if !D::KIND.exactly_once() && w & SHARED != 0 {
+            self.push_copy(w & !SHARED);
             return;
         }
         self.slot.private.push(w);
     }
 
     /// With `copies`: takes the deque's horizon (one fence) and, when it
-    /// saw new thefts, flags with it every ticket not yet settled: those of
-    /// the objects scanned and not yet counted (`scanned_tickets`) and those
-    /// of the words still in the prefetch FIFO (`tickets`). A ticket's
-    /// shared bit is then the only thing the count reads.
+    /// saw new thefts, tags [`SHARED`] every word not yet counted: those of
+    /// the objects scanned and not yet counted (`scanned`) and those still
+    /// in the prefetch FIFO `fifo`. A word's tag is then the only thing the
+    /// count reads.
     ///
-    /// Why every unsettled ticket: a pop returns an item that a thief took
-    /// too only if an owner anchor store at or before the pop overwrote the
-    /// theft's CAS; the first horizon whose fence comes after that store
-    /// sees the theft's announcement (`IdempotentOwner::horizon`), but it
-    /// may not be the horizon that settles the ticket. An earlier one may
-    /// have seen it first (an announcement can be seen before its CAS
-    /// lands), and returns nothing new for it later. If that earlier
+    /// Why every word not yet counted: a pop returns an item that a thief
+    /// took too only if an owner anchor store at or before the pop
+    /// overwrote the theft's CAS; the first horizon whose fence comes after
+    /// that store sees the theft's announcement (`IdempotentOwner::horizon`),
+    /// but it may not be the horizon before the object's count. An earlier
+    /// one may have seen it first (an announcement can be seen before its
+    /// CAS lands), and returns nothing new for it later. If that earlier
     /// horizon came before the pop, it raised the deque's `stolen_end` and
-    /// the pop marked the ticket stolen; if it came after the pop, the
-    /// ticket was waiting here (in the FIFO or the batch), and is flagged
-    /// now. Before, only the batch was flagged, and an object still in the
-    /// FIFO when the horizon saw the theft was counted directly at the next
-    /// batch, whose horizon was none: the oracle matrix's double count.
-    /// A ticket is nowhere else between its pop and its count:
-    /// `process_object` moves it from the ring to the batch, with no
-    /// horizon in between.
+    /// the pop's ticket was marked stolen (the word tagged); if it came
+    /// after the pop, the word was waiting here (in the FIFO or the batch),
+    /// and is tagged now. (Tagging only the batch missed the FIFO's words:
+    /// the oracle matrix's double count of idem5.) The horizon names the
+    /// highest announced end, and only indices below it may share; tagging
+    /// every word instead claims a few more objects per theft seen and
+    /// keeps no index per object. A word is nowhere else between its pop
+    /// and its count: `process_object` moves it from the FIFO to the batch,
+    /// with no horizon in between.
     ///
     /// Orderings: none of its own. It relies on the deque's pairs: the
     /// thief's SeqCst fence before its CAS with the owner's fence in
@@ -93,22 +103,20 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// later push into those slots, so a theft seen before a pop covers
     /// only items that `stolen_end` marks).
     #[inline(always)]
-    pub(super) fn take_horizon(&mut self) {
-        let horizon = self.slot.owner.horizon();
-        if horizon != Horizon::NONE {
-            self.flag_unsettled(horizon);
+    pub(super) fn take_horizon(&mut self, fifo: &mut Fifo) {
+        if self.slot.owner.horizon() != Horizon::NONE {
+            self.tag_uncounted(fifo);
         }
     }
 
     /// The rare part of [`Worker::take_horizon`] (once per theft seen).
     #[cold]
     #[inline(never)]
-    fn flag_unsettled(&mut self, horizon: Horizon) {
-        let flag = |t: usize| horizon.flag(Ticket::from_word(t)).word();
-        for t in self.scanned_tickets.as_mut_slice() {
-            *t = flag(*t);
+    fn tag_uncounted(&mut self, fifo: &mut Fifo) {
+        for w in self.scanned.as_mut_slice() {
+            *w |= SHARED;
         }
-        self.tickets.rewrite(flag);
+        fifo.rewrite(|w| w | SHARED);
     }
 
     /// Counts the objects not yet counted live: objects, bytes and per
@@ -121,14 +129,15 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     ///
     /// These are the objects scanned since the last call. With `copies`
     /// ([`Worker::counts_copies`]), those that another scan may have
-    /// counted are claimed first ([`Worker::drop_counted_copies`]); every
+    /// counted are claimed first ([`Worker::drop_counted_copies`]), with
+    /// `fifo`, the prefetch FIFO, tagged too if the horizon says so; every
     /// scan still counts in `objects_scanned`, so that scans beyond marks
     /// remain the duplicate scans.
     #[inline(never)]
-    pub(super) fn account(&mut self) {
+    pub(super) fn account(&mut self, fifo: &mut Fifo) {
         let scans = self.scanned.len() as u64;
         if self.copies() {
-            self.drop_counted_copies();
+            self.drop_counted_copies(fifo);
         }
         let heap = self.phase.heap;
         let rec = &mut self.slot.record;
@@ -146,41 +155,32 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
 
     /// With `copies`: takes the deque's horizon (one fence,
     /// [`Worker::take_horizon`]), and drops from `scanned` the objects
-    /// whose tickets are shared and whose claim (`Engine::counted`) another
-    /// scan won. Every object popped before this call is covered: its
-    /// ticket went into `scanned_tickets` when it was scanned, after its
-    /// pop, and was flagged by every horizon since the pop. The others are
-    /// the only copy.
+    /// whose words are tagged and whose claim (`Engine::counted`) another
+    /// scan won, untagging the rest. Every object popped before this call
+    /// is covered: its word went into `scanned` when it was scanned, after
+    /// its pop, and was tagged by every horizon since the pop that saw a
+    /// new theft. The untagged ones are the only copy.
     #[inline(always)]
-    fn drop_counted_copies(&mut self) {
-        self.take_horizon();
-        let shared = self
-            .scanned_tickets
-            .as_slice()
-            .iter()
-            .any(|&t| Ticket::from_word(t).is_shared());
-        if shared {
+    fn drop_counted_copies(&mut self, fifo: &mut Fifo) {
+        self.take_horizon(fifo);
+        let tagged = self.scanned.as_slice().iter().fold(0, |tags, &w| tags | w) & SHARED;
+        if tagged != 0 {
             self.claim_copies();
         }
-        self.scanned_tickets.clear();
     }
 
     /// The rare part of [`Worker::drop_counted_copies`]: claims each object
-    /// whose ticket is shared, and keeps in `scanned` the ones claimed here
-    /// and those that need no claim.
+    /// whose word is tagged, and keeps in `scanned`, untagged, the ones
+    /// claimed here and those that need no claim.
     #[cold]
     #[inline(never)]
     fn claim_copies(&mut self) {
         let counted = &self.phase.engine.counted;
         let mut kept = Batch::new();
-        for (&w, &t) in self
-            .scanned
-            .as_slice()
-            .iter()
-            .zip(self.scanned_tickets.as_slice())
-        {
-            if !Ticket::from_word(t).is_shared() || counted.claim(obj_ref(w)) {
-                kept.push(w);
+        for &w in self.scanned.as_slice() {
+            let obj = w & !SHARED;
+            if w & SHARED == 0 || counted.claim(obj_ref(obj)) {
+                kept.push(obj);
             }
         }
         self.scanned = kept;

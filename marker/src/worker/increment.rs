@@ -31,9 +31,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         while budget > 0 {
             if let Some(popped) = self.next_local::<DYNAMIC>(phase.heap, &mut fifo, self.depth) {
                 match popped {
-                    Popped::Object(w) => {
-                        self.process_object::<W, DYNAMIC>(phase.heap, phase.store, w, &mut edges)
-                    }
+                    Popped::Object(w) => self.process_object::<W, DYNAMIC>(
+                        phase.heap,
+                        phase.store,
+                        w,
+                        &mut fifo,
+                        &mut edges,
+                    ),
                     Popped::Token(t) => self.scan_chunk::<W, DYNAMIC>(t, &mut edges),
                 }
                 budget -= 1;
@@ -50,19 +54,19 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
         // Out of budget: the delayed edges are marked (their targets join
         // the private stack) and the prefetched objects go back to it,
-        // except that, when tickets are kept, one whose ticket a horizon
-        // taken now flags goes back to the deque as a copy (a thief may
-        // hold another).
+        // except that, with `copies`, one tagged as shared (at its pop or
+        // by a horizon taken now) goes back to the deque as a copy (a thief
+        // may hold another).
         self.flush_edges::<W>(&mut edges);
         if self.copies() {
-            self.take_horizon();
+            self.take_horizon(&mut fifo);
         }
         while let Some(w) = fifo.pop() {
             self.return_unscanned(w);
         }
+        self.account(&mut fifo);
         self.fifo = fifo;
         self.edges = edges;
-        self.account();
         self.finish();
     }
 }

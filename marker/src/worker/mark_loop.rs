@@ -45,7 +45,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             } else if W != OFF && self.slot.contract.has_checks() {
                 self.settle::<W>();
             } else {
-                self.account();
+                self.account(&mut fifo);
                 break;
             }
         }
@@ -78,7 +78,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         while let Some(popped) = self.next_local::<M>(self.phase.heap, fifo, depth) {
             let (heap, store) = (self.phase.heap, self.phase.store);
             match popped {
-                Popped::Object(w) => self.process_object::<W, M>(heap, store, w, edges),
+                Popped::Object(w) => self.process_object::<W, M>(heap, store, w, fifo, edges),
                 Popped::Token(token) => self.scan_chunk::<W, M>(token, edges),
             }
             if W != OFF && self.slot.contract.checks_full() {
@@ -96,10 +96,11 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// The next word to scan: from the private stack, else the deque,
     /// through the prefetch FIFO (`depth` deep) when it is on. Each popped
     /// word is tested once for a token: a token skips the FIFO (there is
-    /// nothing to prefetch), so the FIFO holds objects only. Forced inline:
-    /// out of line (as the compiler chose once the loop had three
-    /// instantiations), the FIFO lives in memory across the call and the
-    /// one-worker pause grew by a third.
+    /// nothing to prefetch), so the FIFO holds objects only, each tagged
+    /// with `copies` if it may have another copy ([`Worker::tag_popped`]).
+    /// Forced inline: out of line (as the compiler chose once the loop had
+    /// three instantiations), the FIFO lives in memory across the call and
+    /// the one-worker pause grew by a third.
     #[inline(always)]
     pub(super) fn next_local<const M: u8>(
         &mut self,
@@ -108,20 +109,19 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         depth: usize,
     ) -> Option<Popped> {
         if !self.prefetching::<M>() {
-            return self.pop().map(|w| {
-                if ArrayTable::is_token(w) {
-                    Popped::Token(w)
-                } else {
-                    Popped::Object(w)
-                }
+            let (w, ticket) = self.pop()?;
+            return Some(if ArrayTable::is_token(w) {
+                Popped::Token(w)
+            } else {
+                Popped::Object(self.tag_popped(w, ticket))
             });
         }
         while fifo.len() < depth {
             match self.pop() {
-                Some(w) if ArrayTable::is_token(w) => return Some(Popped::Token(w)),
-                Some(w) => {
+                Some((w, _)) if ArrayTable::is_token(w) => return Some(Popped::Token(w)),
+                Some((w, ticket)) => {
                     heap.prefetch(obj_ref(w));
-                    fifo.push(w);
+                    fifo.push(self.tag_popped(w, ticket));
                 }
                 None => break,
             }
@@ -129,22 +129,17 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         fifo.pop().map(Popped::Object)
     }
 
-    /// Pops the newest private item, else the newest item of the deque;
-    /// with `copies`, queues its ticket beside the prefetch FIFO (an
-    /// object's: a token's is dropped, see [`Worker::queue_ticket`]).
+    /// Pops the newest private item, else the newest item of the deque,
+    /// with its deque ticket (a private item's is [`Ticket::ONLY`]).
     #[inline(always)]
-    fn pop(&mut self) -> Option<usize> {
+    fn pop(&mut self) -> Option<(usize, Ticket)> {
         match self.slot.private.pop() {
-            Some(w) => {
-                self.queue_ticket(w, Ticket::ONLY);
-                Some(w)
-            }
+            Some(w) => Some((w, Ticket::ONLY)),
             None => {
                 let (w, ticket) = self.slot.owner.pop_ticketed()?;
                 #[cfg(feature = "inject-delays")]
                 let ticket = self.inject_duplicate(w, ticket);
-                self.queue_ticket(w, ticket);
-                Some(w)
+                Some((w, ticket))
             }
         }
     }
@@ -201,25 +196,25 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Scans an object, or opens it as a large array; queues it to be
-    /// counted live (with `count_live`; through its ticket with `copies`).
+    /// counted live (with `count_live`; `w` keeps its tag with `copies`,
+    /// and a full batch is counted with `fifo`, the prefetch FIFO, see
+    /// [`Worker::account`]).
     #[inline(always)]
     pub(super) fn process_object<const W: u8, const M: u8>(
         &mut self,
         heap: &H,
         store: &S,
-        w: usize,
+        tagged: usize,
+        fifo: &mut Fifo,
         edges: &mut Fifo,
     ) {
+        let w = Self::untagged(tagged);
         let obj = obj_ref(w);
         let n = heap.slot_count(obj);
         if self.counting::<M>() {
-            self.scanned.push(w);
-            if self.copies() {
-                let ticket = self.take_ticket();
-                self.scanned_tickets.push(ticket);
-            }
+            self.scanned.push(tagged);
             if self.scanned.len() == ACCOUNT_BATCH {
-                self.account();
+                self.account(fifo);
             }
         } else {
             self.slot.record.stats.objects_scanned += 1;

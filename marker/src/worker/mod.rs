@@ -92,20 +92,16 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     /// [`MarkerConfig::count_live`]: crate::MarkerConfig::count_live
     count_live: bool,
     /// Whether a scanned object may have been scanned by another worker too
-    /// (see [`Worker::counts_copies`]): then each object carries its deque
-    /// ticket (`tickets`, `scanned_tickets`) to the count, which claims the
-    /// objects whose tickets may share. Read only where `D` may deliver
-    /// twice.
+    /// (see [`Worker::counts_copies`]): then an object whose deque ticket
+    /// may share carries a tag to the count (`counting::SHARED`, in its
+    /// word in the prefetch FIFO and in `scanned`), which claims the tagged
+    /// objects. Read only where `D` may deliver twice.
     copies: bool,
     /// Whether the heap has types (the live-object histogram is kept).
     typed: bool,
-    /// Objects scanned and not yet counted live ([`Worker::account`]).
+    /// Objects scanned and not yet counted live ([`Worker::account`]),
+    /// tagged with `copies` as they left the prefetch FIFO.
     scanned: Batch,
-    /// With `copies`: the tickets of the words in the prefetch FIFO, in the
-    /// same order ([`Ticket::word`](stealmark_deques::copies::Ticket::word)).
-    tickets: Fifo,
-    /// With `copies`: the tickets of the words in `scanned`.
-    scanned_tickets: Batch,
     /// Objects left until the next policy evaluation and wake-up check.
     until_balance: u32,
     /// Arrays with more slots than this are scanned in chunks.
@@ -142,8 +138,6 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             copies: c.count_live && Self::counts_copies(c.workers),
             typed,
             scanned: Batch::new(),
-            tickets: Fifo::new(),
-            scanned_tickets: Batch::new(),
             until_balance: c.balance_interval,
             big_array: 2 * c.array_chunk,
             until_sample: c.timeline_interval,
@@ -158,8 +152,8 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
 
     /// Whether `workers` workers on deques of kind `D` may scan a live
     /// object more than once, so that counting it when scanned (its header
-    /// is cached then) needs its deque ticket: the count claims an object
-    /// whose ticket the deque's horizon says may have another copy
+    /// is cached then) needs its deque ticket and horizons: the count
+    /// claims an object that they say may have another copy
     /// (`stealmark_deques::copies`), and counts the others directly.
     ///
     /// False for an exactly-once kind, and for any kind with one worker: a

@@ -83,8 +83,9 @@ pub(crate) struct Engine<D: WorkDeque> {
     /// non-strong slots were recorded, and the large arrays opened.
     pub(super) holders: Holders,
     /// With a deque that may deliver an item twice, and more than one
-    /// worker: the scanned objects whose deque tickets said they may have
-    /// another copy, claimed when counted live (`Worker::account`).
+    /// worker: the scanned objects whose deque tickets or horizons said
+    /// they may have another copy, claimed when counted live
+    /// (`Worker::account`).
     pub(super) counted: Holders,
     /// Whether pushes can fail (bounded deques), so that the overflow storage
     /// must be checked before a worker goes idle.
