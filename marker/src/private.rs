@@ -28,9 +28,23 @@ impl PrivateStack {
         self.items.len() - self.base
     }
 
+    /// Pushes `w`. The common case tests one thing, that the buffer has
+    /// room (the `Vec`'s own test then folds away); a full buffer takes
+    /// the cold path.
     #[inline(always)]
     pub(crate) fn push(&mut self, w: usize) {
-        if self.items.len() == self.items.capacity() && self.base > 0 {
+        if self.items.len() == self.items.capacity() {
+            return self.push_full(w);
+        }
+        self.items.push(w);
+    }
+
+    /// [`PrivateStack::push`] onto a full buffer: compacts it, if items
+    /// were given away, or grows it.
+    #[cold]
+    #[inline(never)]
+    fn push_full(&mut self, w: usize) {
+        if self.base > 0 {
             self.compact();
         }
         self.items.push(w);

@@ -63,20 +63,24 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Scans until the private stack, the deque and the object FIFO `fifo`
     /// are empty (the edge FIFO and the objects to check may still hold
     /// some). `M` holds the settings fixed for the drain (`super::mode`).
-    #[inline(always)]
+    ///
+    /// `heap` and `store` are the phase's, passed as parameters of a
+    /// function of its own: a shared reference parameter tells the
+    /// compiler that nothing writes the heap view's and the store's fields
+    /// while the loop runs, so it reads them once, as the sequential
+    /// marker does, instead of once or twice per object and per slot (read
+    /// through `self`, they might alias the worker's stores and calls).
+    #[inline(never)]
     pub(super) fn drain_objects<const W: u8, const M: u8>(
         &mut self,
+        heap: &H,
+        store: &S,
         fifo: &mut Fifo,
         edges: &mut Fifo,
     ) {
         let mut until_balance = self.until_balance;
         let depth = self.depth;
-        // The heap and the store are read through `self` per object: read
-        // once per call and held across the loop, the random 8M heap
-        // measured slower (docs/benchmarks.md, "Fewer instructions per
-        // object").
-        while let Some(popped) = self.next_local::<M>(self.phase.heap, fifo, depth) {
-            let (heap, store) = (self.phase.heap, self.phase.store);
+        while let Some(popped) = self.next_local::<M>(heap, fifo, depth) {
             match popped {
                 Popped::Object(w) => self.process_object::<W, M>(heap, store, w, fifo, edges),
                 Popped::Token(token) => self.scan_chunk::<W, M>(token, edges),

@@ -33,21 +33,33 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// worker's settings.
     #[inline(always)]
     pub(super) fn drain_objects_in_mode<const W: u8>(&mut self, fifo: &mut Fifo, edges: &mut Fifo) {
+        let (heap, store) = (self.phase.heap, self.phase.store);
         if W != OFF || self.depth == 0 {
-            return self.drain_objects::<W, DYNAMIC>(fifo, edges);
+            return self.drain_objects::<W, DYNAMIC>(heap, store, fifo, edges);
         }
         const F: u8 = FIXED;
         match (self.private, self.count_live, self.phase.unshared) {
-            (true, true, true) => {
-                self.drain_objects::<W, { F | PRIVATE | COUNT | UNSHARED }>(fifo, edges)
+            (true, true, true) => self
+                .drain_objects::<W, { F | PRIVATE | COUNT | UNSHARED }>(heap, store, fifo, edges),
+            (true, true, false) => {
+                self.drain_objects::<W, { F | PRIVATE | COUNT }>(heap, store, fifo, edges)
             }
-            (true, true, false) => self.drain_objects::<W, { F | PRIVATE | COUNT }>(fifo, edges),
-            (true, false, true) => self.drain_objects::<W, { F | PRIVATE | UNSHARED }>(fifo, edges),
-            (true, false, false) => self.drain_objects::<W, { F | PRIVATE }>(fifo, edges),
-            (false, true, true) => self.drain_objects::<W, { F | COUNT | UNSHARED }>(fifo, edges),
-            (false, true, false) => self.drain_objects::<W, { F | COUNT }>(fifo, edges),
-            (false, false, true) => self.drain_objects::<W, { F | UNSHARED }>(fifo, edges),
-            (false, false, false) => self.drain_objects::<W, F>(fifo, edges),
+            (true, false, true) => {
+                self.drain_objects::<W, { F | PRIVATE | UNSHARED }>(heap, store, fifo, edges)
+            }
+            (true, false, false) => {
+                self.drain_objects::<W, { F | PRIVATE }>(heap, store, fifo, edges)
+            }
+            (false, true, true) => {
+                self.drain_objects::<W, { F | COUNT | UNSHARED }>(heap, store, fifo, edges)
+            }
+            (false, true, false) => {
+                self.drain_objects::<W, { F | COUNT }>(heap, store, fifo, edges)
+            }
+            (false, false, true) => {
+                self.drain_objects::<W, { F | UNSHARED }>(heap, store, fifo, edges)
+            }
+            (false, false, false) => self.drain_objects::<W, F>(heap, store, fifo, edges),
         }
     }
 
