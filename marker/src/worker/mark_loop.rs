@@ -60,8 +60,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
     }
 
-    /// Scans until the private stack, the deque and the object FIFO `fifo`
-    /// are empty (the edge FIFO and the objects to check may still hold
+    /// Scans until the private stack, the deque, the object FIFO `fifo` and
+    /// the edge FIFO `edges` are empty (the objects to check may still hold
     /// some). `M` holds the settings fixed for the drain (`super::mode`).
     ///
     /// `heap` and `store` are the phase's, passed as parameters of a
@@ -80,19 +80,29 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     ) {
         let mut until_balance = self.until_balance;
         let depth = self.depth;
-        while let Some(popped) = self.next_local::<M>(heap, fifo, depth) {
-            match popped {
-                Popped::Object(w) => self.process_object::<W, M>(heap, store, w, fifo, edges),
-                Popped::Token(token) => self.scan_chunk::<W, M>(token, edges),
+        loop {
+            while let Some(popped) = self.next_local::<M>(heap, fifo, depth) {
+                match popped {
+                    Popped::Object(w) => self.process_object::<W, M>(heap, store, w, fifo, edges),
+                    Popped::Token(token) => self.scan_chunk::<W, M>(token, edges),
+                }
+                if W != OFF && self.slot.contract.checks_full() {
+                    self.settle::<W>();
+                }
+                until_balance -= 1;
+                if until_balance == 0 {
+                    until_balance = self.phase.config.balance_interval;
+                    self.periodic(fifo.len());
+                }
             }
-            if W != OFF && self.slot.contract.checks_full() {
-                self.settle::<W>();
+            // Out of objects, the delayed edges are marked here rather
+            // than by the caller, so that a graph that is one object wide
+            // (a list: each object's one child waits in the edge FIFO)
+            // does not leave and re-enter this function per object.
+            if edges.len() == 0 {
+                break;
             }
-            until_balance -= 1;
-            if until_balance == 0 {
-                until_balance = self.phase.config.balance_interval;
-                self.periodic(fifo.len());
-            }
+            self.flush_edges::<W>(edges);
         }
         self.until_balance = until_balance;
     }
