@@ -64,7 +64,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// horizon ([`Worker::take_horizon`]) after the word's pop.
     pub(super) fn return_unscanned(&mut self, w: usize) {
         if !D::KIND.exactly_once() && w & SHARED != 0 {
-            self.push_copy(w & !SHARED);
+            self.push_copy(Self::untagged(w));
             return;
         }
         self.slot.private.push(w);

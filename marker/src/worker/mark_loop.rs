@@ -40,9 +40,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let mut edges = std::mem::replace(&mut self.edges, Fifo::new());
         loop {
             self.drain_objects_in_mode::<W>(&mut fifo, &mut edges);
-            if edges.len() != 0 {
-                self.flush_edges::<W>(&mut edges);
-            } else if W != OFF && self.slot.contract.has_checks() {
+            debug_assert_eq!(edges.len(), 0, "drain_objects marks the delayed edges");
+            if W != OFF && self.slot.contract.has_checks() {
                 self.settle::<W>();
             } else {
                 self.account(&mut fifo);
