@@ -5,7 +5,7 @@
 //! `STEALMARK_BENCH_OBJECTS` to change it.
 //!
 //! `cargo bench --bench mark`. For the targets as alternating
-//! ratios, use `cargo run --release -p stealmark-marker --example targets`.
+//! ratios, use `cargo run --release -p stealmark-bench --example targets`.
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]
@@ -50,7 +50,7 @@ fn mark(c: &mut Criterion) {
         for &deque in DequeKind::ALGORITHMS.iter() {
             for workers in [1, 2] {
                 let mut config = MarkerConfig::with_workers(workers);
-                config.deque = deque;
+                config.set_deque(deque);
                 let mut marker = Marker::new(config).expect("valid configuration");
                 group.bench_function(BenchmarkId::new(deque.to_string(), workers), |b| {
                     b.iter(|| marker.mark(&view, roots).stats.objects_marked())

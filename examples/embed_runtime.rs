@@ -366,7 +366,7 @@ pub fn run(collections: usize, verbose: bool) -> Summary {
         rng: Pcg64::seed_from_u64(2026),
     };
     let mut config = MarkerConfig::with_workers(2);
-    config.array_chunk = 16;
+    config.set_array_chunk(16);
     let mut marker = Marker::new(config).expect("a valid configuration");
     let mut summary = Summary::default();
     for cycle in 0..collections {

@@ -47,7 +47,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     // 2. Start the engine: StealHalf deques, the default balancing policy.
     let mut config = MarkerConfig::with_workers(workers);
-    config.deque = DequeKind::StealHalf;
+    config.set_deque(DequeKind::StealHalf);
     let mut marker = Marker::new(config)?;
 
     // 3. Mark a few times (the first phase warms caches and threads).

@@ -13,7 +13,7 @@
 //! owner's next pop (which finds it empty) shrinks the array straight back to
 //! the initial capacity. Retired arrays are reclaimed with crossbeam-epoch
 //! ([`ChaseLev`]) or at a quiescent point ([`ChaseLevQuiescent`], freed by
-//! [`Owner::quiesce`](crate::Owner::quiesce)); see `docs/design.md`.
+//! [`Owner::quiesce`](crate::Owner::quiesce)).
 //!
 //! ```
 //! use stealmark_deques::chase_lev::ChaseLev;

@@ -1,6 +1,6 @@
 //! Telling, after the fact, which items an owner took may also have gone to
 //! a thief: [`Ticket`]s and [`Horizon`]s, for deques that deliver an item
-//! more than once ([`idempotent`](crate::idempotent)).
+//! more than once (the `idempotent` kind, with the `baselines` feature).
 //!
 //! A user that must act exactly once per item (a marker counting live
 //! objects) pops with [`Owner::pop_ticketed`](crate::Owner::pop_ticketed),

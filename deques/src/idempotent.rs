@@ -29,7 +29,7 @@
 //! mark. (It used to shrink back to the initial capacity whenever a pop
 //! found it empty, and then every mark of an 8M-object heap regrew it from
 //! 4,096 slots: page faults and copies, 14-28 ms of system time per
-//! pause, see `docs/benchmarks.md`.) A pop checks no size.
+//! pause.) A pop checks no size.
 //!
 //! # The owner's operations
 //!
@@ -76,8 +76,8 @@
 //! owner's store made visible again), in the array the thief loads after
 //! both. A copy is used only if the CAS succeeds, which proves that no owner
 //! store replaced the anchor in between, so the owner cannot have lowered
-//! `head` or reused those slots in an array the thief did not see; see
-//! `docs/design.md` for the resize cases. A slot may hold a newer item than
+//! `head` or reused those slots in an array the thief did not see, whether
+//! or not the owner resized in between. A slot may hold a newer item than
 //! the one the thief meant to take (the owner popped it and pushed another
 //! between the thief's copy and its CAS, in a window that no store closed):
 //! then the newer item is returned twice and the older one once, by the
@@ -91,8 +91,8 @@
 //! overwrote that theft, and each pop overwrites only the thefts between
 //! its own load and store of the anchor (a few instructions; pushes store
 //! no anchor and overwrite nothing). So every extraction beyond the first
-//! needs its own pop racing a theft of that item, and the stress test
-//! (`tests/stress.rs`) counts how rare that is. Neither the owner nor a
+//! needs its own pop racing a theft of that item, and the crate's stress
+//! test counts how rare that is. Neither the owner nor a
 //! thief can tell that it took a duplicate (the owner would need an atomic
 //! read-modify-write to see the theft it overwrites), so a user that wants
 //! the number counts duplicates itself (a marker: objects scanned minus

@@ -30,14 +30,15 @@
 //! ```
 
 use std::fmt;
-
-use serde::Serialize;
-use strum::{Display, EnumString, IntoStaticStr, VariantArray, VariantNames};
+use std::str::FromStr;
 
 use crate::abp::Abp;
 use crate::chase_lev::{ChaseLev, ChaseLevQuiescent};
+#[cfg(feature = "baselines")]
 use crate::idempotent::Idempotent;
+#[cfg(feature = "baselines")]
 use crate::locked::Locked;
+#[cfg(feature = "baselines")]
 use crate::peer::Crossbeam;
 use crate::steal_half::{StealHalf, StealHalfQuiescent};
 use crate::WorkDeque;
@@ -45,29 +46,28 @@ use crate::WorkDeque;
 /// A deque kind, by its command-line name: one per [`WorkDeque`] type of
 /// this crate.
 ///
-/// [`FromStr`](std::str::FromStr), [`Display`](fmt::Display), `Into<&'static
-/// str>` and `Serialize` all use the names below, and
-/// [`VariantNames::VARIANTS`] lists them; [`VariantArray::VARIANTS`] lists
-/// every kind, in declaration order. [`DequeKind::ALGORITHMS`] leaves out
-/// the two quiescent-reclamation variants.
+/// [`FromStr`], [`Display`](fmt::Display), [`DequeKind::name`] and
+/// `Into<&'static str>` all use the names below (and so does `Serialize`,
+/// with the `serde` feature); [`DequeKind::NAMES`] lists them and
+/// [`DequeKind::ALL`] lists every kind, in declaration order.
+/// [`DequeKind::ALGORITHMS`] leaves out the two quiescent-reclamation
+/// variants.
+///
+/// The mission's deques (StealHalf, Chase-Lev, ABP) are always built; the
+/// `locked` and `crossbeam` baselines and the `idempotent` mode only with
+/// the crate's `baselines` feature, so a runtime compiles none of them.
+/// Kinds may be added, so a `match` on a kind needs a wildcard arm.
 ///
 /// ```
 /// use stealmark_deques::DequeKind;
-/// use strum::VariantNames;
 ///
 /// assert_eq!(DequeKind::ChaseLevQuiescent.to_string(), "chase-lev-q");
-/// assert_eq!(DequeKind::VARIANTS.len(), 8);
+/// assert!(DequeKind::NAMES.contains(&"steal-half"));
 /// let e = "stealhalf".parse::<DequeKind>().unwrap_err();
 /// assert!(e.to_string().contains("steal-half, chase-lev"));
 /// ```
-#[derive(Display, EnumString, IntoStaticStr, VariantArray, VariantNames, Serialize)]
-#[strum(
-    serialize_all = "kebab-case",
-    parse_err_ty = UnknownDequeKind,
-    parse_err_fn = UnknownDequeKind::new
-)]
-#[serde(into = "&'static str")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DequeKind {
     /// `steal-half`: [`StealHalf`], the Hendler-Shavit extended deque with
     /// epoch-based reclamation.
@@ -77,25 +77,59 @@ pub enum DequeKind {
     ChaseLev,
     /// `abp`: [`Abp`], the bounded Arora-Blumofe-Plaxton deque.
     Abp,
-    /// `locked`: [`Locked`], a mutex around a `VecDeque` (the baseline).
+    /// `locked`: [`Locked`], a mutex around a `VecDeque` (the baseline;
+    /// `baselines` feature).
+    #[cfg(feature = "baselines")]
     Locked,
-    /// `crossbeam`: [`Crossbeam`], crossbeam-deque (the peer).
+    /// `crossbeam`: [`Crossbeam`], crossbeam-deque (the peer; `baselines`
+    /// feature).
+    #[cfg(feature = "baselines")]
     Crossbeam,
     /// `steal-half-q`: [`StealHalfQuiescent`], StealHalf with
     /// quiescent-point reclamation.
-    #[strum(serialize = "steal-half-q")]
     StealHalfQuiescent,
     /// `chase-lev-q`: [`ChaseLevQuiescent`], Chase-Lev with quiescent-point
     /// reclamation.
-    #[strum(serialize = "chase-lev-q")]
     ChaseLevQuiescent,
     /// `idempotent`: [`Idempotent`], a steal-half deque whose owner uses no
     /// fence and no CAS, and whose items come out **at least once**: an
-    /// item may be returned twice (see [`DequeKind::exactly_once`]).
+    /// item may be returned twice (see [`DequeKind::exactly_once`];
+    /// `baselines` feature).
+    #[cfg(feature = "baselines")]
     Idempotent,
 }
 
 impl DequeKind {
+    /// Every kind of this build, in declaration order.
+    pub const ALL: &'static [DequeKind] = &[
+        DequeKind::StealHalf,
+        DequeKind::ChaseLev,
+        DequeKind::Abp,
+        #[cfg(feature = "baselines")]
+        DequeKind::Locked,
+        #[cfg(feature = "baselines")]
+        DequeKind::Crossbeam,
+        DequeKind::StealHalfQuiescent,
+        DequeKind::ChaseLevQuiescent,
+        #[cfg(feature = "baselines")]
+        DequeKind::Idempotent,
+    ];
+
+    /// The names of [`DequeKind::ALL`], in the same order.
+    pub const NAMES: &'static [&'static str] = &[
+        "steal-half",
+        "chase-lev",
+        "abp",
+        #[cfg(feature = "baselines")]
+        "locked",
+        #[cfg(feature = "baselines")]
+        "crossbeam",
+        "steal-half-q",
+        "chase-lev-q",
+        #[cfg(feature = "baselines")]
+        "idempotent",
+    ];
+
     /// One kind per algorithm: every kind except `steal-half-q` and
     /// `chase-lev-q`, which run the algorithms of `steal-half` and
     /// `chase-lev` and differ only in when they free retired arrays. The
@@ -105,17 +139,42 @@ impl DequeKind {
         DequeKind::StealHalf,
         DequeKind::ChaseLev,
         DequeKind::Abp,
+        #[cfg(feature = "baselines")]
         DequeKind::Locked,
+        #[cfg(feature = "baselines")]
         DequeKind::Crossbeam,
+        #[cfg(feature = "baselines")]
         DequeKind::Idempotent,
     ];
 
+    /// The kind's command-line name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DequeKind::StealHalf => "steal-half",
+            DequeKind::ChaseLev => "chase-lev",
+            DequeKind::Abp => "abp",
+            #[cfg(feature = "baselines")]
+            DequeKind::Locked => "locked",
+            #[cfg(feature = "baselines")]
+            DequeKind::Crossbeam => "crossbeam",
+            DequeKind::StealHalfQuiescent => "steal-half-q",
+            DequeKind::ChaseLevQuiescent => "chase-lev-q",
+            #[cfg(feature = "baselines")]
+            DequeKind::Idempotent => "idempotent",
+        }
+    }
+
     /// Whether every pushed item comes out exactly once. False only for
-    /// [`DequeKind::Idempotent`], whose items come out at least once (an
-    /// item may be returned to the owner and to a thief, or to two
-    /// thieves): a user of that kind must tolerate taking an item twice.
+    /// `DequeKind::Idempotent` (`baselines` feature), whose items come out
+    /// at least once (an item may be returned to the owner and to a thief,
+    /// or to two thieves): a user of that kind must tolerate taking an item
+    /// twice.
     pub const fn exactly_once(self) -> bool {
-        !matches!(self, DequeKind::Idempotent)
+        match self {
+            #[cfg(feature = "baselines")]
+            DequeKind::Idempotent => false,
+            _ => true,
+        }
     }
 
     /// Runs `visitor` with this kind's [`WorkDeque`] type: the one place
@@ -125,13 +184,57 @@ impl DequeKind {
             DequeKind::StealHalf => visitor.visit::<StealHalf>(),
             DequeKind::ChaseLev => visitor.visit::<ChaseLev>(),
             DequeKind::Abp => visitor.visit::<Abp>(),
+            #[cfg(feature = "baselines")]
             DequeKind::Locked => visitor.visit::<Locked>(),
+            #[cfg(feature = "baselines")]
             DequeKind::Crossbeam => visitor.visit::<Crossbeam>(),
             DequeKind::StealHalfQuiescent => visitor.visit::<StealHalfQuiescent>(),
             DequeKind::ChaseLevQuiescent => visitor.visit::<ChaseLevQuiescent>(),
+            #[cfg(feature = "baselines")]
             DequeKind::Idempotent => visitor.visit::<Idempotent>(),
         }
     }
+}
+
+impl fmt::Display for DequeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl From<DequeKind> for &'static str {
+    fn from(kind: DequeKind) -> &'static str {
+        kind.name()
+    }
+}
+
+impl FromStr for DequeKind {
+    type Err = UnknownDequeKind;
+
+    fn from_str(given: &str) -> Result<DequeKind, UnknownDequeKind> {
+        DequeKind::ALL
+            .iter()
+            .copied()
+            .find(|kind| kind.name() == given)
+            .ok_or_else(|| UnknownDequeKind::new(given))
+    }
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for DequeKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+#[cfg(feature = "strum")]
+impl strum::VariantArray for DequeKind {
+    const VARIANTS: &'static [DequeKind] = DequeKind::ALL;
+}
+
+#[cfg(feature = "strum")]
+impl strum::VariantNames for DequeKind {
+    const VARIANTS: &'static [&'static str] = DequeKind::NAMES;
 }
 
 /// A computation generic over the deque type, for [`DequeKind::dispatch`]
@@ -167,7 +270,7 @@ impl fmt::Display for UnknownDequeKind {
             f,
             "unknown deque `{}`; expected one of: {}",
             self.given,
-            <DequeKind as VariantNames>::VARIANTS.join(", ")
+            DequeKind::NAMES.join(", ")
         )
     }
 }
@@ -189,14 +292,16 @@ mod tests {
 
     #[test]
     fn dispatch_and_kind_agree_and_names_round_trip() {
-        for &kind in <DequeKind as VariantArray>::VARIANTS {
+        for &kind in DequeKind::ALL {
             assert_eq!(kind.dispatch(KindOf), kind);
             assert_eq!(kind.to_string().parse::<DequeKind>(), Ok(kind));
             let name: &'static str = kind.into();
             assert_eq!(name, kind.to_string());
         }
+        let names: Vec<&str> = DequeKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names, DequeKind::NAMES);
         assert_eq!(
-            <DequeKind as VariantNames>::VARIANTS,
+            DequeKind::NAMES,
             [
                 "steal-half",
                 "chase-lev",
@@ -210,9 +315,19 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "strum")]
+    #[test]
+    fn strum_lists_the_same_kinds_and_names() {
+        assert_eq!(<DequeKind as strum::VariantArray>::VARIANTS, DequeKind::ALL);
+        assert_eq!(
+            <DequeKind as strum::VariantNames>::VARIANTS,
+            DequeKind::NAMES
+        );
+    }
+
     #[test]
     fn only_the_idempotent_kind_may_return_an_item_twice() {
-        for &kind in <DequeKind as VariantArray>::VARIANTS {
+        for &kind in DequeKind::ALL {
             assert_eq!(kind.exactly_once(), kind != DequeKind::Idempotent, "{kind}");
         }
     }
@@ -220,7 +335,7 @@ mod tests {
     #[test]
     fn the_algorithms_are_every_kind_but_the_quiescent_variants() {
         let quiescent = [DequeKind::StealHalfQuiescent, DequeKind::ChaseLevQuiescent];
-        for &kind in <DequeKind as VariantArray>::VARIANTS {
+        for &kind in DequeKind::ALL {
             assert_ne!(
                 DequeKind::ALGORITHMS.contains(&kind),
                 quiescent.contains(&kind),

@@ -19,12 +19,16 @@
 //!   orderings of Lê et al. (PPoPP 2013);
 //! - [`steal_half`]: the Hendler-Shavit extended deque, whose thieves take
 //!   half of the victim's items with one CAS;
-//! - [`idempotent`]: a steal-half deque whose owner pushes and pops without
+//!
+//! and, with the `baselines` feature (for comparisons and research; a
+//! runtime needs none of them):
+//!
+//! - `idempotent`: a steal-half deque whose owner pushes and pops without
 //!   any fence or CAS, at the price of returning an item **at least once**
 //!   (possibly twice) instead of exactly once; for idempotent work such as
 //!   marking;
-//! - [`locked`]: a `parking_lot::Mutex<VecDeque>` baseline;
-//! - [`peer`]: crossbeam-deque behind the same traits, the baseline we
+//! - `locked`: a `parking_lot::Mutex<VecDeque>` baseline;
+//! - `peer`: crossbeam-deque behind the same traits, the baseline we
 //!   compare against.
 //!
 //! Every handle keeps cheap counters ([`OwnerStats`], [`ThiefStats`]).
@@ -39,9 +43,12 @@
 //! steal pins); [`chase_lev::ChaseLevQuiescent`] and
 //! [`steal_half::StealHalfQuiescent`] pin nothing and keep retired arrays until
 //! the deque is dropped or the owner frees them at a quiescent point with the
-//! `unsafe` [`Owner::quiesce`]. See `docs/design.md` (section "Deques").
+//! `unsafe` [`Owner::quiesce`]. Each module's documentation gives its
+//! algorithm, its memory orderings and the reasoning behind them.
 //!
 //! # Thread safety of the handles
+//!
+//! (The examples below name the `baselines` kinds too.)
 //!
 //! Thief handles are `Clone + Send + Sync` (the [`Thief`] trait requires it)
 //! and owner handles are `Send` ([`Owner`] requires it):
@@ -131,8 +138,7 @@
 //! poisoned and checked against every access by loom's causality tracking.
 //!
 //! The Miri command passed (all test targets and doc tests; about 230 s of
-//! tests on two cores) with nightly 1.97.0 (2026-05-19) and its Miri; see
-//! `docs/design.md` for the exact result. Under Miri the tests shrink their
+//! tests on two cores) with nightly 1.97.0 (2026-05-19) and its Miri. Under Miri the tests shrink their
 //! sizes (`cfg(miri)`), skip the crossbeam peer (whose slot reads are racy
 //! by design), the 2^27-item limit tests and the near-wrap reruns, and the
 //! epoch flavour keeps retired arrays until `quiesce` or
@@ -170,8 +176,11 @@ mod sync;
 
 pub mod abp;
 pub mod chase_lev;
+#[cfg(feature = "baselines")]
 pub mod idempotent;
+#[cfg(feature = "baselines")]
 pub mod locked;
+#[cfg(feature = "baselines")]
 pub mod peer;
 pub mod steal_half;
 

@@ -52,7 +52,7 @@
 //! re-arm it); each bumps the 30-bit tag, and thieves only ever advance
 //! `top`. So a stale CAS succeeds only if a thief stalls between two
 //! instructions while the owner performs a multiple of 2^30 CASes and no
-//! other thief steals; see `docs/design.md`.
+//! other thief steals.
 //!
 //! ```
 //! use stealmark_deques::steal_half::StealHalf;
@@ -616,8 +616,7 @@ impl<R: Reclaim> BatchThief for StealHalfThief<R> {
     /// takes as soon as the owner pushes an item into it. An empty range
     /// with items below `bottom` would make those items unstealable until
     /// the owner next pushes or pops, which a marker working from a private
-    /// stack may not do for a long time (see `docs/design.md`, "an empty
-    /// range while items remain").
+    /// stack may not do for a long time.
     #[inline]
     fn claim<X>(
         &self,

@@ -20,7 +20,7 @@
 //! chunk once through the counter, and a copy delivered twice claims one
 //! more chunk or finds none left, which is harmless. The cost is that at
 //! most `capacity` arrays per collection are scanned in chunks; later ones
-//! are scanned whole (`docs/design.md`, "Idempotent work stealing").
+//! are scanned whole.
 //!
 //! The table has a fixed capacity, allocated once; when it is exhausted a
 //! worker scans the array whole, which is correct but not parallel.

@@ -32,11 +32,11 @@
 //! assert!(report.results.iter().all(|r| r.marked == 2));
 //! ```
 
+use std::fmt;
 use std::time::Instant;
 
 use serde::Serialize;
 use stealmark_model::{MarkIndex, ObjRef, ObjectModel};
-use thiserror::Error;
 
 use crate::sequential::{Replay, SequentialMarker};
 use crate::{ConfigError, Marker, MarkerConfig};
@@ -118,10 +118,10 @@ impl<'a> Subject<'a> {
 }
 
 /// A benchmark that could not run.
-#[derive(Debug, Error)]
+#[derive(Debug)]
+#[non_exhaustive]
 pub enum BenchError {
     /// A subject marked a different number of objects than the first one.
-    #[error("subject `{subject}` marked {got} objects, but `{first}` marked {expected}")]
     Mismatch {
         /// The subject's name.
         subject: String,
@@ -133,9 +133,27 @@ pub enum BenchError {
         expected: u64,
     },
     /// Fewer than one run was asked for.
-    #[error("a benchmark needs at least one run")]
     NoRuns,
 }
+
+impl fmt::Display for BenchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BenchError::Mismatch {
+                subject,
+                got,
+                first,
+                expected,
+            } => write!(
+                f,
+                "subject `{subject}` marked {got} objects, but `{first}` marked {expected}"
+            ),
+            BenchError::NoRuns => f.write_str("a benchmark needs at least one run"),
+        }
+    }
+}
+
+impl std::error::Error for BenchError {}
 
 /// One subject's measurements.
 #[derive(Debug, Clone, Serialize)]

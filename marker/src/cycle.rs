@@ -2,15 +2,13 @@
 //! the mutator's thread (incremental marking) or on the GC workers in the
 //! background (concurrent marking), with a snapshot-at-the-beginning write
 //! barrier ([`MutatorBuffer`]); and its remark, [`MarkCycle::finish`].
-//! `docs/design.md` ("Concurrent marking") gives the invariants and the
-//! termination argument.
 
 mod buffer;
 
+use std::fmt;
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use serde::Serialize;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, RootSource, SoftRefPolicy, SoftRefs};
 
 pub use buffer::MutatorBuffer;
@@ -27,23 +25,34 @@ use crate::stats::StepKind;
 const NO_REFS: &[ObjRef] = &[];
 
 /// Why a mark cycle's remark could not complete the snapshot.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CycleError {
     /// Mutator buffers were never given back (leaked with
     /// `std::mem::forget`): the references they recorded are lost, so the
     /// marking may miss objects reachable at the cycle's start.
-    #[error(
-        "the remark found {held} mutator buffer(s) of this mark cycle never given back \
-         (leaked, not dropped): the overwritten references they recorded are lost"
-    )]
     LeakedBuffers {
         /// Buffers still counted as held.
         held: usize,
     },
 }
 
+impl fmt::Display for CycleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CycleError::LeakedBuffers { held } => write!(
+                f,
+                "the remark found {held} mutator buffer(s) of this mark cycle never given back \
+                 (leaked, not dropped): the overwritten references they recorded are lost"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CycleError {}
+
 /// What a mark cycle did besides marking, for its caller's accounting.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct CycleStats {
     /// Steps the background workers ran (concurrent marking).
     pub background_steps: u64,

@@ -1,5 +1,4 @@
-//! One collection, as a sequence of steps (`docs/design.md`, "Runtime
-//! contract"): each step is one parallel job of every worker
+//! One collection, as a sequence of steps ([`crate::StepKind`]): each step is one parallel job of every worker
 //! ([`Pool::broadcast`]) with its own termination, and the coordinating
 //! thread decides between steps, from per-worker counts, which step comes
 //! next. A step that has nothing to do does not run, so a heap without

@@ -7,7 +7,7 @@
 //! roots in parallel, in the style of Flood et al. (2001), and implements
 //! the whole runtime contract: soft, weak and phantom references,
 //! ephemerons (WeakMap entries) and finalization with resurrection, in the
-//! order `docs/design.md` ("Runtime contract") gives.
+//! order that [`Marker::collect`] gives.
 //!
 //! # Embedding guide
 //!
@@ -33,12 +33,12 @@
 //! 3. **Roots and finalizable objects**, each a [`RootSource`]: chunks the
 //!    workers claim in parallel (one per thread stack, per block of
 //!    handles, ...). A slice of references is split into chunks of
-//!    [`ROOT_CHUNK`](model::ROOT_CHUNK). Registered finalizable objects are
+//!    [`ROOT_CHUNK`]. Registered finalizable objects are
 //!    the runtime's list of objects with finalizers that have not run yet.
-//! 4. **A soft-reference policy** ([`SoftRefs`](model::SoftRefs)): clear
+//! 4. **A soft-reference policy** ([`SoftRefs`]): clear
 //!    every soft referent that is not strongly reachable (when memory is
 //!    short), keep them all, or ask the runtime per referent
-//!    ([`SoftRefPolicy`](model::SoftRefPolicy), called from the workers in
+//!    ([`SoftRefPolicy`], called from the workers in
 //!    parallel).
 //!
 //! They go into a [`Collection`]; the result is a [`Report`] (with the
@@ -113,9 +113,11 @@
 //! assert_eq!(report.live_objects(), 6);
 //! ```
 //!
-//! `examples/embed_runtime.rs` (in the repository root) is a small runtime
-//! built this way: header mark bits, weak fields, WeakMaps, finalizers, a
-//! sweep, and invariants checked after every collection.
+//! A whole runtime built this way keeps its mark bits in object headers
+//! ([`Marker::collect_with`]), clears the weak fields and dead WeakMap
+//! entries the report lists, runs the finalizers it names, sweeps every
+//! unmarked object, and may check after each collection that no live
+//! object points to a swept one.
 //!
 //! ## Threads, memory and failure
 //!
@@ -138,9 +140,30 @@
 //! value of every reference slot it overwrites through its own
 //! [`MutatorBuffer`] (a snapshot-at-the-beginning barrier) and allocates
 //! black. [`MarkCycle::finish`] is the remark: it completes the closure and
-//! runs the contract's steps. `docs/design.md` ("Concurrent marking") gives
-//! the invariants, the termination argument, and what a runtime does at
-//! safepoints and around native code.
+//! runs the contract's steps. [`MarkCycle`] and [`MutatorBuffer`] say what
+//! a runtime must do while a cycle runs.
+//!
+//! # Features
+//!
+//! With no feature, the crate depends on the model and deques crates and
+//! on what marking needs (`parking_lot`, `crossbeam-utils`, a PCG
+//! generator), and offers the mission's deque kinds (StealHalf, Chase-Lev,
+//! ABP) and the knobs a runtime sets. Each feature adds:
+//!
+//! - `baselines`: the `locked` and `crossbeam` baseline deque kinds and the
+//!   `idempotent` (at-least-once) mode;
+//! - `research`: the research knobs of [`MarkerConfig`] (balancing policy
+//!   and its parameters, steal amount, victim selection, prefetch depth,
+//!   private work and reserve, frozen ephemeron rounds, timeline, spans,
+//!   seed);
+//! - `serde`: `Serialize` for the configuration and the statistics, under
+//!   the command-line names;
+//! - `strum`: strum's `VariantArray` and `VariantNames` for the named
+//!   options;
+//! - `bench` (with `serde`): the sequential marker with the engine's
+//!   prefetching, the replay floor and the paired-comparison harness
+//!   (modules `sequential` and `bench`);
+//! - `inject-delays` (tests only): random yields and sleeps inside workers.
 //!
 //! # The engine
 //!
@@ -197,6 +220,7 @@ mod ephemeron;
 mod fifo;
 mod holders;
 mod marker;
+mod options;
 mod overflow;
 mod pool;
 mod private;
@@ -227,7 +251,8 @@ pub use stats::{
     EphemeronStats, MarkStats, Span, SpanKind, StepKind, StepRecord, TimelineSample, TypeCount,
     WorkerRecord, WorkerStats,
 };
+pub use stealmark_deques::UnknownDequeKind;
 pub use stealmark_model::{
     self as model, MarkBitmap, MarkIndex, MarkStore, ObjRef, ObjectModel, RootSource, SlotKind,
-    WeakRef,
+    SoftRefPolicy, SoftRefs, WeakRef, ROOT_CHUNK,
 };

@@ -150,7 +150,9 @@ impl Marker {
         self.collect_with(heap, store, &Collection::new(roots))
     }
 
-    /// Runs a whole collection (`docs/design.md`, "Runtime contract") in the
+    /// Runs a whole collection (the strong closure, then the soft, weak,
+    /// ephemeron and phantom slots and finalization, in the steps that
+    /// [`StepKind`](crate::StepKind) lists in their order) in the
     /// marker's own side bitmap, which the workers clear first (each its own
     /// part, so that the bitmap's lines start out in the caches of the cores
     /// that mark).

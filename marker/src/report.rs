@@ -11,6 +11,7 @@ use crate::stats::{EphemeronStats, MarkStats, StepKind, TypeCount};
 /// the collection's records; [`Marking::report`] gives the runtime
 /// contract's outputs (slots to clear, objects to finalize, live bytes).
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Marking<'m> {
     /// One bit per mark index, set for every object marked.
     pub bitmap: &'m MarkBitmap,
@@ -44,6 +45,7 @@ impl<'m> Marking<'m> {
 /// worker `i` found, so a runtime can hand each list to one of its own
 /// threads (to clear fields, or queue finalizers) without copying.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Report<'m> {
     /// The collection's statistics and per-worker records.
     pub stats: &'m MarkStats,
@@ -135,6 +137,7 @@ impl<'m> Report<'m> {
 /// records of them, read in place (the judging notes which of the worker's
 /// records are cleared and copies none).
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct ClearedSlots<'m> {
     /// Every non-strong slot the worker found.
     refs: &'m [WeakRef],

@@ -1,6 +1,5 @@
 //! The queue between the write barrier's per-thread buffers and the
-//! marker, during a mark cycle (`crate::cycle`; `docs/design.md`,
-//! "Concurrent marking").
+//! marker, during a mark cycle ([`crate::MarkCycle`]).
 //!
 //! A mutator thread owns one buffer ([`crate::MutatorBuffer`]) and appends
 //! the old value of every reference slot it overwrites, without any

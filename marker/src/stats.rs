@@ -1,15 +1,15 @@
 //! Statistics of a mark phase: per-worker counters (always on), a sampled
 //! timeline of deque lengths, and optional timestamped spans.
 
-use serde::Serialize;
-
 use stealmark_model::{ObjRef, WeakRef};
 
 use crate::config::MarkerConfig;
 
 /// Counters kept by one worker during one mark phase. Times are in
 /// nanoseconds since the start of the phase or as durations.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
 pub struct WorkerStats {
     /// Mark bits this worker set (objects it turned grey), roots included.
     pub objects_marked: u64,
@@ -22,8 +22,8 @@ pub struct WorkerStats {
     pub objects_scanned: u64,
     /// With a deque that may deliver an item twice: scans by this worker of
     /// objects with non-strong slots (or large arrays) that another scan
-    /// had already claimed, whose records it dropped (`docs/design.md`,
-    /// "Idempotent work stealing"). Always 0 with the other deques.
+    /// had already claimed, whose records it dropped (the first claim keeps
+    /// them, so each slot is judged once). Always 0 with the other deques.
     pub duplicate_holders: u64,
     /// Reference slots visited, null ones excluded.
     pub slots_scanned: u64,
@@ -103,7 +103,8 @@ pub struct WorkerStats {
 }
 
 /// One sample of a worker's deque length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct TimelineSample {
     /// Nanoseconds since the start of the mark phase.
     pub t_ns: u64,
@@ -112,8 +113,10 @@ pub struct TimelineSample {
 }
 
 /// What a worker was doing during a [`Span`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+#[non_exhaustive]
 pub enum SpanKind {
     /// Scanning objects with work in hand.
     Marking,
@@ -138,7 +141,8 @@ impl SpanKind {
 }
 
 /// A timestamped interval of one worker's activity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Span {
     /// The activity.
     pub kind: SpanKind,
@@ -150,7 +154,9 @@ pub struct Span {
 
 /// The records one worker keeps besides its counters. Their buffers are
 /// reused from one mark phase to the next.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
 pub struct WorkerRecord {
     /// The counters.
     pub stats: WorkerStats,
@@ -165,21 +171,21 @@ pub struct WorkerRecord {
     /// marked object, in the order found (a mark cycle moves those with
     /// marked referents to the front; not serialised: they are heap
     /// addresses, meaningless outside the process).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub weak_refs: Vec<WeakRef>,
     /// The slots this worker judged cleared (J1 and J2 of the runtime
     /// contract), as indices into `weak_refs` (the judging copies no
     /// record; [`Report::cleared`](crate::Report::cleared) gives the
     /// records).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub cleared: Vec<usize>,
     /// The finalizable objects this worker found unreachable (and
     /// resurrected); no object is in two workers' lists.
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub to_finalize: Vec<ObjRef>,
     /// Per type id, the objects this worker scanned (empty when the heap has
     /// no types).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub live_by_type: Vec<TypeCount>,
 }
 
@@ -206,7 +212,9 @@ impl WorkerRecord {
 }
 
 /// Statistics and records of one collection (every step of it).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
 pub struct MarkStats {
     /// The configuration that produced them.
     pub config: Option<MarkerConfig>,
@@ -247,7 +255,9 @@ pub struct MarkStats {
 }
 
 /// Live objects and bytes of one type.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
 pub struct TypeCount {
     /// Objects.
     pub objects: u64,
@@ -256,10 +266,16 @@ pub struct TypeCount {
 }
 
 /// A step of a collection: one parallel job of every worker, with its own
-/// termination. `docs/design.md` ("Runtime contract") gives the algorithm
-/// of each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+/// termination. A collection runs `roots`; then, until nothing changes,
+/// `register` and `resolve` (while ephemerons wait for unmarked keys) and
+/// `soft` (while soft slots wait for the policy's answer); then `finalize`,
+/// with `register` and `resolve` again if needed; then `judge`. A step with
+/// nothing to do does not run. A mark cycle runs `satb`, `increment` and
+/// `preclean` steps before its remark, which runs the same sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+#[non_exhaustive]
 pub enum StepKind {
     /// Mark the roots, chunk by chunk, and trace (the strong closure; soft
     /// slots too when every soft referent is kept).
@@ -297,7 +313,9 @@ pub enum StepKind {
 }
 
 /// One step of a collection, as it ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
 pub struct StepRecord {
     /// What the step did.
     pub kind: StepKind,
@@ -310,7 +328,9 @@ pub struct StepRecord {
 }
 
 /// Ephemeron figures of a collection (see [`crate::Report::ephemerons`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
 pub struct EphemeronStats {
     /// Ephemeron slots found in marked objects.
     pub pairs: u64,

@@ -1,6 +1,6 @@
 //! The synchronisation primitives of the termination protocol and the worker
 //! pool: `std`, `parking_lot` and `crossbeam-utils` in every real build, and
-//! loom's under `--cfg loom`, so that the loom models (`tests/loom.rs`)
+//! loom's under `--cfg loom`, so that the crate's loom models
 //! explore every interleaving of the very code that ships.
 //!
 //! Outside loom this module is nothing but re-exports: the production code

@@ -1,8 +1,7 @@
 //! Termination detection and idle-worker parking.
 //!
 //! The protocol keeps one global status word, `active`: the number of
-//! workers that may hold or create work. See the "Marker" section of
-//! `docs/design.md` for the proof sketch. In short:
+//! workers that may hold or create work. In short:
 //!
 //! - a worker decrements `active` only after it has found its deque, its
 //!   prefetch FIFO and the shared overflow storage empty and failed to steal;

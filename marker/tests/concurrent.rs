@@ -70,10 +70,9 @@ fn check(
 }
 
 fn config(workers: usize, deque: DequeKind) -> MarkerConfig {
-    MarkerConfig {
-        deque,
-        ..MarkerConfig::with_workers(workers)
-    }
+    let mut c = MarkerConfig::with_workers(workers);
+    c.set_deque(deque);
+    c
 }
 
 /// One cycle with `threads` mutator threads of `ops` operations each,

@@ -23,17 +23,17 @@ use strum::VariantArray;
 
 fn config(workers: usize, deque: DequeKind, n: usize) -> MarkerConfig {
     let mut c = MarkerConfig::with_workers(workers);
-    c.deque = deque;
-    c.deque_capacity = 16;
-    c.array_chunk = 16;
-    c.balance_interval = 1 + (n % 7) as u32;
-    c.private_work = n % 2 == 0;
-    c.prefetch = [8, 0, 3][n % 3];
-    c.seed = n as u64;
+    c.set_deque(deque);
+    c.set_deque_capacity(16);
+    c.set_array_chunk(16);
+    c.set_balance_interval(1 + (n % 7) as u32);
+    c.set_private_work(n % 2 == 0);
+    c.set_prefetch([8, 0, 3][n % 3]);
+    c.set_seed(n as u64);
     // A third of the configurations share the ephemeron key index at once,
     // a third after one frozen round (whose entries, in the dense table
     // where the heap is small, the shared round then takes).
-    c.ephemeron_frozen_rounds = [4, 0, 1][(n / 2) % 3];
+    c.set_ephemeron_frozen_rounds([4, 0, 1][(n / 2) % 3]);
     c
 }
 
@@ -262,7 +262,7 @@ fn finalizing_after_every_entry_was_released_checks_nothing() {
     let [clear, _, ask] = policies();
     for (deque, workers) in matrix(&[1, 2, 3, 8]) {
         let mut c = MarkerConfig::with_workers(workers);
-        c.deque = deque;
+        c.set_deque(deque);
         let mut marker = Marker::new(c).unwrap();
         for (soft_refs, released) in [(ask, true), (clear, false)] {
             let input = OracleInput {
@@ -310,7 +310,7 @@ fn a_long_ephemeron_chain_resolves_in_one_round() {
     let e = expect(&g, &input);
     for workers in workers(&[1, 2, 8]) {
         let mut c = MarkerConfig::with_workers(workers);
-        c.array_chunk = 64;
+        c.set_array_chunk(64);
         let mut marker = Marker::new(c).unwrap();
         check(&mut marker, &g, &input, &e, &format!("chain w={workers}"));
         let m = marker.mark(&g, &roots);
@@ -378,7 +378,7 @@ fn nested_weak_maps_take_rounds_then_share_the_index() {
         );
         for (deque, workers) in matrix(&[1, 2, 3, 8, 16]) {
             let mut c = MarkerConfig::with_workers(workers);
-            c.deque = deque;
+            c.set_deque(deque);
             let mut marker = Marker::new(c).unwrap();
             let what = format!("nested {deque} w={workers} {soft_refs:?}");
             check(&mut marker, &g, &input, &e, &what);
@@ -391,7 +391,7 @@ fn nested_weak_maps_take_rounds_then_share_the_index() {
     // One worker scans each map before its key's list: every level is a
     // round, so the frozen rounds run out and a shared round finishes.
     let mut c = MarkerConfig::with_workers(1);
-    c.prefetch = 0;
+    c.set_prefetch(0);
     let mut marker = Marker::new(c).unwrap();
     let m = marker.mark(&g, &roots);
     let eph = m.report().ephemerons();
@@ -416,7 +416,7 @@ fn without_live_counting_the_marks_are_the_same_and_bytes_are_zero() {
     };
     let o = oracle(&g, &input);
     let mut c = MarkerConfig::with_workers(2);
-    c.count_live = false;
+    c.set_count_live(false);
     let mut marker = Marker::new(c).unwrap();
     let collection = Collection::new(&roots[..]).finalizable(&finalizable[..]);
     let m = marker.collect(&g, &collection);
@@ -573,9 +573,9 @@ fn a_collection_that_panicked_leaves_nothing_behind() {
     };
     for (deque, workers) in matrix(&[1, 2]) {
         let mut c = MarkerConfig::with_workers(workers);
-        c.deque = deque;
-        c.deque_capacity = 64;
-        c.private_work = false;
+        c.set_deque(deque);
+        c.set_deque_capacity(64);
+        c.set_private_work(false);
         let mut marker = Marker::new(c).unwrap();
         let hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));

@@ -59,15 +59,15 @@ fn delayed_workers_never_lose_work_or_hang() {
             for &workers in &[2, 3, 8, 16] {
                 for &policy in BalancePolicy::VARIANTS {
                     let mut c = MarkerConfig::with_workers(workers);
-                    c.deque = deque;
-                    c.policy = policy;
-                    c.steal = StealAmount::VARIANTS[workers % 2];
-                    c.deque_capacity = 32;
-                    c.array_chunk = 128;
-                    c.balance_interval = 4;
-                    c.private_work = workers != 3;
-                    c.ephemeron_frozen_rounds = [4, 0][workers % 2];
-                    c.seed = workers as u64;
+                    c.set_deque(deque);
+                    c.set_policy(policy);
+                    c.set_steal(StealAmount::VARIANTS[workers % 2]);
+                    c.set_deque_capacity(32);
+                    c.set_array_chunk(128);
+                    c.set_balance_interval(4);
+                    c.set_private_work(workers != 3);
+                    c.set_ephemeron_frozen_rounds([4, 0][workers % 2]);
+                    c.set_seed(workers as u64);
                     let mut marker = Marker::new(c).unwrap();
                     for (g, soft_refs, e) in &heaps {
                         let what = format!("{} {deque} {workers} {policy}", g.info.shape);
@@ -80,9 +80,10 @@ fn delayed_workers_never_lose_work_or_hang() {
                         duplicates = (duplicates.0 + d.0, duplicates.1 + d.1);
                     }
                     marker
-                        .reconfigure(MarkerConfig {
-                            array_chunk: 16,
-                            ..marker.config().clone()
+                        .reconfigure({
+                            let mut c = marker.config().clone();
+                            c.set_array_chunk(16);
+                            c
                         })
                         .unwrap();
                     for (s, (g, roots, finalizable)) in graphs.iter().enumerate() {

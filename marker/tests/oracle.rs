@@ -113,23 +113,23 @@ fn every_shape_deque_policy_steal_and_worker_count_matches_the_oracle() {
             }
             n += 1;
             let mut c = MarkerConfig::with_workers(workers);
-            c.deque = deque;
-            c.policy = policy;
-            c.steal = steal;
+            c.set_deque(deque);
+            c.set_policy(policy);
+            c.set_steal(steal);
             // Alternate the victim selection, the prefetch FIFO
             // and private work.
-            c.victim = VictimSelection::VARIANTS[n % 2];
-            c.prefetch = [8, 0, 16][n % 3];
-            c.private_work = (n / 2) % 2 == 0;
-            c.ephemeron_frozen_rounds = [4, 0][(n / 4) % 2];
+            c.set_victim(VictimSelection::VARIANTS[n % 2]);
+            c.set_prefetch([8, 0, 16][n % 3]);
+            c.set_private_work((n / 2) % 2 == 0);
+            c.set_ephemeron_frozen_rounds([4, 0][(n / 4) % 2]);
             // A small bounded deque, so that `abp` overflows.
-            c.deque_capacity = 64;
-            c.array_chunk = 64;
+            c.set_deque_capacity(64);
+            c.set_array_chunk(64);
             let mut marker = Marker::new(c.clone()).expect("valid config");
             for case in &heaps {
                 let what = format!(
                         "{} deque={deque} workers={workers} policy={policy} steal={steal} victim={} prefetch={} private={}",
-                        case.g.info.shape, c.victim, c.prefetch, c.private_work
+                        case.g.info.shape, c.victim(), c.prefetch(), c.private_work()
                     );
                 // Twice (the marker reused), once under Miri: each
                 // heap reuses it already.
@@ -158,12 +158,12 @@ fn idempotent_pure_mode_counts_each_live_object_once_round_after_round() {
         for workers in workers(&[2, 3, 8, 16]) {
             for &prefetch in &[8, 16] {
                 let mut c = MarkerConfig::with_workers(workers);
-                c.deque = DequeKind::Idempotent;
-                c.private_work = false;
-                c.prefetch = prefetch;
-                c.deque_capacity = 64;
-                c.array_chunk = 64;
-                c.seed = round;
+                c.set_deque(DequeKind::Idempotent);
+                c.set_private_work(false);
+                c.set_prefetch(prefetch);
+                c.set_deque_capacity(64);
+                c.set_array_chunk(64);
+                c.set_seed(round);
                 let mut marker = Marker::new(c).expect("valid config");
                 for case in &heaps {
                     let (soft_refs, e) = &case.expect[0];
@@ -188,8 +188,8 @@ fn abp_overflow_is_shared_and_used() {
     let objects = if cfg!(miri) { 300 } else { 20_000 };
     let g = case(generate_heap(&GenConfig::new(Shape::Wide, objects)).unwrap());
     let mut c = MarkerConfig::with_workers(2);
-    c.deque = DequeKind::Abp;
-    c.deque_capacity = 16;
+    c.set_deque(DequeKind::Abp);
+    c.set_deque_capacity(16);
     let mut marker = Marker::new(c).unwrap();
     check_case(&mut marker, &g, "wide abp cap 16");
     let t = marker
@@ -214,7 +214,7 @@ fn abp_overflow_is_shared_and_used() {
 fn big_array_is_scanned_in_chunks_by_several_workers() {
     let g = case(generate_heap(&GenConfig::new(Shape::BigArray, 50_000)).unwrap());
     let mut c = MarkerConfig::with_workers(4);
-    c.array_chunk = 256;
+    c.set_array_chunk(256);
     let mut marker = Marker::new(c).unwrap();
     check_case(&mut marker, &g, "big-array 4 workers");
     let m = marker.mark(&g.g.heap.view(), g.g.heap.roots());
@@ -239,7 +239,7 @@ fn reconfigure_switches_deque_and_worker_count() {
     let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
     for (i, deque) in deques().enumerate() {
         let mut c = MarkerConfig::with_workers(1 + i % 3);
-        c.deque = deque;
+        c.set_deque(deque);
         marker.reconfigure(c).unwrap();
         check_case(&mut marker, &g, &format!("reconfigured {deque}"));
         assert_eq!(

@@ -26,8 +26,8 @@ fn a_thousand_collections_leave_resident_memory_flat() {
     let roots = g.heap.roots();
     for &deque in DequeKind::VARIANTS.iter() {
         let mut c = MarkerConfig::with_workers(4);
-        c.deque = deque;
-        c.deque_capacity = 256;
+        c.set_deque(deque);
+        c.set_deque_capacity(256);
         let mut marker = Marker::new(c).unwrap();
         // Warm up: buffers reach their steady-state capacity.
         let expect = marker.mark(&view, roots).stats.objects_marked();

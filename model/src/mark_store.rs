@@ -8,8 +8,8 @@ use crate::object_model::ObjectModel;
 /// The engine calls [`MarkStore::try_mark`] once per strong reference it
 /// finds; exactly one call per reachable object returns `true` during a mark
 /// phase, and that caller owns scanning the object. A runtime that keeps mark
-/// bits in object headers implements this trait over its headers (see
-/// `examples/embed_runtime.rs`); everyone else uses
+/// bits in object headers implements this trait over its headers, with an
+/// atomic read-modify-write on the header word; everyone else uses
 /// [`MarkBitmap`](crate::MarkBitmap).
 pub trait MarkStore<H: ObjectModel + ?Sized>: Sync {
     /// Sets `obj`'s mark bit. Returns `true` if this call set it, `false` if

@@ -20,9 +20,8 @@ use crate::obj_ref::ObjRef;
 /// address order) mark faster than scattered ones: the workers then seldom
 /// set bits in the same mark words. On the project's 2-vCPU machine, ten
 /// million roots in a thousand chunks took two workers 47 ms in mark-index
-/// order against 63 ms in random order (`docs/benchmarks.md`, "Sixth
-/// attempt at (a)"); splitting scattered roots by mark word during the
-/// pause costs more than it saves ("Seventh attempt at (a)").
+/// order against 63 ms in random order; splitting scattered roots by mark
+/// word during the pause costs more than it saves.
 ///
 /// ```
 /// use stealmark_model::{ObjRef, RootSource};

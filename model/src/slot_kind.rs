@@ -2,9 +2,9 @@
 
 use crate::obj_ref::ObjRef;
 
-/// How a reference slot holds its target. `docs/design.md` ("Runtime
-/// contract") gives the exact semantics and the order in which the kinds are
-/// judged.
+/// How a reference slot holds its target: whether the engine traces it, and
+/// when it clears it (soft and weak slots are judged before finalization,
+/// phantom and ephemeron slots after it).
 ///
 /// | kind | traced | cleared (reported) when |
 /// |---|---|---|

@@ -171,19 +171,19 @@ pub struct BalanceArgs {
     /// balances with probability min(1, µ/L).
     #[arg(long, value_name = "MU", value_parser = mu, help = default_help(
         "µ of the probabilistic policy: a worker holding L grey objects balances with probability min(1, µ/L)",
-        MarkerConfig::default().mu,
+        MarkerConfig::default().mu(),
     ))]
     pub mu: Option<f64>,
     /// The factor of the threshold policy.
     #[arg(long, value_name = "F", value_parser = threshold_factor, help = default_help(
         "The factor of the threshold policy: a worker balances when its load has fallen by this factor since it last balanced",
-        MarkerConfig::default().threshold_factor,
+        MarkerConfig::default().threshold_factor(),
     ))]
     pub threshold_factor: Option<f64>,
     /// Objects scanned between two balancing checks.
     #[arg(long, value_name = "N", value_parser = positive::<u32>, help = default_help(
         "Objects a worker scans between two balancing checks (the policy, sharing work with idle workers, waking parked ones)",
-        MarkerConfig::default().balance_interval,
+        MarkerConfig::default().balance_interval(),
     ))]
     pub balance_interval: Option<u32>,
 }
@@ -192,7 +192,7 @@ pub struct BalanceArgs {
 pub fn private_stack_help() -> String {
     default_help(
         "Keep new grey objects on a private stack in front of the deque and share the oldest of them (on), or push every one onto the deque (off: pure work stealing)",
-        switch_word(MarkerConfig::default().private_work),
+        switch_word(MarkerConfig::default().private_work()),
     )
 }
 
@@ -200,7 +200,7 @@ pub fn private_stack_help() -> String {
 pub fn count_live_help() -> String {
     default_help(
         "Count live bytes and types while marking (on), as a runtime's heap accounting needs, or not (off: a runtime that counts in its sweep)",
-        switch_word(MarkerConfig::default().count_live),
+        switch_word(MarkerConfig::default().count_live()),
     )
 }
 
@@ -235,13 +235,13 @@ impl BalanceArgs {
     /// Sets the given parameters in `config`.
     pub fn apply(&self, config: &mut MarkerConfig) {
         if let Some(mu) = self.mu {
-            config.mu = mu;
+            config.set_mu(mu);
         }
         if let Some(f) = self.threshold_factor {
-            config.threshold_factor = f;
+            config.set_threshold_factor(f);
         }
         if let Some(n) = self.balance_interval {
-            config.balance_interval = n;
+            config.set_balance_interval(n);
         }
     }
 }
@@ -340,8 +340,8 @@ mod tests {
             .is_ok());
         let mut config = MarkerConfig::with_workers(1);
         interval.apply(&mut config);
-        assert_eq!(config.balance_interval, 8);
-        assert_eq!(config.mu, MarkerConfig::default().mu);
+        assert_eq!(config.balance_interval(), 8);
+        assert_eq!(config.mu(), MarkerConfig::default().mu());
     }
 
     #[test]

@@ -168,13 +168,13 @@ impl Config {
     /// The engine's configuration: `base` (the parameters every
     /// configuration shares) with this worker count, deque and policy.
     pub fn engine(&self, base: &MarkerConfig) -> MarkerConfig {
-        MarkerConfig {
-            workers: self.threads,
-            deque: self.deque,
-            policy: self.policy,
-            private_work: self.private_stack.unwrap_or(base.private_work),
-            ..base.clone()
-        }
+        let mut config = base.clone();
+        config
+            .set_workers(self.threads)
+            .set_deque(self.deque)
+            .set_policy(self.policy)
+            .set_private_work(self.private_stack.unwrap_or(base.private_work()));
+        config
     }
 
     /// A unique key for the configuration.
@@ -295,7 +295,7 @@ impl Reference {
         recorded: &'a mut Vec<RunSample>,
         progress: &'a Progress,
     ) -> Subject<'a> {
-        let (prefetch, count_live) = (base.prefetch, base.count_live);
+        let (prefetch, count_live) = (base.prefetch(), base.count_live());
         let mut sequential = SequentialMarker::new(prefetch).count_live(count_live);
         let mut replay =
             (self == Reference::Floor).then(|| Replay::record(heap, roots).count_live(count_live));
@@ -452,7 +452,7 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
                         .collect::<Vec<_>>(),
                 ),
                 marked_objects: measured[0].marked_objects,
-                count_live: base.count_live,
+                count_live: base.count_live(),
                 live_bytes: last_live_bytes(measured),
                 per_run: measured.clone(),
             }
@@ -474,7 +474,7 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
             balance_max_over_mean: 1.0,
             termination_latency_ms: 0.0,
             marked_objects: measured[0].marked_objects,
-            count_live: r.counts_live(base.count_live),
+            count_live: r.counts_live(base.count_live()),
             live_bytes: last_live_bytes(measured),
             per_run: measured.clone(),
         });
@@ -580,14 +580,14 @@ fn mixed_private_stack(result: &MatrixResult) -> bool {
     let mut on = result
         .results
         .iter()
-        .filter_map(|r| r.engine.as_ref().map(|e| e.private_work));
+        .filter_map(|r| r.engine.as_ref().map(|e| e.private_work()));
     on.next().is_some_and(|first| on.any(|x| x != first))
 }
 
 /// `on` or `off` for an engine row, `-` for a reference row.
 fn private_stack_cell(r: &ConfigResult) -> &'static str {
     match &r.engine {
-        Some(e) if e.private_work => "on",
+        Some(e) if e.private_work() => "on",
         Some(_) => "off",
         None => "-",
     }
@@ -692,13 +692,13 @@ pub fn run(args: BenchArgs) -> CliResult {
     let mut base = MarkerConfig::default();
     args.balance.apply(&mut base);
     if let Some(steal) = args.steal {
-        base.steal = steal;
+        base.set_steal(steal);
     }
     if let Some(victim) = args.victim {
-        base.victim = victim;
+        base.set_victim(victim);
     }
     if let Some(on) = args.count_live {
-        base.count_live = on;
+        base.set_count_live(on);
     }
     let snapshot = heapfile::open(&args.file)?;
     let heap = snapshot.view();
@@ -708,7 +708,9 @@ pub fn run(args: BenchArgs) -> CliResult {
     let mut configs = matrix(&threads, &deques, &policies);
     match args.private_stack[..] {
         [] => {}
-        [on] => base.private_work = on,
+        [on] => {
+            base.set_private_work(on);
+        }
         _ => {
             configs = configs
                 .into_iter()
@@ -742,7 +744,7 @@ pub fn run(args: BenchArgs) -> CliResult {
         roots.len(),
         &result,
         with_policy,
-        base.count_live,
+        base.count_live(),
     )?;
     failures.finish("bench")
 }
@@ -761,14 +763,14 @@ fn plot_title(
     let policy = match policies {
         [one] => {
             let mut config = base.clone();
-            config.policy = *one;
+            config.set_policy(*one);
             format!("{}, ", mark::policy_title(&config))
         }
         _ => String::new(),
     };
     format!(
         "{file}: median pause of {runs} alternated runs; {policy}thieves take {} from {} victims; labels: paired ratio to {}",
-        base.steal, base.victim, result.baseline
+        base.steal(), base.victim(), result.baseline
     )
 }
 

@@ -124,7 +124,7 @@ impl Contract {
         let counts: Vec<(u64, u64)> = report
             .live_by_type()
             .iter()
-            .map(|&TypeCount { objects, bytes }| (objects, bytes))
+            .map(|&TypeCount { objects, bytes, .. }| (objects, bytes))
             .collect();
         Contract {
             soft_refs,

@@ -82,7 +82,7 @@ pub fn run(args: DemoArgs) -> CliResult {
     // Every deque's marked set, at the most workers, equals the oracle's.
     for &deque in DequeKind::ALGORITHMS {
         let mut config = MarkerConfig::with_workers(ncpu);
-        config.deque = deque;
+        config.set_deque(deque);
         let mut marker = run::new_marker(config)?;
         let marking = marker.mark(&heap, roots);
         if *marking.bitmap != oracle.marked {

@@ -249,23 +249,23 @@ pub fn run(args: MarkArgs) -> CliResult {
     let top = args.histogram.unwrap_or(contract::DEFAULT_TOP);
     args.balance.check(&[args.policy], "--policy")?;
     let mut config = MarkerConfig::with_workers(args.threads.unwrap_or_else(args::ncpu));
-    config.deque = args.deque;
-    config.policy = args.policy;
-    config.steal = args.steal;
-    config.victim = args.victim;
+    config.set_deque(args.deque);
+    config.set_policy(args.policy);
+    config.set_steal(args.steal);
+    config.set_victim(args.victim);
     args.balance.apply(&mut config);
     if let Some(on) = args.private_stack {
-        config.private_work = on;
+        config.set_private_work(on);
     }
     if let Some(on) = args.count_live {
-        config.count_live = on;
+        config.set_count_live(on);
     }
     if args.no_prefetch {
-        config.prefetch = 0;
+        config.set_prefetch(0);
     }
-    config.spans = args.trace_out.is_some();
+    config.set_spans(args.trace_out.is_some());
     let mut marker = run::new_marker(config.clone())?;
-    run::warn_if_oversubscribed(config.workers, args::ncpu());
+    run::warn_if_oversubscribed(config.workers(), args::ncpu());
 
     let mut expected = None;
     for _ in 0..args.warmup {
@@ -296,7 +296,7 @@ pub fn run(args: MarkArgs) -> CliResult {
     }
     let figures = figures.expect("at least one run");
     run::warn_if_descheduled([(
-        format!("{} x{}", config.deque, config.workers),
+        format!("{} x{}", config.deque(), config.workers()),
         &samples[..],
     )]);
     let mid = run::median_index(&samples);
@@ -315,14 +315,14 @@ pub fn run(args: MarkArgs) -> CliResult {
         contract: figures,
         runs: args.runs,
         warmup: args.warmup,
-        threads: config.workers,
-        deque: config.deque.to_string(),
-        policy: config.policy.to_string(),
-        steal: config.steal.to_string(),
-        victim: config.victim.to_string(),
-        prefetch: config.prefetch > 0,
-        private_stack: Some(config.private_work),
-        count_live: config.count_live,
+        threads: config.workers(),
+        deque: config.deque().to_string(),
+        policy: config.policy().to_string(),
+        steal: config.steal().to_string(),
+        victim: config.victim().to_string(),
+        prefetch: config.prefetch() > 0,
+        private_stack: Some(config.private_work()),
+        count_live: config.count_live(),
         duplicate_scans: all_stats[mid].duplicate_scans,
         engine: Some(config.clone()),
         pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
@@ -385,27 +385,29 @@ pub fn run(args: MarkArgs) -> CliResult {
 pub fn plot_title(config: &MarkerConfig) -> String {
     format!(
         "{} deque, {}, thieves take {} from {} victims, {}",
-        config.deque,
+        config.deque(),
         policy_title(config),
-        config.steal,
-        config.victim,
-        output::counted(config.workers as u64, "worker")
+        config.steal(),
+        config.victim(),
+        output::counted(config.workers() as u64, "worker")
     )
 }
 
 /// The policy and the parameters it uses ("probabilistic policy (µ = 1,
 /// every 16 objects)").
 pub fn policy_title(config: &MarkerConfig) -> String {
-    let every = format!("every {} objects", config.balance_interval);
-    match config.policy {
-        BalancePolicy::OnEmpty => format!("{} policy", config.policy),
+    let every = format!("every {} objects", config.balance_interval());
+    match config.policy() {
+        BalancePolicy::OnEmpty => format!("{} policy", config.policy()),
         BalancePolicy::Probabilistic => {
-            format!("{} policy (µ = {}, {every})", config.policy, config.mu)
+            format!("{} policy (µ = {}, {every})", config.policy(), config.mu())
         }
         BalancePolicy::Threshold => format!(
             "{} policy (factor {}, {every})",
-            config.policy, config.threshold_factor
+            config.policy(),
+            config.threshold_factor()
         ),
+        other => format!("{other} policy"),
     }
 }
 
@@ -424,8 +426,8 @@ fn write_trace(
             label: format!(
                 "run {}: {}, {}",
                 i + 1,
-                config.deque,
-                output::counted(config.workers as u64, "worker")
+                config.deque(),
+                output::counted(config.workers() as u64, "worker")
             ),
             stats,
         })
@@ -474,14 +476,12 @@ fn run_sequential(args: &MarkArgs, snapshot: &Snapshot) -> CliResult {
         let start = Instant::now();
         let (result, cpu) = cputime::measure(|| oracle(&heap, &input));
         let pause_ns = start.elapsed().as_nanos() as u64;
-        worker = WorkerStats {
-            objects_marked: result.objects,
-            objects_scanned: result.objects,
-            slots_scanned: result.references,
-            weak_refs: result.weak_refs.len() as u64,
-            busy_ns: pause_ns,
-            ..WorkerStats::default()
-        };
+        worker = WorkerStats::default();
+        worker.objects_marked = result.objects;
+        worker.objects_scanned = result.objects;
+        worker.slots_scanned = result.references;
+        worker.weak_refs = result.weak_refs.len() as u64;
+        worker.busy_ns = pause_ns;
         if i >= args.warmup {
             samples.push(RunSample::single(pause_ns, cpu, result.objects));
         }
@@ -592,7 +592,7 @@ fn print_report(r: &MarkReport) -> CliResult {
             r.steal,
             r.victim,
             switch_word(r.prefetch),
-            switch_word(engine.private_work),
+            switch_word(engine.private_work()),
             output::counted(r.threads as u64, "worker")
         )?;
     }
@@ -633,7 +633,7 @@ fn print_report(r: &MarkReport) -> CliResult {
         r.balance.max_over_mean,
         r.balance.worst
     )?;
-    if !r.engine.as_ref().is_some_and(|e| e.deque.exactly_once()) {
+    if !r.engine.as_ref().is_some_and(|e| e.deque().exactly_once()) {
         outln!(
             "duplicate scans (objects scanned beyond one per live object) in the median run: {}",
             output::count(r.duplicate_scans)

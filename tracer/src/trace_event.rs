@@ -26,6 +26,7 @@ fn colour(kind: SpanKind) -> &'static str {
         SpanKind::Stealing => "yellow",
         SpanKind::Idle => "grey",
         SpanKind::Termination => "terrible",
+        _ => "generic_work",
     }
 }
 
@@ -272,11 +273,10 @@ mod tests {
             t_ns: 2_000,
             len: 1,
         });
-        MarkStats {
-            workers: vec![rec],
-            pause_ns: 10_000,
-            ..MarkStats::default()
-        }
+        let mut stats = MarkStats::default();
+        stats.workers = vec![rec];
+        stats.pause_ns = 10_000;
+        stats
     }
 
     #[test]

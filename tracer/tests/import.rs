@@ -119,7 +119,7 @@ fn every_deque_matches_the_oracle(path: &Path) -> u64 {
         for workers in [2, 8] {
             let what = format!("{} deque={deque} workers={workers}", path.display());
             let mut config = MarkerConfig::with_workers(workers);
-            config.deque = deque;
+            config.set_deque(deque);
             let mut marker = Marker::new(config).expect("valid config");
             let m = marker.mark(&view, snap.roots());
             assert!(

@@ -27,7 +27,7 @@ const DECIDERS_AHEAD: usize = 16;
 /// `found_weak` prefetches the marks only when the mark store has more
 /// mark bits than this (1 MiB of bitmap, half an L2), or marks in headers:
 /// a smaller bitmap stays cached, and on the 1M chain (0.5 MiB) the hints
-/// cost about 7%, where the 8M `weak` heap (4 MiB) gains 0.7% (design.md).
+/// cost about 7%, where the 8M `weak` heap (4 MiB) gains 0.7%.
 const DECIDER_HINT_MIN_BITS: usize = 1 << 23;
 /// How many objects ahead of the one being traced [`Worker::trace_each`]
 /// and the tracing of released values prefetch the mark.

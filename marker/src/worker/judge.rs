@@ -1,5 +1,5 @@
-//! J1 and J2: the judging of non-strong slots (`docs/design.md`, "Records
-//! and judging"). Each worker judges its own records, in parallel with the
+//! J1 and J2: the judging of non-strong slots ([`crate::StepKind::Finalize`],
+//! [`crate::StepKind::Judge`]). Each worker judges its own records, in parallel with the
 //! others, into its own list of cleared slots.
 //!
 //! Judging looks only at what `found_weak` noted (`JudgeLists`): every
@@ -84,8 +84,7 @@ impl JudgeLists {
 /// object that decides a record is prefetched. The lists are read in order,
 /// but the objects they name are scattered over the heap: without the
 /// hints, each record costs a cache miss on its mark, one after the other
-/// (`docs/benchmarks.md`, "Fourth attempt at (c)" and "Fifth attempt at
-/// (c)", for the distances measured).
+/// (this distance was the best of those measured).
 const AHEAD: usize = 32;
 
 /// Visits, in order, each listed record's position and deciding object,

@@ -18,8 +18,7 @@ use crate::stats::TypeCount;
 ///
 /// Out of the scan on purpose: counting each object as it is scanned, right
 /// after its header load, measured slower on a random heap, whose header
-/// loads miss (docs/benchmarks.md, "Like-for-like references and the
-/// cost of counting").
+/// loads miss.
 #[inline(never)]
 pub(crate) fn count_live<H: ObjectModel>(
     heap: &H,

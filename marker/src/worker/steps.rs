@@ -1,5 +1,5 @@
-//! What each kind of step does before it traces (`docs/design.md`,
-//! "Runtime contract"; the judging is in `judge`). Every worker runs the
+//! What each kind of step does before it traces ([`crate::StepKind`]; the
+//! judging is in `judge`). Every worker runs the
 //! same step at once; each works on its own records.
 
 use stealmark_deques::WorkDeque;

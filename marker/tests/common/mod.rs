@@ -288,7 +288,7 @@ pub fn check<M: ObjectModel + MarkIndex>(
         .config
         .as_ref()
         .expect("config")
-        .deque
+        .deque()
         .exactly_once();
     let visits = counting.counts();
     let wrong = |got: u32, want: u32| {

@@ -530,7 +530,7 @@ pub fn measure(
             let fewest_workers = rounds_of(&|o| o.workers == fewest && o.mode == c.mode);
             ModeResult {
                 mode: c.mode,
-                workers: marker.config().workers,
+                workers: marker.config().workers(),
                 rounds: rs.len(),
                 max_pause_ms: rs.iter().map(max_pause).fold(0.0, f64::max),
                 pause_ms: PauseStats::from_ms(&all)

@@ -2,11 +2,11 @@
 //! (`docs/benchmarks.md`, "Against HotSpot Parallel GC").
 //!
 //! ```sh
-//! cargo run --release --example vs_hotspot                       # everything, defaults
-//! cargo run --release --example vs_hotspot -- --graphs tree --gcs 20 --threads 1
+//! cargo run --release -p stealmark-bench --example vs_hotspot  # everything, defaults
+//! cargo run --release -p stealmark-bench --example vs_hotspot -- --graphs tree --gcs 20 --threads 1
 //! ```
 //!
-//! For every graph (`random`, `tree`, `list`; `benches/hotspot/VsHotspot.java`
+//! For every graph (`random`, `tree`, `list`; `hotspot/VsHotspot.java`
 //! builds them, seeded) and every reference encoding (compressed and
 //! uncompressed oops) and GC thread count (1 and 2), one JVM with
 //! `-XX:+UseParallelGC` builds the graph and then makes `--gcs` full GCs
@@ -27,7 +27,7 @@
 //! roots. Without `java` and `javac` (`$JAVA_HOME/bin` or the `PATH`) the
 //! example says so and exits successfully.
 
-#[path = "../benches/hotspot/harness.rs"]
+#[path = "../hotspot/harness.rs"]
 mod harness;
 
 use std::process::ExitCode;
@@ -35,9 +35,9 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 
 use harness::{median, range, Error, Graph, Imported, Jdk, Jvm, JvmSpec, Oops, TempDir};
-use stealmark::heap::{ArenaLayout, HeapGraph};
-use stealmark::import::ImportSummary;
-use stealmark::marker::{Marker, MarkerConfig};
+use stealmark_heap::{ArenaLayout, HeapGraph};
+use stealmark_import::ImportSummary;
+use stealmark_marker::{Marker, MarkerConfig};
 
 /// Command-line options.
 #[derive(Parser)]

@@ -4,7 +4,7 @@
 //! no engine around them, alternated in one process after a warm-up round.
 //!
 //! ```text
-//! cargo run --release -p stealmark-marker --features bench --example roots_ceiling -- [RUNS]
+//! cargo run --release -p stealmark-bench --example roots_ceiling -- [RUNS]
 //! ```
 //!
 //! Subjects (each thread first clears its own part of the bitmap, untimed,

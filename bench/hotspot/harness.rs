@@ -1,6 +1,6 @@
 //! The harness of the HotSpot comparison (`examples/vs_hotspot.rs`, tested
 //! by `tests/vs_hotspot.rs`): finding and running the JDK, talking to the
-//! Java side (`benches/hotspot/VsHotspot.java`), parsing HotSpot's unified
+//! Java side (`hotspot/VsHotspot.java`), parsing HotSpot's unified
 //! GC log and class histogram, and importing and marking the heap dump with
 //! stealmark.
 //!
@@ -14,15 +14,12 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-use stealmark::heap::{ArenaLayout, Heap, HeapBuilder, HeapGraph, MarkIndex};
-use stealmark::import::{self, ImportOptions, ImportSummary, InputFile};
-use stealmark::marker::Marking;
+use stealmark_heap::{ArenaLayout, Heap, HeapBuilder, HeapGraph, MarkIndex};
+use stealmark_import::{self as import, ImportOptions, ImportSummary, InputFile};
+use stealmark_marker::Marking;
 
 /// The Java source of the graph builder, compiled at run time.
-pub const JAVA_SOURCE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/benches/hotspot/VsHotspot.java"
-);
+pub const JAVA_SOURCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/hotspot/VsHotspot.java");
 /// Its main class.
 pub const JAVA_MAIN: &str = "VsHotspot";
 

@@ -5,7 +5,7 @@
 //! affects both alike.
 //!
 //! ```text
-//! cargo run --release -p stealmark-marker --features bench --example contract_targets -- [RUNS] [GROUP...]
+//! cargo run --release -p stealmark-bench --example contract_targets -- [RUNS] [GROUP...]
 //! ```
 //!
 //! Groups (default: all):
@@ -424,7 +424,7 @@ fn count(runs: usize) {
         println!("count: {shape} {} objects", g.info.objects);
         for workers in [1, 2] {
             let mut off = MarkerConfig::with_workers(workers);
-            off.count_live = false;
+            off.set_count_live(false);
             let off = Marker::new(off).expect("valid configuration");
             let s = alternate(
                 runs,

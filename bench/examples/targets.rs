@@ -3,7 +3,7 @@
 //! per comparison.
 //!
 //! ```text
-//! cargo run --release -p stealmark-marker --example targets -- [OBJECTS] [RUNS] [GROUP...]
+//! cargo run --release -p stealmark-bench --example targets -- [OBJECTS] [RUNS] [GROUP...]
 //! ```
 //!
 //! Groups (default: all but `variants` and `profile`):
@@ -32,7 +32,7 @@ use stealmark_marker::{DequeKind, MarkerConfig};
 
 fn engine(workers: usize, deque: DequeKind) -> MarkerConfig {
     let mut c = MarkerConfig::with_workers(workers);
-    c.deque = deque;
+    c.set_deque(deque);
     c
 }
 
@@ -202,13 +202,13 @@ fn main() {
                 s.push(subject(&format!("{d}-1"), engine(1, d)));
             }
             let mut c = engine(1, DequeKind::StealHalf);
-            c.private_work = false;
+            c.set_private_work(false);
             s.push(subject("steal-half-1-no-private", c));
             let mut c = engine(1, DequeKind::StealHalf);
-            c.deque_reserve = 0;
+            c.set_deque_reserve(0);
             s.push(subject("steal-half-1-reserve-0", c));
             let mut c = engine(1, DequeKind::StealHalf);
-            c.prefetch = 0;
+            c.set_prefetch(0);
             s.push(subject("steal-half-1-no-prefetch", c));
             s.push(Subject::sequential(0).named("sequential-pf0"));
             all(&compare(&view, roots, &mut s, runs).unwrap());
