@@ -15,7 +15,7 @@ mod checks;
 use std::cell::{Cell, RefCell};
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Instant;
 

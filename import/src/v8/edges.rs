@@ -147,8 +147,8 @@ pub(super) fn emit_all<S: HeapSink + ?Sized>(
     let mut tables = maps.tables.iter().peekable();
     let mut slots: Vec<Slot> = Vec::new();
     let mut first = 0usize;
-    for node in 0..n.edge_count.len() {
-        let count = n.edge_count[node] as usize;
+    for (node, &count) in n.edge_count.iter().enumerate() {
+        let count = count as usize;
         let table = tables.next_if(|&&t| t as usize == node).is_some();
         slots.clear();
         for edge in first..first + count {
