@@ -61,14 +61,17 @@ fn soft_references_found_while_resurrecting_get_the_policy() {
     }
 }
 
+/// A policy, the objects a collection under it marks, and the (holder,
+/// slot) pairs it clears.
+type Case<'a> = (SoftRefs<'a>, Vec<usize>, Vec<(usize, usize)>);
+
 /// The outcome under each policy, by hand, for the oracle and the engine.
 #[test]
 fn keep_all_keeps_what_a_resurrected_object_softly_holds() {
     let g = graph();
     let roots = [r(0)];
     let finalizable = [r(1), r(8)];
-    // (policy, marked objects, cleared (holder, slot) pairs)
-    let cases: [(SoftRefs<'_>, Vec<usize>, Vec<(usize, usize)>); 3] = [
+    let cases: [Case<'_>; 3] = [
         (
             SoftRefs::KeepAll,
             vec![0, 1, 2, 3, 4, 7, 8, 9],
