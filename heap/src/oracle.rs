@@ -66,9 +66,12 @@ pub struct OracleResult {
     pub live_by_type: Vec<(u64, u64)>,
 }
 
-/// Marks everything reachable from `roots` through strong slots (and
-/// ephemerons whose keys are reachable), depth first, one object at a time.
-/// Soft references are cleared, nothing is finalizable.
+/// The *strongly reachable* set: marks everything reachable from `roots`
+/// through strong slots (and ephemerons whose keys are reachable), depth
+/// first, one object at a time. Soft references are cleared, nothing is
+/// finalizable: this is [`oracle`] with [`OracleInput::roots`], and it is
+/// smaller than the set *live under the runtime contract* when
+/// finalizable objects reach more than the roots do.
 ///
 /// ```
 /// use stealmark_heap::{generate_heap, mark_sequential, GenConfig, HeapGraph, Shape};
@@ -82,8 +85,10 @@ pub fn mark_sequential<M: ObjectModel + MarkIndex>(model: &M, roots: &[ObjRef]) 
 }
 
 /// Runs a whole collection as the contract defines it: strong closure, soft
-/// references, J1 (soft and weak clearing), finalization, J2 (phantom and
-/// ephemeron clearing).
+/// references, J1 (soft and weak clearing), finalization (resurrection,
+/// then the soft-reference policy again for the soft slots found while
+/// resurrecting), J2 (phantom and ephemeron clearing, and the soft and weak
+/// slots found while resurrecting whose referents are dead).
 pub fn oracle<M: ObjectModel + MarkIndex>(model: &M, input: &OracleInput<'_>) -> OracleResult {
     let mut o = Oracle::new(model);
     // 1. The strong closure.
@@ -91,24 +96,8 @@ pub fn oracle<M: ObjectModel + MarkIndex>(model: &M, input: &OracleInput<'_>) ->
         o.mark(r);
     }
     o.closure();
-    // 2. Soft references, until the policy keeps nothing new. A slot is
-    // asked about once: the policy's answer for a referent does not change
-    // within a collection, and a referent marked since is simply skipped.
-    let mut asked = 0;
-    while asked < o.found.len() {
-        let end = o.found.len();
-        for i in asked..end {
-            let w = o.found[i];
-            if w.kind == SlotKind::Soft
-                && !o.is_marked(w.target)
-                && keeps(input.soft_refs, w.target)
-            {
-                o.mark(w.target);
-            }
-        }
-        asked = end;
-        o.closure();
-    }
+    // 2. Soft references, until the policy keeps nothing new.
+    o.keep_soft(input.soft_refs, 0);
     // 3. J1: soft and weak slots found so far whose referents are dead.
     let judged = o.found.len();
     let mut cleared: Vec<WeakRef> = o.found[..judged]
@@ -129,6 +118,10 @@ pub fn oracle<M: ObjectModel + MarkIndex>(model: &M, input: &OracleInput<'_>) ->
         o.mark(f);
     }
     o.closure();
+    // The soft slots found while resurrecting get the policy too, as
+    // HotSpot's Parallel GC does: a kept referent is marked, with what it
+    // reaches.
+    o.keep_soft(input.soft_refs, judged);
     // 5. J2: phantom and ephemeron slots, and the soft and weak slots found
     // while resurrecting.
     let mut ephemeron_values_traced = 0;
@@ -216,6 +209,27 @@ impl<'m, M: ObjectModel + MarkIndex> Oracle<'m, M> {
             self.stack.push(obj);
         }
         new
+    }
+
+    /// Offers the soft slots found from `found[from]` on to `policy`, marking
+    /// and tracing the referents it keeps, until it keeps nothing new. A
+    /// slot is asked about once: the policy's answer for a referent does
+    /// not change within a collection, and a referent marked since is
+    /// simply skipped.
+    fn keep_soft(&mut self, policy: SoftRefs<'_>, from: usize) {
+        let mut asked = from;
+        while asked < self.found.len() {
+            let end = self.found.len();
+            for i in asked..end {
+                let w = self.found[i];
+                if w.kind == SlotKind::Soft && !self.is_marked(w.target) && keeps(policy, w.target)
+                {
+                    self.mark(w.target);
+                }
+            }
+            asked = end;
+            self.closure();
+        }
     }
 
     /// Scans marked objects until none is left unscanned. An object that is

@@ -170,3 +170,34 @@ fn finalization_resurrects_after_weak_clearing_and_before_phantom_clearing() {
         ]
     );
 }
+
+#[test]
+fn soft_slots_found_while_resurrecting_get_the_policy() {
+    // The finalizable 0 is unreachable (no roots); it holds a soft slot to
+    // 1 (which reaches 2) and a weak one to 3. HotSpot's Parallel GC keeps
+    // the soft referent when soft references are kept, clears it when they
+    // are not, and clears the weak one either way.
+    let g = Graph(vec![
+        vec![(1, Kind::Soft), (3, Kind::Weak)],
+        vec![(2, Kind::Strong)],
+        vec![],
+        vec![],
+    ]);
+    let finalizable = [r(0)];
+    let mut input = OracleInput {
+        roots: &[],
+        finalizable: &finalizable,
+        soft_refs: SoftRefs::KeepAll,
+    };
+    assert_eq!(marked(&g, &input), vec![0, 1, 2]);
+    assert_eq!(cleared(&g, &input), vec![(0, 1, SlotKind::Weak)]);
+    input.soft_refs = SoftRefs::ClearAll;
+    assert_eq!(marked(&g, &input), vec![0]);
+    assert_eq!(
+        cleared(&g, &input),
+        vec![(0, 0, SlotKind::Soft), (0, 1, SlotKind::Weak)]
+    );
+    // Ask: 1 is odd, so kept.
+    input.soft_refs = SoftRefs::Ask(&KeepOdd);
+    assert_eq!(marked(&g, &input), vec![0, 1, 2]);
+}

@@ -41,8 +41,9 @@ fn snapshot() -> Option<&'static Path> {
         .as_deref()
 }
 
-/// Counts the snapshot with the independent Node.js script.
-fn independent_counts(dir: &Path, snap: &Path) -> Counts {
+/// Counts the snapshot with the independent Node.js script; also returns
+/// its whole output.
+fn independent_counts(dir: &Path, snap: &Path) -> (Counts, serde_json::Value) {
     let script = dir.join("count.js");
     std::fs::write(&script, COUNT).unwrap();
     let json: serde_json::Value =
@@ -52,13 +53,14 @@ fn independent_counts(dir: &Path, snap: &Path) -> Counts {
             .as_u64()
             .unwrap_or_else(|| panic!("count.js gave no {k}: {json}"))
     };
-    Counts {
+    let counts = Counts {
         objects: get("objects"),
         references: get("references"),
         weak: get("weak"),
         roots: get("roots"),
         reachable: get("reachable"),
-    }
+    };
+    (counts, json)
 }
 
 #[test]
@@ -67,7 +69,7 @@ fn node_snapshot_matches_independent_counts() {
         return;
     };
     let dir = tempdir();
-    let expected = independent_counts(dir.path(), snap);
+    let (expected, json) = independent_counts(dir.path(), snap);
 
     let mut builder = HeapBuilder::new();
     let file = std::fs::File::open(snap).unwrap();
@@ -90,6 +92,22 @@ fn node_snapshot_matches_independent_counts() {
     // only weakly reachable are usually gone: the reachable count may equal
     // the object count. The weak edges are there.
     assert!(expected.weak > 0, "the script makes weak references");
+    // WeakMap and WeakSet entries are ephemerons (DevTools' rule: a value
+    // is reached through its table and its key together), and the
+    // reachable set is DevTools' (`count.js`: `reachable`).
+    assert_eq!(
+        Some(summary.ephemeron_references),
+        json["ephemerons"].as_u64()
+    );
+    assert!(
+        summary.ephemeron_references >= 25,
+        "the live keys' entries, at least: {json}"
+    );
+    // Shortcut edges (imported weak) reach nothing that other edges do not.
+    assert_eq!(
+        json["reachable"], json["reachable_without_shortcuts"],
+        "{json}"
+    );
 
     // Type names: constructor names for objects, `(type)` for the others.
     let names: Vec<&str> = (0..heap.type_count() as u32)

@@ -122,7 +122,6 @@ impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for Collect<'_, H, S> {
             start: self.start,
             watch: Watch::Off,
             rounds: 0,
-            finalized: false,
             // Only a whole collection is stop-the-world throughout: a
             // cycle's parts run beside the mutators' write barriers, which
             // mark in the same store (`MutatorBuffer`).
@@ -160,8 +159,6 @@ struct Driver<'a, D: WorkDeque, H, S> {
     watch: Watch,
     /// `register` rounds so far.
     rounds: u32,
-    /// Whether the `finalize` step has run.
-    finalized: bool,
     /// Whether the steps' single worker is the only thread marking in the
     /// store (`Phase::unshared`).
     unshared: bool,
@@ -181,9 +178,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
     fn complete(&mut self, latency: Option<u64>) -> Result<(), Panic> {
         self.settle_contract()?;
         if self.finalizable.chunk_count() > 0 {
-            // From here on soft slots are neither kept nor asked about:
-            // they are judged at J2 (see `docs/design.md`).
-            self.finalized = true;
+            // The soft slots found while resurrecting get the policy as
+            // before (HotSpot's Parallel GC does), in the loop after; they
+            // are judged at J2 (see `docs/design.md`).
             self.step(StepKind::Finalize)?;
             self.settle_contract()?;
         }
@@ -245,7 +242,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
                 self.step(StepKind::Resolve)?;
                 continue;
             }
-            let asked = matches!(self.soft, SoftRefs::Ask(_)) && !self.finalized;
+            let asked = matches!(self.soft, SoftRefs::Ask(_));
             if asked && self.engine.slots().any(|s| s.soft_unasked() > 0) {
                 self.step(StepKind::Soft)?;
                 continue;
@@ -303,7 +300,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
                 _ if self.watch == Watch::Frozen && all_released => Watch::Off,
                 _ => self.watch,
             },
-            soft_strong: matches!(self.soft, SoftRefs::KeepAll) && !self.finalized,
+            soft_strong: matches!(self.soft, SoftRefs::KeepAll),
             all_released,
         };
         let frozen_view;

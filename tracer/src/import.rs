@@ -5,23 +5,31 @@
 //! complete, so a failed or interrupted import never leaves a truncated file
 //! under the name asked for. Before reading, `import` checks that the input
 //! is not the output (see [`outpath`]) and is not plainly of the other
-//! format.
+//! format. The input may be a pipe, a FIFO or standard input (`-`): it is
+//! opened once, and the bytes the format check looks at are read again by
+//! the importer (an HPROF stream is copied beside the output for the
+//! importer's later passes).
+
+mod checks;
 
 use std::cell::{Cell, RefCell};
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Instant;
 
 use clap::{Args, Subcommand};
-use stealmark_heap::{mark_sequential, ArenaLayout, HeapGraph, SnapshotWriter};
+use stealmark_heap::{
+    mark_sequential, oracle, ArenaLayout, HeapGraph, OracleInput, SnapshotWriter, SoftRefs,
+};
 use stealmark_import::{
     self as import, ImportError, ImportOptions, ImportSummary, InputFile, Malformed,
 };
 
+use self::checks::{check_input, check_special_output, check_stream_output, open_input, STDIN};
 use crate::error::{CliError, CliResult};
-use crate::heapfile::{self, Sniffed};
+use crate::heapfile;
 use crate::outpath;
 use crate::output::{self, outln};
 use crate::partial::PartialFile;
@@ -47,8 +55,9 @@ enum Format {
     /// DevTools), optionally gzip-compressed.
     #[command(after_help = "Example:\n  \
         stealmark import v8 app.heapsnapshot -o app.smk\n\n\
-        Every node is an object of its self_size, every edge a slot (`weak` edges weak), \
-        node 0 the root.")]
+        Every node is an object of its self_size, every edge a slot (`weak` and `shortcut` edges \
+        weak), node 0 the root; WeakMap and WeakSet entries are ephemerons (the value lives while \
+        both the table and the key do).")]
     V8(Files),
     /// Import a Java HPROF heap dump (`JAVA PROFILE 1.0.1` or `1.0.2`, as
     /// written by jmap, jcmd GC.heap_dump or HotSpotDiagnosticMXBean), or a
@@ -67,14 +76,17 @@ enum Format {
 /// The input and output files.
 #[derive(Args)]
 struct Files {
-    /// The heap dump to read (gzip compression is detected from its bytes).
+    /// The heap dump to read (gzip compression is detected from its bytes):
+    /// a file, a pipe or FIFO, or `-` for standard input.
     #[arg(value_name = "IN")]
     input: PathBuf,
     /// The snapshot file to write.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: PathBuf,
-    /// Afterwards, open the snapshot and count the objects reachable from
-    /// the roots through strong slots (the sequential oracle).
+    /// Afterwards, open the snapshot and count the objects strongly
+    /// reachable (from the roots through strong slots alone) and those live
+    /// under the runtime contract (also what the finalizable objects reach
+    /// once resurrected; soft references cleared), as `stealmark info` does.
     #[arg(long)]
     reachable: bool,
     /// Write 8-byte references (the wide layout) [default: compressed, 4-byte
@@ -97,20 +109,49 @@ pub fn run(args: ImportArgs) -> CliResult {
         Format::V8(f) => (f, true),
         Format::Hprof(f) => (f, false),
     };
-    check_input(&files.input, v8)?;
-    outpath::check_snapshot_output(&files.output, Some(&files.input), files.force)?;
+    if files.output.as_os_str() == STDIN {
+        return Err(CliError::advised(
+            "-o - would write the snapshot to standard output, which `import` cannot do: a \
+             snapshot is written beside its name and renamed when complete",
+            "give the snapshot a file name, such as -o heap.smk",
+        ));
+    }
+    // Only a regular input is opened by the check: opening a FIFO to
+    // compare it would take its writer's data or block.
+    let regular = fs::metadata(&files.input).is_ok_and(|m| m.is_file());
+    if !regular && files.input.as_os_str() != STDIN {
+        check_stream_output(&files.input, &files.output)?;
+    }
+    check_special_output(&files.output)?;
+    let input_path = regular.then_some(files.input.as_path());
+    outpath::check_snapshot_output(&files.output, input_path, files.force)?;
+    let input = open_input(&files.input)?;
+    check_input(&input, &files.input, v8)?;
     let start = Instant::now();
-    let (summary, read) = convert(&files, v8)?;
+    let (summary, read) = convert(input, &files, v8)?;
     let seconds = start.elapsed().as_secs_f64();
     let written = fs::metadata(&files.output).map_or(0, |m| m.len());
     print_summary(&files, v8, &summary, read, written, seconds)?;
     if files.reachable {
         let snap = heapfile::open(&files.output)?;
-        let oracle = mark_sequential(&snap.view(), snap.roots());
+        let view = snap.view();
+        let strong = mark_sequential(&view, snap.roots());
+        let input = OracleInput {
+            roots: snap.roots(),
+            finalizable: snap.finalizable(),
+            soft_refs: SoftRefs::ClearAll,
+        };
+        let live = oracle(&view, &input);
         outln!(
-            "  reachable     {:>14}  ({} of the heap, strong slots only)",
-            output::count(oracle.objects),
-            output::bytes(oracle.bytes)
+            "  strongly reachable {:>9}  ({}: from the roots through strong slots alone)",
+            output::count(strong.objects),
+            output::bytes(strong.bytes)
+        )?;
+        outln!(
+            "  live          {:>14}  ({}: under the runtime contract, finalizable objects \
+             resurrected, soft references cleared)",
+            output::count(live.objects),
+            output::bytes(live.bytes)
         )?;
     }
     Ok(())
@@ -123,58 +164,6 @@ fn format_name(v8: bool) -> &'static str {
     } else {
         "hprof"
     }
-}
-
-/// Checks that `input` is a file, and refuses one whose first bytes show
-/// it is plainly not what `import v8` (or `hprof`) reads, saying what to
-/// run instead.
-fn check_input(input: &Path, v8: bool) -> CliResult {
-    let shown = input.display();
-    if input.is_dir() {
-        return Err(CliError::advised(
-            format!("{shown} is a directory, not a heap dump"),
-            "give the path of the dump file",
-        ));
-    }
-    // A compressed dump is recognised by its decompressed bytes.
-    let head = InputFile::open(input).and_then(|file| {
-        let mut head = Vec::with_capacity(64);
-        io::Read::read_to_end(&mut io::Read::take(file.reader()?, 64), &mut head)?;
-        Ok(head)
-    });
-    let head = match head {
-        Ok(head) => head,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(CliError::advised(
-                format!("cannot open {shown}: {e}"),
-                "check the path of the heap dump",
-            ))
-        }
-        // Reported by the importer, with the byte offset.
-        Err(_) => return Ok(()),
-    };
-    let out = input.with_extension("smk");
-    let hint = match (Sniffed::of(&head), v8) {
-        (Some(Sniffed::Hprof), true) => {
-            format!("stealmark import hprof {shown} -o {}", out.display())
-        }
-        (Some(Sniffed::V8), false) => format!("stealmark import v8 {shown} -o {}", out.display()),
-        (Some(Sniffed::Snapshot), _) => {
-            return Err(CliError::advised(
-                format!("{shown} is already a stealmark snapshot: there is nothing to import"),
-                format!("use it as it is, e.g. `stealmark info {shown}`"),
-            ))
-        }
-        _ => return Ok(()),
-    };
-    let looks = Sniffed::of(&head).map_or("", Sniffed::looks);
-    Err(CliError::advised(
-        format!(
-            "{shown} is not what `stealmark import {}` reads: {looks}",
-            format_name(v8)
-        ),
-        format!("import it with `{hint}`"),
-    ))
 }
 
 /// The error of a failed import of `input` into `output`, with what to do.
@@ -220,23 +209,20 @@ fn import_failure(e: ImportError, files: &Files, v8: bool) -> CliError {
 }
 
 /// Writes the snapshot; returns what was imported and the bytes of the
-/// input file.
-fn convert(files: &Files, v8: bool) -> CliResult<(ImportSummary, u64)> {
+/// input read (of the file on disk; of the stream's first pass).
+fn convert(input: InputFile, files: &Files, v8: bool) -> CliResult<(ImportSummary, u64)> {
     let passes = if v8 { 1 } else { 3 };
-    let input = InputFile::open(&files.input).map_err(|e| {
-        CliError::advised(
-            format!("cannot open {}: {e}", files.input.display()),
-            "check the path of the heap dump and its permissions",
-        )
-    })?;
     let len = input.len();
+    // The bytes the first pass has read, for a stream whose size is known
+    // only once read.
+    let (streamed, first_pass) = (Rc::new(Cell::new(0u64)), Rc::new(Cell::new(true)));
     // One bar over all passes, in bytes of the file on disk.
     let progress = Progress::new(len * passes, "import", "bytes");
     let pass_base = Rc::new(Cell::new(0u64));
     let partial = PartialFile::beside(&files.output, ".partial");
-    // A compressed HPROF dump is decompressed once, into a file beside the
-    // output that the second and third passes read (a leftover of a killed
-    // run is ours to replace). The `InputFile` deletes it when dropped, and
+    // A compressed or streamed HPROF dump is read once, into a file beside
+    // the output that the second and third passes read (a leftover of a
+    // killed run is ours to replace). The `InputFile` deletes it when dropped, and
     // the guard when a signal ends the import.
     let spill = PartialFile::beside(&files.output, ".dump.partial");
     let input = if v8 {
@@ -247,7 +233,13 @@ fn convert(files: &Files, v8: bool) -> CliResult<(ImportSummary, u64)> {
     };
     let input = {
         let (set, base) = (RefCell::new(progress.setter()), Rc::clone(&pass_base));
-        input.on_progress(move |done| (set.borrow_mut())(base.get() + done))
+        let (seen, first) = (Rc::clone(&streamed), Rc::clone(&first_pass));
+        input.on_progress(move |done| {
+            if first.get() {
+                seen.set(done);
+            }
+            (set.borrow_mut())(base.get() + done)
+        })
     };
 
     let options = ImportOptions::layout(if files.wide {
@@ -276,6 +268,7 @@ fn convert(files: &Files, v8: bool) -> CliResult<(ImportSummary, u64)> {
         let mut pass_no = 0u64;
         let mut pass = |name| {
             pass_base.set(pass_no * len);
+            first_pass.set(pass_no == 0);
             pass_no += 1;
             progress.message(format!("pass {pass_no}/3: {name}"));
         };
@@ -291,7 +284,8 @@ fn convert(files: &Files, v8: bool) -> CliResult<(ImportSummary, u64)> {
     partial
         .commit(output)
         .map_err(|e| CliError::io("create", output, e))?;
-    Ok((summary, len))
+    // A stream's size is what its first pass read.
+    Ok((summary, if len == 0 { streamed.get() } else { len }))
 }
 
 /// Prints what was imported and anything dropped.
@@ -340,10 +334,11 @@ fn print_summary(
         "references",
         s.references,
         &format!(
-            "  ({} weak, {} soft, {} phantom)",
+            "  ({} weak, {} soft, {} phantom, {} ephemeron)",
             output::count(s.weak_references),
             output::count(s.soft_references),
-            output::count(s.phantom_references)
+            output::count(s.phantom_references),
+            output::count(s.ephemeron_references)
         ),
     )?;
     line("finalizable", s.finalizable, "")?;

@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use clap::Args;
 use serde::Serialize;
-use stealmark_heap::{oracle, HeapGraph, ObjectModel, OracleInput, SlotKind, SoftRefs};
+use stealmark_heap::{
+    mark_sequential, oracle, HeapGraph, ObjectModel, OracleInput, SlotKind, SoftRefs,
+};
 
 use crate::error::CliResult;
 use crate::heapfile;
@@ -18,8 +20,10 @@ use crate::output::{self, outln, Align, Format, Table};
     stealmark info heap.smk --json | jq .reachable_objects\n\n\
     Opening validates the whole file (header, sections, every reference, checksum); \
     a damaged file is reported with the section and byte offset that is wrong. \
-    Reachable counts follow the runtime contract: from the roots and the finalizable objects, \
-    soft references cleared; reachable bytes are runtime sizes where the file records them.")]
+    Two counts of what survives: `live` follows the runtime contract (the roots, then the \
+    finalizable objects resurrected with what they reach; soft references cleared), \
+    `strongly reachable` follows strong slots from the roots alone (and WeakMap values whose \
+    keys it reaches; nothing resurrected). Bytes are runtime sizes where the file records them.")]
 pub struct InfoArgs {
     /// Snapshot to inspect.
     pub file: PathBuf,
@@ -57,8 +61,20 @@ struct InfoReport {
     type_names: u64,
     max_slots: u64,
     max_object_bytes: u64,
-    reachable_objects: u64,
-    reachable_bytes: u64,
+    /// Objects live under the runtime contract: the roots' closure, then
+    /// the finalizable objects resurrected with theirs, soft references
+    /// cleared (the JSON name `reachable_objects` is kept for scripts).
+    #[serde(rename = "reachable_objects")]
+    live_objects: u64,
+    /// Their bytes (runtime sizes where the file records them).
+    #[serde(rename = "reachable_bytes")]
+    live_bytes: u64,
+    /// Objects strongly reachable: from the roots through strong slots (and
+    /// ephemeron values whose keys are), nothing resurrected, soft
+    /// references cleared.
+    strongly_reachable_objects: u64,
+    /// Their bytes.
+    strongly_reachable_bytes: u64,
     validate_ms: f64,
 }
 
@@ -122,9 +138,12 @@ pub fn run(args: InfoArgs) -> CliResult {
         finalizable: snapshot.finalizable(),
         soft_refs: SoftRefs::ClearAll,
     };
-    let reachable = oracle(&heap, &input);
-    report.reachable_objects = reachable.objects;
-    report.reachable_bytes = reachable.bytes;
+    let live = oracle(&heap, &input);
+    report.live_objects = live.objects;
+    report.live_bytes = live.bytes;
+    let strong = mark_sequential(&heap, roots);
+    report.strongly_reachable_objects = strong.objects;
+    report.strongly_reachable_bytes = strong.bytes;
 
     if args.json {
         output::print_json(&report)
@@ -192,13 +211,24 @@ fn print_report(r: &InfoReport) -> CliResult {
             ),
         ),
         (
-            "reachable",
+            "live",
             format!(
-                "{} objects ({:.1}%), {} ({:.1}%)",
-                output::count(r.reachable_objects),
-                percent(r.reachable_objects, r.objects),
-                output::bytes(r.reachable_bytes),
-                percent(r.reachable_bytes, r.runtime_bytes)
+                "{} objects ({:.1}%), {} ({:.1}%): under the runtime contract \
+                 (roots, then finalizable objects resurrected; soft references cleared)",
+                output::count(r.live_objects),
+                percent(r.live_objects, r.objects),
+                output::bytes(r.live_bytes),
+                percent(r.live_bytes, r.runtime_bytes)
+            ),
+        ),
+        (
+            "strongly reachable",
+            format!(
+                "{} objects ({:.1}%), {} ({:.1}%): from the roots through strong slots alone",
+                output::count(r.strongly_reachable_objects),
+                percent(r.strongly_reachable_objects, r.objects),
+                output::bytes(r.strongly_reachable_bytes),
+                percent(r.strongly_reachable_bytes, r.runtime_bytes)
             ),
         ),
     ];

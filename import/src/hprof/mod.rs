@@ -283,6 +283,7 @@ pub(crate) fn import<S: HeapSink + ?Sized, Src: Reopen + ?Sized>(
         objects: object_count,
         references,
         weak_references: counts[RefKind::Weak as usize],
+        ephemeron_references: 0,
         soft_references: counts[RefKind::Soft as usize],
         phantom_references: counts[RefKind::Phantom as usize] + counts[RefKind::Final as usize],
         finalizable: counts[RefKind::Final as usize],

@@ -7,7 +7,9 @@ use std::process::Command;
 
 use stealmark_heap::{mark_sequential, HeapGraph, SlotKind};
 
-/// Whether `program --version` runs; prints a clear skip notice if not.
+/// Whether `program --version` runs. If not: in CI (`CI=true`) the test
+/// fails, saying which program is missing; elsewhere it prints a clear skip
+/// notice and the caller returns.
 pub fn have(program: &str, test: &str) -> bool {
     let ok = Command::new(program)
         .arg(if program == "java" {
@@ -19,6 +21,11 @@ pub fn have(program: &str, test: &str) -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !ok {
+        assert!(
+            !in_ci(),
+            "{test}: `{program}` is not installed, and CI (CI=true) must run these tests; \
+             install it (see .ci/run)"
+        );
         // Straight to the process's stderr: the test harness captures
         // `eprintln!` of passing tests, and a skip must be seen.
         let _ = writeln!(
@@ -27,6 +34,12 @@ pub fn have(program: &str, test: &str) -> bool {
         );
     }
     ok
+}
+
+/// Whether the tests run in CI (`CI=true`, as CI services set it), where a
+/// missing tool must fail the test rather than skip it.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
 /// Runs a command, panicking with its output if it fails.

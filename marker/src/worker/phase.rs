@@ -205,8 +205,8 @@ pub(crate) struct Step {
     pub(crate) kind: StepKind,
     /// How the step uses the key index.
     pub(crate) watch: Watch,
-    /// Trace soft slots as strong (the policy keeps every referent, and
-    /// finalization has not started).
+    /// Trace soft slots as strong (the policy keeps every referent, also
+    /// those found while resurrecting).
     pub(crate) soft_strong: bool,
     /// Every ephemeron entry registered in the key index so far has been
     /// released (their keys are marked): judging need not look at the
