@@ -41,8 +41,7 @@ fn soft_references_found_while_resurrecting_get_the_policy() {
         for soft_refs in policies() {
             n += 1;
             let mut config = MarkerConfig::with_workers(workers);
-            config.deque = deque;
-            config.seed = n;
+            config.set_deque(deque).set_seed(n);
             let mut marker = Marker::new(config).unwrap();
             let input = OracleInput {
                 roots: &roots,
