@@ -136,17 +136,16 @@ fn every_worker_count_gets_a_row_of_each_mode() {
     );
     for m in rows {
         assert_eq!(m["rounds"], 2, "{m}");
-        // The mutator only stores objects it reached, so the snapshot
-        // objects marked are at most those reachable in the file; new
-        // objects are at most those allocated in the round. Its few
-        // thousand writes cut off little of the heap.
+        // The mutator moves references without cutting any off, so the
+        // snapshot objects marked are those reachable in the file; new
+        // objects are at most those allocated in the round.
         let marked = m["marked_objects"].as_u64().unwrap();
         let allocated = m["allocated_objects"].as_u64().unwrap();
         assert!(
             marked <= reachable + allocated,
             "{marked} > {reachable} + {allocated}: {m}"
         );
-        assert!(marked >= reachable * 4 / 5, "{marked} of {reachable}: {m}");
+        assert!(marked >= reachable, "{marked} of {reachable}: {m}");
     }
     // Paired ratios: the first mode at the same count is its own baseline,
     // and the fewest workers are their own speedup baseline.
