@@ -206,7 +206,7 @@ pub fn count_live_help() -> String {
 
 /// A flag's help with the engine's default appended, so that `--help` shows
 /// the default the engine really uses.
-fn default_help(text: &str, default: impl std::fmt::Display) -> String {
+pub fn default_help(text: &str, default: impl std::fmt::Display) -> String {
     format!("{text} [default: {default}]")
 }
 

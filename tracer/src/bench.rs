@@ -20,6 +20,7 @@
 
 mod mmu;
 mod modes;
+mod mut_heap;
 mod mutator;
 mod pauses;
 
@@ -103,7 +104,7 @@ pub struct BenchArgs {
     /// by default, or not (`off`); with --reference the sequential marker
     /// and the floor count exactly when the engine does (the oracle always
     /// counts).
-    #[arg(long, value_name = "on|off", value_parser = args::on_off, conflicts_with = "mode", help = format!(
+    #[arg(long, value_name = "on|off", value_parser = args::on_off, help = format!(
         "{}; with --reference the sequential marker and the floor count exactly when the engine does (the oracle always counts)",
         args::count_live_help()
     ))]
@@ -119,8 +120,13 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
     /// Pause-time benchmark: marking modes, comma-separated, alternated
-    /// (the first is the baseline of the pause ratios).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
+    /// (the first is the baseline of the pause ratios). Its markers use the
+    /// engine's defaults, so the flags that choose or tune the deque
+    /// benchmark's configurations are refused with it.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum, conflicts_with_all = [
+        "deques", "policies", "mu", "threshold_factor", "balance_interval", "steal", "victim",
+        "private_stack", "reference", "count_live",
+    ])]
     pub mode: Vec<pauses::Mode>,
     /// With --mode: mutator threads.
     #[arg(long, value_name = "M", default_value_t = 1, requires = "mode")]
@@ -140,11 +146,17 @@ pub struct BenchArgs {
     /// With --mode incremental: objects per step, plus the barrier entries
     /// the mutators logged since the last step (so that the steps keep up
     /// with the barrier).
-    #[arg(long, value_name = "N", default_value_t = 4096, requires = "mode")]
-    pub step_budget: usize,
+    #[arg(long, value_name = "N", requires = "mode", help = args::default_help(
+        "With --mode incremental: objects per step, plus the barrier entries the mutators logged since the last step (so that the steps keep up with the barrier)",
+        modes::DEFAULT_STEP_BUDGET,
+    ))]
+    pub step_budget: Option<usize>,
     /// With --mode incremental: mutator time between steps, µs.
-    #[arg(long, value_name = "US", default_value_t = 1000, requires = "mode")]
-    pub step_interval_us: u64,
+    #[arg(long, value_name = "US", requires = "mode", help = args::default_help(
+        "With --mode incremental: mutator time between steps, µs",
+        modes::DEFAULT_STEP_INTERVAL_US,
+    ))]
+    pub step_interval_us: Option<u64>,
     /// With --mode: new objects the side arena holds per round (more are
     /// not allocated).
     #[arg(long, value_name = "N", default_value_t = 1 << 20, value_parser = args::count, requires = "mode")]

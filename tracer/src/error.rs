@@ -54,10 +54,48 @@ pub enum CliError {
         /// What to do about it.
         hint: String,
     },
+    /// An output that is one of the inputs, or the same file as another
+    /// output (a usage error: checked before any work).
+    #[error("{}", same_file_message(flag, path, other, other_path, *other_is_input))]
+    SameFile {
+        /// The output's flag (`--plot`).
+        flag: &'static str,
+        /// The output's path as given.
+        path: PathBuf,
+        /// The flag of the input or earlier output it is the same file as.
+        other: &'static str,
+        /// That file's path as given.
+        other_path: PathBuf,
+        /// Whether that file is an input (else an output).
+        other_is_input: bool,
+    },
     /// Standard output's reader went away (`stealmark ... | head`): the
     /// command stops quietly and exits 0, as after a complete run.
     #[error("standard output was closed")]
     StdoutClosed,
+}
+
+/// The message of [`CliError::SameFile`].
+fn same_file_message(
+    flag: &str,
+    path: &Path,
+    other: &str,
+    other_path: &Path,
+    other_is_input: bool,
+) -> String {
+    if other_is_input {
+        format!(
+            "{flag} {} is the input {other} {}: writing it would destroy the input",
+            path.display(),
+            other_path.display()
+        )
+    } else {
+        format!(
+            "{flag} {} and {other} {} are one file: one output would replace the other",
+            path.display(),
+            other_path.display()
+        )
+    }
 }
 
 impl CliError {
@@ -104,7 +142,7 @@ impl CliError {
     /// The process exit code for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Usage { .. } => EXIT_USAGE,
+            CliError::Usage { .. } | CliError::SameFile { .. } => EXIT_USAGE,
             CliError::StdoutClosed => 0,
             _ => EXIT_FAILURE,
         }
@@ -129,6 +167,7 @@ impl CliError {
                 "regenerate it with `stealmark gen` or `stealmark import`; `stealmark info FILE` checks a file".into(),
             ),
             CliError::Advised { hint, .. } => Some(hint.clone()),
+            CliError::SameFile { flag, .. } => Some(format!("give {flag} another path")),
             CliError::Failed { .. } | CliError::StdoutClosed => None,
         }
     }

@@ -17,6 +17,7 @@ mod contract;
 mod cputime;
 mod demo;
 mod error;
+mod files;
 mod gen;
 mod heapfile;
 mod import;
@@ -33,6 +34,7 @@ mod simulate;
 mod trace_event;
 
 use error::CliError;
+use files::Files;
 
 /// Parallel GC marking over work-stealing deques: generate heap snapshots,
 /// inspect them, mark them with any deque and balancing policy, and compare
@@ -78,6 +80,25 @@ impl Command {
             Command::Demo(_) => "demo",
             Command::Import(_) => "import",
             Command::Simulate(_) => "simulate",
+        }
+    }
+
+    /// The files the command line reads and writes, checked before any
+    /// work ([`Files::check`]). `import` compares its output with its
+    /// input itself, with its other checks of a snapshot output.
+    fn files(&self) -> Files<'_> {
+        match self {
+            Command::Gen(a) => Files::new().output("-o", Some(&a.output)),
+            Command::Info(a) => Files::new().input("FILE", &a.file),
+            Command::Mark(a) => Files::new()
+                .input("FILE", &a.file)
+                .output("--trace-out", a.trace_out.as_deref())
+                .output("--plot", a.plot.as_deref()),
+            Command::Bench(a) => Files::new()
+                .input("FILE", &a.file)
+                .output("--plot", a.plot.as_deref()),
+            Command::Demo(_) | Command::Import(_) => Files::new(),
+            Command::Simulate(a) => Files::new().output("--plot", a.plot()),
         }
     }
 }
@@ -201,7 +222,8 @@ fn main() -> ExitCode {
     install_panic_hook();
     let cli = parse();
     let name = cli.command.name();
-    let result = match cli.command {
+    let checked = cli.command.files().check();
+    let result = checked.and_then(|()| match cli.command {
         Command::Gen(args) => gen::run(args),
         Command::Info(args) => info::run(args),
         Command::Mark(args) => mark::run(args),
@@ -209,7 +231,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Import(args) => import::run(args),
         Command::Simulate(args) => simulate::run(args),
-    };
+    });
     match result.and_then(|()| output::flush_stdout()) {
         Ok(()) | Err(CliError::StdoutClosed) => ExitCode::SUCCESS,
         Err(err) => {

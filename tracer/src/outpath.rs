@@ -8,6 +8,7 @@ use std::fs::{self, OpenOptions};
 use std::path::{Component, Path};
 
 use crate::error::{CliError, CliResult};
+use crate::files;
 use crate::heapfile;
 use crate::partial::partial_path;
 
@@ -102,7 +103,7 @@ pub fn check_snapshot_output(path: &Path, input: Option<&Path>, force: bool) -> 
     check_writable("-o", path)?;
     if let Some(input) = input {
         for written in [path.to_path_buf(), partial_path(path, ".partial")] {
-            if same_file::is_same_file(input, &written).unwrap_or(false) {
+            if files::same_file(input, &written) {
                 return Err(CliError::advised(
                     format!(
                         "-o {} is the input file {}: writing it would destroy the input",

@@ -14,7 +14,7 @@
 //! own submodule, and the two that also run on real threads share the path
 //! of [`workload`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use stealmark_deques::DequeKind;
@@ -244,6 +244,17 @@ fn parse_steal_function(s: &str) -> Result<StealFunction, String> {
 
 fn parse_hs_steal(s: &str) -> Result<HsSteal, String> {
     s.parse().map_err(|e: ModelError| e.to_string())
+}
+
+impl SimulateArgs {
+    /// The `--plot` file, if the model takes one and it was given.
+    pub fn plot(&self) -> Option<&Path> {
+        match &self.model {
+            Model::Berenbrink(a) => a.run.plot.as_deref(),
+            Model::Mitzenmacher(_) => None,
+            Model::HendlerShavit(a) => a.run.plot.as_deref(),
+        }
+    }
 }
 
 /// Runs `stealmark simulate`.

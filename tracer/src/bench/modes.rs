@@ -43,6 +43,8 @@ pub fn table(results: &[ModeResult]) -> Table {
         ("slowdown", Align::Right),
         ("CPU slowdown", Align::Right),
         ("marked", Align::Right),
+        ("of snapshot", Align::Right),
+        ("reachable", Align::Right),
     ]);
     let mmu = |r: &ModeResult, w: f64| {
         mmu_at(&r.mmu, w).map_or_else(|| "-".into(), |u| format!("{u:.3}"))
@@ -67,6 +69,8 @@ pub fn table(results: &[ModeResult]) -> Table {
             format!("{:.3}", r.marking_slowdown),
             format!("{:.3}", r.cpu_slowdown),
             output::count(r.marked_objects),
+            output::count(r.marked_snapshot_objects),
+            output::count(r.reachable_objects),
         ]);
     }
     t
@@ -85,8 +89,30 @@ GC CPU: process CPU time minus the mutator threads', per round (median);
 writes/s: per mutator thread over a round, pauses included; marking, idle: per thread while marking (pauses
 excluded; barrier on) and outside marking (no barrier); slowdown: 1 - marking/idle (the barrier, plus the
 workers' share of the machine); CPU slowdown: the same per CPU second of the mutator threads (the barrier and
-the shared caches, not the workers' share); marked: objects marked, allocated black included.
+the shared caches, not the workers' share); marked: objects marked, allocated black included; of snapshot:
+the snapshot's objects among them; reachable: the snapshot's reachable objects before the mutator ran (the
+mutator moves references within the heap without cutting any off, so the two agree).
 ";
+
+/// How far the snapshot objects a configuration marked may be from the
+/// snapshot's reachable objects, as a fraction of the latter, before a
+/// warning says that its figures describe another heap.
+const SIZE_TOLERANCE: f64 = 0.1;
+
+/// The warning for `mode` at `workers` when the snapshot objects it marked
+/// (`marked`) differ from the snapshot's `reachable` objects by more than
+/// [`SIZE_TOLERANCE`]: its pauses then describe a heap of another size.
+fn size_warning(mode: Mode, workers: usize, marked: u64, reachable: u64) -> Option<String> {
+    let difference = marked.abs_diff(reachable) as f64;
+    (difference > SIZE_TOLERANCE * reachable as f64).then(|| {
+        format!(
+            "warning: {mode} at {} marked {} of the snapshot's objects, against {} reachable in the snapshot: its figures describe a heap of another size",
+            output::counted(workers as u64, "worker"),
+            output::count(marked),
+            output::count(reachable)
+        )
+    })
+}
 
 /// The worker counts of `--threads` (every one, in order), or the number
 /// of CPUs.
@@ -156,10 +182,38 @@ fn curves(results: &[ModeResult], modes: &[Mode], workers: &[usize]) -> (Vec<Mmu
     (curves, key)
 }
 
+/// Objects per incremental step, beyond the barrier's entries, unless
+/// `--step-budget` says otherwise.
+pub const DEFAULT_STEP_BUDGET: usize = 4096;
+
+/// Mutator time between incremental steps, µs, unless `--step-interval-us`
+/// says otherwise.
+pub const DEFAULT_STEP_INTERVAL_US: u64 = 1000;
+
+/// Rejects the flags of incremental steps when no mode of `--mode` takes
+/// steps (flags that would be silently ignored).
+fn check_step_flags(a: &BenchArgs) -> CliResult {
+    if a.mode.contains(&Mode::Incremental) {
+        return Ok(());
+    }
+    for (given, flag) in [
+        (a.step_budget.is_some(), "--step-budget"),
+        (a.step_interval_us.is_some(), "--step-interval-us"),
+    ] {
+        if given {
+            return Err(CliError::usage(format!(
+                "{flag} applies to the incremental mode only; add incremental to --mode, or leave {flag} out"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `stealmark bench FILE --mode ...`: every mode at every worker count
 /// of `--threads`.
 pub fn run(a: &BenchArgs) -> CliResult {
     args::distinct("--mode", &a.mode)?;
+    check_step_flags(a)?;
     let modes = a.mode.clone();
     if a.mutators == 0 {
         return Err(CliError::usage("--mutators must be at least 1"));
@@ -172,13 +226,25 @@ pub fn run(a: &BenchArgs) -> CliResult {
             allocs: a.alloc_rate,
         },
         lead: Duration::from_millis(a.lead_ms),
-        step_budget: a.step_budget,
-        step_interval: Duration::from_micros(a.step_interval_us),
+        step_budget: a.step_budget.unwrap_or(DEFAULT_STEP_BUDGET),
+        step_interval: Duration::from_micros(
+            a.step_interval_us.unwrap_or(DEFAULT_STEP_INTERVAL_US),
+        ),
         side_capacity: usize::try_from(a.side_capacity)
             .map_err(|_| CliError::usage("--side-capacity is too large"))?,
     };
     run::warn_if_oversubscribed(workers.iter().copied().max().unwrap_or(1), args::ncpu());
     let results = measure(&a.file, &configs(&workers, &modes), &setup, a.runs)?;
+    for r in &results {
+        if let Some(warning) = size_warning(
+            r.mode,
+            r.workers,
+            r.marked_snapshot_objects,
+            r.reachable_objects,
+        ) {
+            eprintln!("{warning}");
+        }
+    }
     let name = a.file.file_name().map_or_else(
         || a.file.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -222,5 +288,24 @@ pub fn run(a: &BenchArgs) -> CliResult {
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heap_that_shrank_or_grew_by_more_than_a_tenth_is_warned_of() {
+        let line = size_warning(Mode::Concurrent, 2, 563, 160_080).unwrap();
+        assert!(
+            line.starts_with("warning: concurrent at 2 workers"),
+            "{line}"
+        );
+        assert!(line.contains("563") && line.contains("160,080"), "{line}");
+        assert!(size_warning(Mode::Stw, 1, 177_000, 160_000).is_some());
+        assert!(size_warning(Mode::Stw, 1, 160_000, 160_000).is_none());
+        assert!(size_warning(Mode::Stw, 1, 144_000, 160_000).is_none());
+        assert!(size_warning(Mode::Incremental, 1, 143_999, 160_000).is_some());
     }
 }

@@ -5,168 +5,33 @@
 //!
 //! New objects have [`NEW_SLOTS`] strong slots and live in the side arena;
 //! they may refer to snapshot objects and to each other. Snapshot slots
-//! only ever receive snapshot objects ([`HeapView::store_slot`] checks
+//! only ever receive snapshot objects
+//! ([`HeapView::store_slot`](stealmark_heap::HeapView::store_slot) checks
 //! that), so new objects are reachable from the mutator's own roots and
 //! from other new objects.
+//!
+//! Writes into the snapshot keep its reachable set as it is, so that every
+//! round marks the heap the benchmark names: a write exchanges the targets
+//! of two strong slots, either of one object (the object keeps its
+//! references) or of two snapshot roots (both stay reachable, whatever the
+//! graph). Each exchange is two real overwrites, whose old values the
+//! barrier records. Each snapshot object is written by one mutator thread
+//! only (by a hash of its address), so that two threads never exchange
+//! through the same slot at once, which could lose a target.
 
-use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use stealmark_heap::{HeapView, MarkIndex, ObjRef, ObjectModel, SlotKind};
+use stealmark_heap::{ObjRef, ObjectModel, SlotKind};
 use stealmark_marker::{MarkStore, MutatorBuffer};
 
-/// Slots of a new object.
-pub const NEW_SLOTS: usize = 2;
+use super::mut_heap::{MutHeap, NEW_SLOTS};
 
 /// Roots a mutator thread keeps of each kind (snapshot objects, new ones).
 const STACK: usize = 256;
 
 /// Operations between two looks at the clock and the stop flag.
 const BATCH: u64 = 64;
-
-/// The side arena: room for `capacity` new objects of [`NEW_SLOTS`] words.
-pub struct Side {
-    words: Box<[AtomicUsize]>,
-    next: AtomicUsize,
-}
-
-impl Side {
-    /// An arena for `capacity` objects.
-    pub fn new(capacity: usize) -> Side {
-        Side {
-            words: (0..capacity.max(1) * NEW_SLOTS)
-                .map(|_| AtomicUsize::new(0))
-                .collect(),
-            next: AtomicUsize::new(0),
-        }
-    }
-
-    /// The address range of the arena.
-    fn range(&self) -> Range<usize> {
-        let lo = self.words.as_ptr() as usize;
-        lo..lo + self.words.len() * 8
-    }
-
-    /// New objects the arena has room for.
-    pub fn capacity(&self) -> usize {
-        self.words.len() / NEW_SLOTS
-    }
-
-    /// Forgets every object (between rounds: nothing refers to them then;
-    /// snapshot slots never do, and each round's mutators start afresh).
-    pub fn reset(&self) {
-        // Relaxed: called while no mutator runs (between rounds, after the
-        // threads were joined).
-        self.next.store(0, Relaxed);
-    }
-
-    fn slot(&self, obj: ObjRef, i: usize) -> &AtomicUsize {
-        &self.words[(obj.word() - self.range().start) / 8 + i]
-    }
-
-    /// Allocates an object whose slots are `init`; `None` when full.
-    fn allocate(&self, init: [Option<ObjRef>; NEW_SLOTS]) -> Option<ObjRef> {
-        // Relaxed: hands out distinct indices; the object is published to
-        // other threads (and the marker) only through later stores, and to
-        // the marker only once marked black.
-        let i = self.next.fetch_add(1, Relaxed);
-        if i >= self.capacity() {
-            return None;
-        }
-        let obj = ObjRef::from_word(self.range().start + i * NEW_SLOTS * 8)?;
-        for (k, v) in init.into_iter().enumerate() {
-            // Relaxed: see `MutHeap::scan_slots`.
-            self.slot(obj, k).store(v.map_or(0, ObjRef::word), Relaxed);
-        }
-        Some(obj)
-    }
-}
-
-/// The snapshot (a copy-on-write mapping) and the side arena, as one heap.
-pub struct MutHeap<'a> {
-    pub view: HeapView<'a>,
-    pub side: &'a Side,
-    side_at: Range<usize>,
-    view_bound: usize,
-}
-
-impl<'a> MutHeap<'a> {
-    pub fn new(view: HeapView<'a>, side: &'a Side) -> MutHeap<'a> {
-        MutHeap {
-            view_bound: view.mark_index_bound(),
-            side_at: side.range(),
-            view,
-            side,
-        }
-    }
-
-    #[inline(always)]
-    fn is_new(&self, obj: ObjRef) -> bool {
-        self.side_at.contains(&obj.word())
-    }
-}
-
-impl ObjectModel for MutHeap<'_> {
-    #[inline(always)]
-    fn size_bytes(&self, obj: ObjRef) -> usize {
-        if self.is_new(obj) {
-            NEW_SLOTS * 8
-        } else {
-            self.view.size_bytes(obj)
-        }
-    }
-
-    #[inline(always)]
-    fn slot_count(&self, obj: ObjRef) -> usize {
-        if self.is_new(obj) {
-            NEW_SLOTS
-        } else {
-            self.view.slot_count(obj)
-        }
-    }
-
-    #[inline(always)]
-    fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
-        &self,
-        obj: ObjRef,
-        slots: Range<usize>,
-        mut visit: V,
-    ) {
-        if !self.is_new(obj) {
-            return self.view.scan_slots(obj, slots, visit);
-        }
-        for i in slots.start..slots.end.min(NEW_SLOTS) {
-            // Relaxed: mutators store these slots while workers scan; the
-            // write barrier and its hand-offs carry the ordering.
-            if let Some(t) = ObjRef::from_word(self.side.slot(obj, i).load(Relaxed)) {
-                visit(i, t, SlotKind::Strong);
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn prefetch(&self, obj: ObjRef) {
-        if !self.is_new(obj) {
-            self.view.prefetch(obj);
-        }
-    }
-}
-
-impl MarkIndex for MutHeap<'_> {
-    fn mark_index_bound(&self) -> usize {
-        self.view_bound + self.side.capacity()
-    }
-
-    #[inline(always)]
-    fn mark_index(&self, obj: ObjRef) -> usize {
-        if self.is_new(obj) {
-            self.view_bound + (obj.word() - self.side_at.start) / (NEW_SLOTS * 8)
-        } else {
-            self.view.mark_index(obj)
-        }
-    }
-}
 
 /// The mutator's rates.
 #[derive(Clone, Copy, Debug)]
@@ -223,11 +88,44 @@ impl<H: ObjectModel, S: MarkStore<H>> Gc for MutatorBuffer<'_, '_, H, S> {
     }
 }
 
+/// Which of several mutator threads this is: each writes the snapshot
+/// objects of its own share only.
+#[derive(Clone, Copy, Debug)]
+pub struct Share {
+    /// This thread's index, below `of`.
+    pub index: usize,
+    /// The number of mutator threads.
+    pub of: usize,
+}
+
+impl Share {
+    /// Whether this thread writes `obj`'s slots.
+    fn owns(self, obj: ObjRef) -> bool {
+        let hash = ((obj.word() >> 3) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        self.of <= 1 || hash as usize % self.of == self.index
+    }
+}
+
+/// The target of strong slot `i` of the snapshot object `obj`, if the slot
+/// is strong and not null (so that a store into it is accepted).
+fn strong_slot(heap: &MutHeap<'_>, obj: ObjRef, i: usize) -> Option<ObjRef> {
+    let mut found = None;
+    heap.view.scan_slots(obj, i..i + 1, |_, t, kind| {
+        if kind == SlotKind::Strong {
+            found = Some(t);
+        }
+    });
+    found
+}
+
 /// One mutator thread: its roots and random stream (xorshift: no
 /// allocation, a few instructions).
 pub struct Mutator {
     old: Vec<ObjRef>,
     new: Vec<ObjRef>,
+    /// The snapshot roots with slots that this thread writes.
+    owned_roots: Vec<ObjRef>,
+    share: Share,
     rng: u64,
     /// Reference writes done.
     pub writes: u64,
@@ -237,20 +135,23 @@ pub struct Mutator {
 
 impl Mutator {
     /// A mutator whose roots are a sample of those of `roots` that have
-    /// slots (a write stores into a root's slot).
-    pub fn new(heap: &MutHeap<'_>, roots: &[ObjRef], seed: u64) -> Mutator {
-        let mut m = Mutator {
-            old: Vec::with_capacity(STACK),
-            new: Vec::with_capacity(STACK),
-            rng: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
-            writes: 0,
-            allocs: 0,
-        };
+    /// slots (a write stores into a root's slot), writing the objects of
+    /// `share`.
+    pub fn new(heap: &MutHeap<'_>, roots: &[ObjRef], seed: u64, share: Share) -> Mutator {
         let roots: Vec<ObjRef> = roots
             .iter()
             .copied()
             .filter(|&r| heap.view.slot_count(r) > 0)
             .collect();
+        let mut m = Mutator {
+            old: Vec::with_capacity(STACK),
+            new: Vec::with_capacity(STACK),
+            owned_roots: roots.iter().copied().filter(|&r| share.owns(r)).collect(),
+            share,
+            rng: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+            writes: 0,
+            allocs: 0,
+        };
         for _ in 0..STACK.min(roots.len()) {
             let r = roots[m.below(roots.len())];
             m.old.push(r);
@@ -293,16 +194,19 @@ impl Mutator {
         Some(o)
     }
 
-    /// One reference write: a random slot of one of this thread's roots (a
-    /// new object, one time in four) gets an object at most one edge from
-    /// another root, which sometimes becomes a root (if it has slots): the
-    /// roots drift through the heap. Skipped (not counted) when the slot is
-    /// not a strong one.
+    /// One reference write. One time in four (once this thread has new
+    /// objects) a random slot of a new object gets a snapshot object at
+    /// most one edge from a root; else two strong slots exchange their
+    /// targets ([`Mutator::exchange`]): of two snapshot roots one time in
+    /// four, else of one object at most one edge from one of this thread's
+    /// roots, one of whose targets sometimes becomes a root (if it has
+    /// slots): the roots drift through the heap. Skipped (not counted) when
+    /// the slots are not strong ones, or the object is another thread's.
     fn write(&mut self, heap: &MutHeap<'_>, gc: &mut impl Gc) {
-        let Some(target) = self.reach(heap, 1) else {
-            return;
-        };
         if !self.new.is_empty() && self.below(4) == 0 {
+            let Some(target) = self.reach(heap, 1) else {
+                return;
+            };
             let i = self.below(self.new.len());
             let obj = self.new[i];
             let slot = heap.side.slot(obj, self.below(NEW_SLOTS));
@@ -312,19 +216,65 @@ impl Mutator {
             self.writes += 1;
             return;
         }
-        let Some(obj) = self.reach(heap, 0) else {
+        if self.below(4) == 0 {
+            if self.owned_roots.is_empty() {
+                return;
+            }
+            let (i, j) = (
+                self.below(self.owned_roots.len()),
+                self.below(self.owned_roots.len()),
+            );
+            let (a, b) = (self.owned_roots[i], self.owned_roots[j]);
+            let i = self.below(heap.view.slot_count(a));
+            let j = self.below(heap.view.slot_count(b));
+            self.exchange(heap, (a, i), (b, j), gc);
+            return;
+        }
+        let Some(obj) = self.reach(heap, 1) else {
             return;
         };
-        // Every root has slots (`new`, `push_root`).
         let n = heap.view.slot_count(obj);
-        // Slots other than strong ones are refused; the write is skipped.
-        if let Ok(old) = heap.view.store_slot(obj, self.below(n), Some(target)) {
-            gc.pre_write(old);
-            self.writes += 1;
+        if n < 2 || !self.share.owns(obj) {
+            return;
+        }
+        let i = self.below(n);
+        let j = (i + 1 + self.below(n - 1)) % n;
+        if let Some(moved) = self.exchange(heap, (obj, i), (obj, j), gc) {
             if self.below(8) == 0 {
-                self.push_root(heap, target);
+                self.push_root(heap, moved);
             }
         }
+    }
+
+    /// Exchanges the targets of strong slot `a.1` of `a.0` and strong slot
+    /// `b.1` of `b.0` (two slots of one object, or of two snapshot roots:
+    /// either way every object stays reachable), through the barrier;
+    /// returns the target moved into `b`, or `None` when a slot is not a
+    /// non-null strong one of an object of this thread's share (nothing
+    /// written).
+    fn exchange(
+        &mut self,
+        heap: &MutHeap<'_>,
+        (a, i): (ObjRef, usize),
+        (b, j): (ObjRef, usize),
+        gc: &mut impl Gc,
+    ) -> Option<ObjRef> {
+        if (a, i) == (b, j) || !self.share.owns(a) || !self.share.owns(b) {
+            return None;
+        }
+        let x = strong_slot(heap, a, i)?;
+        let y = strong_slot(heap, b, j)?;
+        // Both slots are strong (so stores are accepted) and only this
+        // thread writes them (`Share`), so they still hold `x` and `y`.
+        let old = heap.view.store_slot(a, i, Some(y)).ok()?;
+        gc.pre_write(old);
+        let old = heap
+            .view
+            .store_slot(b, j, Some(x))
+            .expect("a strong slot of a snapshot object takes a snapshot object");
+        gc.pre_write(old);
+        self.writes += 2;
+        Some(x)
     }
 
     /// Makes `obj` a root, in place of a random one once the roots are
@@ -408,8 +358,12 @@ impl Mutator {
 
 #[cfg(test)]
 mod tests {
+    use super::super::mut_heap::Side;
     use super::*;
-    use stealmark_heap::{generate_heap, GenConfig, HeapGraph, Shape};
+    use stealmark_heap::{generate_heap, mark_sequential, GenConfig, HeapGraph, Shape};
+
+    /// A single mutator thread: it writes every object.
+    const ALL: Share = Share { index: 0, of: 1 };
 
     /// A runtime-shaped heap: many of its objects have no slots, so a
     /// mutator whose roots drifted onto them would skip most writes.
@@ -441,7 +395,7 @@ mod tests {
         assert!(leaves > built.view().object_count() / 4, "{leaves} leaves");
         let side = Side::new(1000);
         let heap = MutHeap::new(built.view(), &side);
-        let mut m = Mutator::new(&heap, built.roots(), 7);
+        let mut m = Mutator::new(&heap, built.roots(), 7, ALL);
         let rate = 20_000;
         let rates = Rates {
             writes: rate,
@@ -451,16 +405,65 @@ mod tests {
         assert!(!m.old.is_empty());
         assert!(m.old.iter().all(|&r| heap.view.slot_count(r) > 0));
         // Paced on writes done: never ahead of the schedule by more than a
-        // batch, and not far behind it (each write takes well under 1 µs,
-        // so half the rate leaves room for a loaded machine). Pacing on
-        // attempts, or roots without slots, wrote about a third of it.
+        // batch of attempts (an exchange is two writes), and not far behind
+        // it (each write takes well under 1 µs, so half the rate leaves room
+        // for a loaded machine). Pacing on attempts, or roots without
+        // slots, wrote about a third of it.
         let asked = rate as f64 * secs;
         assert!(
-            m.writes as f64 <= asked + BATCH as f64,
+            m.writes as f64 <= asked + 2.0 * BATCH as f64,
             "{} > {asked}",
             m.writes
         );
         assert!(m.writes as f64 >= asked / 2.0, "{} < {asked} / 2", m.writes);
+    }
+
+    /// Every strong target of every snapshot object, in order.
+    fn targets(heap: &MutHeap<'_>) -> Vec<usize> {
+        let mut all = Vec::new();
+        for o in heap.view.objects() {
+            heap.view
+                .scan_slots(o, 0..heap.view.slot_count(o), |_, t, _| all.push(t.word()));
+        }
+        all
+    }
+
+    #[test]
+    fn writes_move_references_without_changing_what_is_reachable() {
+        let built = runtime_heap();
+        let roots = built.roots();
+        let reachable = mark_sequential(&built.view(), roots).objects;
+        let side = Side::new(1 << 16);
+        let heap = MutHeap::new(built.view(), &side);
+        let before = targets(&heap);
+        let rates = Rates {
+            writes: 0,
+            allocs: 1000,
+        };
+        let writes: u64 = std::thread::scope(|sc| {
+            let threads: Vec<_> = (0..3)
+                .map(|index| {
+                    let heap = &heap;
+                    sc.spawn(move || {
+                        let mut m = Mutator::new(heap, roots, index as u64, Share { index, of: 3 });
+                        run_for(&mut m, heap, rates, 100);
+                        m.writes
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).sum()
+        });
+        assert!(writes > 10_000, "{writes} writes");
+        let after = targets(&heap);
+        let moved = before.iter().zip(&after).filter(|(a, b)| a != b).count();
+        assert!(moved > 1000, "{moved} slots changed");
+        // Storing objects near the roots over whatever a slot held cut
+        // most of the heap off.
+        assert_eq!(mark_sequential(&heap.view, roots).objects, reachable);
+        let mut sorted = (before, after);
+        sorted.0.sort_unstable();
+        sorted.1.sort_unstable();
+        assert_eq!(sorted.0, sorted.1, "every reference is still in the heap");
     }
 
     #[test]
@@ -468,7 +471,7 @@ mod tests {
         let built = runtime_heap();
         let side = Side::new(1 << 16);
         let heap = MutHeap::new(built.view(), &side);
-        let mut m = Mutator::new(&heap, built.roots(), 9);
+        let mut m = Mutator::new(&heap, built.roots(), 9, ALL);
         let rates = Rates {
             writes: 0,
             allocs: 1000,

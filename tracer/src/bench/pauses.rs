@@ -23,11 +23,12 @@ use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
 use serde::Serialize;
-use stealmark_heap::{HeapGraph, MarkIndex, ObjRef, Snapshot, SnapshotError};
+use stealmark_heap::{mark_sequential, HeapGraph, MarkIndex, ObjRef, Snapshot, SnapshotError};
 use stealmark_marker::{Collection, MarkBitmap, MarkCycle, Marker, MarkerConfig, MutatorBuffer};
 
 use super::mmu::{self, MmuPoint, Pause};
-use super::mutator::{Gc, MutHeap, Mutator, NoGc, Rates, Side, Until};
+use super::mut_heap::{MutHeap, Side};
+use super::mutator::{Gc, Mutator, NoGc, Rates, Share, Until};
 use crate::error::{CliError, CliResult};
 use crate::pause::{median, PauseStats};
 
@@ -72,6 +73,8 @@ struct Round {
     idle_cpu_rate: f64,
     marking_cpu_rate: f64,
     marked: u64,
+    /// Objects of the snapshot marked (the rest were allocated black).
+    marked_snapshot: u64,
     /// The engine's own part of the pauses: the start's and the remark's
     /// (the whole collection's, stop-the-world), ms.
     engine_ms: (f64, f64),
@@ -141,6 +144,12 @@ pub struct ModeResult {
     pub cpu_slowdown: f64,
     /// Objects marked (allocated black included), median.
     pub marked_objects: u64,
+    /// Objects of the snapshot marked (allocated black excluded), median:
+    /// `reachable_objects` when the mutator kept the heap's size.
+    pub marked_snapshot_objects: u64,
+    /// Objects reachable in the snapshot before the mutator ran (the
+    /// sequential oracle, roots only, as the benchmark's collections).
+    pub reachable_objects: u64,
     /// The engine's part of the start pause and of the remark (the whole
     /// collection, stop-the-world), medians, ms: the rest of a pause is the
     /// mutator's stopping and restarting.
@@ -338,7 +347,13 @@ fn round(
     marks.reset(heap.mark_index_bound());
     heap.side.reset();
     let mut ms: Vec<Mutator> = (0..s.mutators)
-        .map(|i| Mutator::new(heap, roots, 0x5EED + i as u64))
+        .map(|i| {
+            let share = Share {
+                index: i,
+                of: s.mutators,
+            };
+            Mutator::new(heap, roots, 0x5EED + i as u64, share)
+        })
         .collect();
     let t0 = Instant::now();
     let cpu0 = cpu_s(libc::CLOCK_PROCESS_CPUTIME_ID);
@@ -451,6 +466,10 @@ fn round(
         marking_cpu_rate: writes_per_s(&[&marking], |r| r.cpu_s),
         rate: writes as f64 / len_s / s.mutators as f64,
         marked: marks.count(),
+        marked_snapshot: marks
+            .iter()
+            .filter(|&i| i < heap.view.mark_index_bound())
+            .count() as u64,
         engine_ms,
         allocated: ms.iter().map(|m| m.allocs).sum(),
         pauses,
@@ -476,6 +495,10 @@ pub fn measure(
         .iter()
         .map(|_| open(path))
         .collect::<CliResult<_>>()?;
+    // Before any mutator wrote to the mappings.
+    let reachable = snapshots
+        .first()
+        .map_or(0, |sn| mark_sequential(&sn.view(), sn.roots()).objects);
     let sides: Vec<Side> = configs.iter().map(|_| Side::new(s.side_capacity)).collect();
     let heaps: Vec<MutHeap<'_>> = snapshots
         .iter()
@@ -545,6 +568,8 @@ pub fn measure(
                 marking_slowdown: med(&|r| loss(r.marking_rate, r.idle_rate)),
                 cpu_slowdown: med(&|r| loss(r.marking_cpu_rate, r.idle_cpu_rate)),
                 marked_objects: med(&|r| r.marked as f64) as u64,
+                marked_snapshot_objects: med(&|r| r.marked_snapshot as f64) as u64,
+                reachable_objects: reachable,
                 start_ms: med(&|r| r.engine_ms.0),
                 remark_ms: med(&|r| r.engine_ms.1),
                 allocated_objects: med(&|r| r.allocated as f64) as u64,
