@@ -220,7 +220,10 @@ pub use collection::Collection;
 pub use config::{
     BalancePolicy, ConfigError, DequeKind, MarkerConfig, StealAmount, VictimSelection,
 };
-pub use cycle::{CycleError, CycleStats, MarkCycle, MutatorBuffer};
+pub use cycle::{
+    Backpressure, CycleError, CycleOptions, CycleStats, Finished, MarkCycle, MutatorBuffer,
+    OwnedCycle, OwnedMutator,
+};
 pub use marker::Marker;
 pub use report::{ClearedIter, ClearedSlots, Marking, Report};
 pub use stats::{
