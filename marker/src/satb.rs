@@ -284,7 +284,8 @@ impl<E: Copy> Queue<E> {
     }
 
     /// The coordinator's wait: every full buffer, as soon as there is one;
-    /// [`Work::Stop`] once none is full and the cycle is stopping.
+    /// [`Work::Stop`] once none is full and the cycle is stopping (or
+    /// failed, or ended: a background started beside a remark stops).
     pub(crate) fn next_work(&self) -> Work<E> {
         let mut st = self.lock();
         loop {
@@ -294,7 +295,7 @@ impl<E: Copy> Queue<E> {
                 self.progress.notify_all();
                 return Work::Buffers(std::mem::take(&mut st.full));
             }
-            if st.stop || st.failed {
+            if st.stop || st.failed || st.ended {
                 st.quiet = true;
                 self.progress.notify_all();
                 return Work::Stop;
