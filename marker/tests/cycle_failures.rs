@@ -73,10 +73,9 @@ const N: usize = 100;
 const ROOTS: [ObjRef; 1] = [ObjRef::from_index(0)];
 
 fn config(workers: usize, deque: stealmark_marker::DequeKind) -> MarkerConfig {
-    MarkerConfig {
-        deque,
-        ..MarkerConfig::with_workers(workers)
-    }
+    let mut config = MarkerConfig::with_workers(workers);
+    config.set_deque(deque);
+    config
 }
 
 /// Runs `f` on a thread and fails if it takes longer than 60 s (a hang).
