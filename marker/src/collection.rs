@@ -21,6 +21,7 @@ use stealmark_model::{ObjRef, RootSource, SoftRefs};
 ///     .finalizable(&finalizable[..])
 ///     .soft_refs(SoftRefs::KeepAll);
 /// assert!(matches!(c.soft_refs, SoftRefs::KeepAll));
+/// assert!(!c.solo && c.solo(true).solo);
 /// ```
 #[derive(Debug)]
 pub struct Collection<'a, R: ?Sized = [ObjRef], F: ?Sized = [ObjRef]> {
@@ -31,6 +32,12 @@ pub struct Collection<'a, R: ?Sized = [ObjRef], F: ?Sized = [ObjRef]> {
     pub finalizable: &'a F,
     /// The soft-reference policy.
     pub soft_refs: SoftRefs<'a>,
+    /// Mark on the calling thread alone, without waking the marker's other
+    /// workers: for a heap the runtime knows is small (a few thousand
+    /// objects), where waking parked threads costs more than marking.
+    /// Every step then runs as on a one-worker marker; the report has the
+    /// configured number of worker lists, all but the first empty.
+    pub solo: bool,
 }
 
 impl<'a, R: RootSource + ?Sized> Collection<'a, R> {
@@ -41,6 +48,7 @@ impl<'a, R: RootSource + ?Sized> Collection<'a, R> {
             roots,
             finalizable: &[],
             soft_refs: SoftRefs::ClearAll,
+            solo: false,
         }
     }
 }
@@ -52,12 +60,19 @@ impl<'a, R: ?Sized, F: ?Sized> Collection<'a, R, F> {
             roots: self.roots,
             finalizable,
             soft_refs: self.soft_refs,
+            solo: self.solo,
         }
     }
 
     /// The same collection with another soft-reference policy.
     pub fn soft_refs(self, soft_refs: SoftRefs<'a>) -> Self {
         Collection { soft_refs, ..self }
+    }
+
+    /// The same collection, marked on the calling thread alone
+    /// ([`Collection::solo`]) or not.
+    pub fn solo(self, solo: bool) -> Self {
+        Collection { solo, ..self }
     }
 }
 

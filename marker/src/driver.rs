@@ -61,6 +61,9 @@ pub(crate) struct Collect<'a, H, S> {
     pub(crate) action: Action,
     /// The collection's (or cycle's) time origin.
     pub(crate) start: Instant,
+    /// A whole collection on the calling thread alone: every step runs as
+    /// on a one-worker marker, and the pool is not woken.
+    pub(crate) solo: bool,
 }
 
 /// What a [`Collect`] runs: a whole collection, or one part of a mark cycle
@@ -106,12 +109,23 @@ impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for Collect<'_, H, S> {
             engine.begin_collection(types, self.drain);
             self.stats.steps.clear();
         }
+        let solo_config;
+        let steps_config = if self.solo {
+            solo_config = MarkerConfig {
+                workers: 1,
+                ..self.config.clone()
+            };
+            &solo_config
+        } else {
+            self.config
+        };
         let mut driver = Driver {
             engine,
             pool: self.pool,
             term: self.term,
             index: self.index,
             config: self.config,
+            steps_config,
             stats: self.stats,
             heap: self.heap,
             store: self.store,
@@ -125,7 +139,7 @@ impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for Collect<'_, H, S> {
             // Only a whole collection is stop-the-world throughout: a
             // cycle's parts run beside the mutators' write barriers, which
             // mark in the same store (`MutatorBuffer`).
-            unshared: self.action == Action::Collect && self.config.workers == 1,
+            unshared: self.action == Action::Collect && steps_config.workers == 1,
         };
         match self.action {
             Action::Collect => driver.run()?,
@@ -145,6 +159,9 @@ struct Driver<'a, D: WorkDeque, H, S> {
     term: &'a Termination,
     index: &'a mut KeyIndex,
     config: &'a MarkerConfig,
+    /// The configuration the steps run with: `config`, or `config` with
+    /// one worker for a solo collection ([`Collect::solo`]).
+    steps_config: &'a MarkerConfig,
     stats: &'a mut MarkStats,
     heap: &'a H,
     store: &'a S,
@@ -319,13 +336,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             | StepKind::Judge
             | StepKind::Preclean => None,
         };
-        self.term.reset(self.config.workers);
+        self.term.reset(self.steps_config.workers);
         let t0 = Instant::now();
         let phase = Phase {
             engine: &*self.engine,
             heap: self.heap,
             store: self.store,
-            config: self.config,
+            config: self.steps_config,
             term: self.term,
             start: self.start,
             step,
@@ -343,7 +360,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             panic: Mutex::new(None),
             budget,
         };
-        if kind == StepKind::Increment {
+        if kind == StepKind::Increment || self.steps_config.workers == 1 {
             phase.run_worker(0);
         } else {
             self.pool.broadcast(&|i| phase.run_worker(i));

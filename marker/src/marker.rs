@@ -265,7 +265,8 @@ impl Marker {
             action: Action::Collect,
             start: Instant::now(),
         };
-        self.run_part(heap, store, part, clear).map(|_| ())
+        self.run_part_as(heap, store, part, clear, collection.solo)
+            .map(|_| ())
     }
 
     /// Runs a whole collection or one part of a mark cycle (`crate::cycle`).
@@ -278,6 +279,23 @@ impl Marker {
         store: &S,
         part: Part<'_>,
         clear: Option<&MarkBitmap>,
+    ) -> Result<Outcome, Panic>
+    where
+        H: ObjectModel,
+        S: MarkStore<H>,
+    {
+        self.run_part_as(heap, store, part, clear, false)
+    }
+
+    /// [`Marker::run_part`], on the calling thread alone if `solo` (a whole
+    /// collection only: a cycle's parts run beside the mutators).
+    fn run_part_as<H, S>(
+        &mut self,
+        heap: &H,
+        store: &S,
+        part: Part<'_>,
+        clear: Option<&MarkBitmap>,
+        solo: bool,
     ) -> Result<Outcome, Panic>
     where
         H: ObjectModel,
@@ -303,7 +321,27 @@ impl Marker {
             drain,
             action: part.action,
             start: part.start,
+            solo: solo && part.action == Action::Collect,
         })
+    }
+
+    /// The report of the last collection (what [`Marker::collect_with`]
+    /// returned), for a caller that could not keep the borrow: a binding
+    /// that hands results out across calls. Empty before the first
+    /// collection; after a collection that panicked, the partial records of
+    /// that collection (do not trust them).
+    pub fn last_report(&self) -> Report<'_> {
+        Report { stats: &self.stats }
+    }
+
+    /// The side-bitmap form of [`Marker::last_report`]: the marker's bitmap
+    /// as the last [`Marker::collect`] or [`Marker::mark`] left it (after a
+    /// [`Marker::collect_with`], a bitmap that collection did not use).
+    pub fn last_marking(&self) -> Marking<'_> {
+        Marking {
+            bitmap: &self.bitmap,
+            stats: &self.stats,
+        }
     }
 
     /// The statistics of the last collection (or of the cycle so far).

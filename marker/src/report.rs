@@ -192,6 +192,13 @@ impl<'m> Iterator for ClearedIter<'m> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.at.size_hint()
     }
+
+    /// Skips `n` slots in constant time (a binding that copies the list out
+    /// in pages starts each page this way).
+    #[inline]
+    fn nth(&mut self, n: usize) -> Option<&'m WeakRef> {
+        self.at.nth(n).map(|&i| &self.refs[i])
+    }
 }
 
 impl ExactSizeIterator for ClearedIter<'_> {}

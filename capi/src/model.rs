@@ -1,0 +1,325 @@
+//! [`CModel`]: the runtime's `sm_object_model` callbacks as the engine's
+//! [`ObjectModel`], with every answer checked against the contract.
+
+use std::ffi::c_void;
+use std::mem::MaybeUninit;
+use std::ops::Range;
+
+use stealmark_marker::model::prefetch_read;
+use stealmark_marker::{MarkIndex, ObjRef, ObjectModel, SlotKind};
+
+use crate::contract::violated;
+use crate::status::{Error, SM_ERR_MARKS};
+use crate::types::{
+    sm_object_model, sm_slot, SM_SCAN_FAILED, SM_SLOT_EPHEMERON, SM_SLOT_PHANTOM, SM_SLOT_SOFT,
+    SM_SLOT_STRONG, SM_SLOT_WEAK,
+};
+
+/// Slots per `scan_slots` call: the buffer the engine passes (4 KiB on the
+/// worker's stack). The header promises at least 64.
+pub const SLOT_BATCH: usize = 128;
+
+/// `size_t (*)(void *, sm_ref)`, present.
+type RefFn = unsafe extern "C" fn(*mut c_void, usize) -> usize;
+/// The slot scanner, present.
+type ScanFn = unsafe extern "C" fn(*mut c_void, usize, usize, usize, *mut sm_slot, usize) -> usize;
+
+/// The heap bounds every reference must lie in, if the runtime gave them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds(Option<(usize, usize)>);
+
+impl Bounds {
+    /// The bounds of `model` (none unless `heap_end > heap_start`).
+    pub(crate) fn of(model: &sm_object_model) -> Bounds {
+        Bounds((model.heap_end > model.heap_start).then_some((model.heap_start, model.heap_end)))
+    }
+
+    /// No bounds.
+    pub(crate) fn of_none() -> Bounds {
+        Bounds(None)
+    }
+
+    /// `word` as a reference, or a contract violation naming `what` gave it.
+    #[inline]
+    pub(crate) fn check(self, word: usize, what: impl FnOnce() -> String) -> ObjRef {
+        match ObjRef::from_word(word) {
+            Some(r) if self.0.is_none_or(|(lo, hi)| (lo..hi).contains(&word)) => r,
+            Some(_) => {
+                let (lo, hi) = self.0.unwrap_or_default();
+                violated(format!(
+                    "{} gave the reference {word:#x}, outside the heap [{lo:#x}, {hi:#x})",
+                    what()
+                ))
+            }
+            None => violated(format!(
+                "{} gave the reference {word:#x}, which is null or not a multiple of 8",
+                what()
+            )),
+        }
+    }
+}
+
+/// The object model of a collection: the runtime's callbacks, checked
+/// present, and the side bitmap's dense index when the marks use one.
+pub(crate) struct CModel {
+    ctx: *mut c_void,
+    size_bytes: RefFn,
+    slot_count: RefFn,
+    scan_slots: ScanFn,
+    type_count: usize,
+    type_id: Option<RefFn>,
+    prefetch: Option<unsafe extern "C" fn(*mut c_void, usize)>,
+    prefetch_off: bool,
+    bounds: Bounds,
+    /// The dense index callback, its context and bound (side bitmap only).
+    dense: Option<(RefFn, *mut c_void, usize)>,
+}
+
+// SAFETY: the header requires every callback to be callable from any GC
+// worker thread, several at once, with its `ctx`: the runtime vouches for
+// sharing the context pointer between threads for the collection.
+unsafe impl Sync for CModel {}
+
+impl CModel {
+    /// Checks `model`'s required callbacks; `dense` is the side bitmap's
+    /// index (callback, context, bound), if the marks use one.
+    pub(crate) fn new(
+        model: &sm_object_model,
+        dense: Option<(RefFn, *mut c_void, usize)>,
+    ) -> Result<CModel, Error> {
+        let need = |f: Option<RefFn>, name: &str| f.ok_or_else(|| Error::null(name));
+        let type_id = match (model.type_count, model.type_id) {
+            (0, _) => None,
+            (_, Some(f)) => Some(f),
+            (n, None) => {
+                return Err(Error::null(&format!(
+                    "model.type_id (with model.type_count = {n})"
+                )))
+            }
+        };
+        if dense.is_some_and(|(_, _, bound)| bound == 0) {
+            return Err(Error::new(SM_ERR_MARKS, "marks.dense_bound is 0"));
+        }
+        Ok(CModel {
+            ctx: model.ctx,
+            size_bytes: need(model.size_bytes, "model.size_bytes")?,
+            slot_count: need(model.slot_count, "model.slot_count")?,
+            scan_slots: model
+                .scan_slots
+                .ok_or_else(|| Error::null("model.scan_slots"))?,
+            type_count: model.type_count,
+            type_id,
+            prefetch: model.prefetch,
+            prefetch_off: model.prefetch_off != 0,
+            bounds: Bounds::of(model),
+            dense,
+        })
+    }
+
+    /// A model whose callbacks answer nothing, for the mark stores' tests
+    /// (which never call it).
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> CModel {
+        unsafe extern "C" fn zero(_: *mut c_void, _: usize) -> usize {
+            0
+        }
+        unsafe extern "C" fn none(
+            _: *mut c_void,
+            _: usize,
+            _: usize,
+            _: usize,
+            _: *mut sm_slot,
+            _: usize,
+        ) -> usize {
+            0
+        }
+        CModel {
+            ctx: std::ptr::null_mut(),
+            size_bytes: zero,
+            slot_count: zero,
+            scan_slots: none,
+            type_count: 0,
+            type_id: None,
+            prefetch: None,
+            prefetch_off: true,
+            bounds: Bounds::of_none(),
+            dense: None,
+        }
+    }
+
+    /// The heap bounds, for the root sources.
+    pub(crate) fn bounds(&self) -> Bounds {
+        self.bounds
+    }
+}
+
+/// `entry`'s kind, or a contract violation.
+#[inline]
+fn slot_kind(bounds: Bounds, obj: ObjRef, entry: &sm_slot) -> SlotKind {
+    match entry.kind {
+        SM_SLOT_STRONG => SlotKind::Strong,
+        SM_SLOT_SOFT => SlotKind::Soft,
+        SM_SLOT_WEAK => SlotKind::Weak,
+        SM_SLOT_PHANTOM => SlotKind::Phantom,
+        SM_SLOT_EPHEMERON => SlotKind::Ephemeron {
+            key: bounds.check(entry.key, || {
+                format!(
+                    "scan_slots({:#x}) slot {} (ephemeron key)",
+                    obj.word(),
+                    entry.index
+                )
+            }),
+        },
+        k => violated(format!(
+            "scan_slots({:#x}) slot {} has the unknown kind {k}",
+            obj.word(),
+            entry.index
+        )),
+    }
+}
+
+impl ObjectModel for CModel {
+    #[inline]
+    fn size_bytes(&self, obj: ObjRef) -> usize {
+        // SAFETY: a present callback of the runtime, called as the header
+        // documents (any worker thread, its own context).
+        unsafe { (self.size_bytes)(self.ctx, obj.word()) }
+    }
+
+    #[inline]
+    fn slot_count(&self, obj: ObjRef) -> usize {
+        // SAFETY: as in `size_bytes`.
+        unsafe { (self.slot_count)(self.ctx, obj.word()) }
+    }
+
+    #[inline]
+    fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
+        &self,
+        obj: ObjRef,
+        slots: Range<usize>,
+        mut visit: V,
+    ) {
+        // The engine scans a whole object as `0..slot_count`, and a large
+        // array in chunks whose last one may run past the end (the Rust
+        // contract lets models clamp): clamp chunks here, so that the C
+        // callback always gets `end <= slot_count`, as the header says.
+        let slots = if slots.start > 0 {
+            slots.start..slots.end.min(self.slot_count(obj))
+        } else {
+            slots
+        };
+        let mut buf = [MaybeUninit::<sm_slot>::uninit(); SLOT_BATCH];
+        let mut from = slots.start;
+        while from < slots.end {
+            // SAFETY: a present callback, called as the header documents;
+            // `buf` has room for `SLOT_BATCH` entries and lives across the
+            // call.
+            let n = unsafe {
+                (self.scan_slots)(
+                    self.ctx,
+                    obj.word(),
+                    from,
+                    slots.end,
+                    buf.as_mut_ptr().cast(),
+                    SLOT_BATCH,
+                )
+            };
+            if n == SM_SCAN_FAILED {
+                violated(format!(
+                    "scan_slots({:#x}) returned SM_SCAN_FAILED",
+                    obj.word()
+                ));
+            }
+            if n > SLOT_BATCH {
+                violated(format!(
+                    "scan_slots({:#x}) returned {n}, more than the buffer's {SLOT_BATCH} entries",
+                    obj.word()
+                ));
+            }
+            let mut next = from;
+            for entry in &buf[..n] {
+                // SAFETY: the callback wrote the `n` entries it returned
+                // (the header's contract); `sm_slot` is plain integers.
+                let entry = unsafe { entry.assume_init_ref() };
+                if !(next..slots.end).contains(&entry.index) {
+                    violated(format!(
+                        "scan_slots({:#x}, {}, {}) gave slot index {}, outside [{next}, {}) \
+                         (indices must rise within the range asked for)",
+                        obj.word(),
+                        slots.start,
+                        slots.end,
+                        entry.index,
+                        slots.end
+                    ));
+                }
+                next = entry.index + 1;
+                let kind = slot_kind(self.bounds, obj, entry);
+                let target = self.bounds.check(entry.target, || {
+                    format!("scan_slots({:#x}) slot {}", obj.word(), entry.index)
+                });
+                visit(entry.index, target, kind);
+            }
+            if n < SLOT_BATCH {
+                break;
+            }
+            from = next;
+        }
+    }
+
+    #[inline]
+    fn type_count(&self) -> usize {
+        self.type_count
+    }
+
+    #[inline]
+    fn type_id(&self, obj: ObjRef) -> usize {
+        let Some(f) = self.type_id else {
+            return 0;
+        };
+        // SAFETY: as in `size_bytes`.
+        let t = unsafe { f(self.ctx, obj.word()) };
+        if t >= self.type_count {
+            violated(format!(
+                "type_id({:#x}) = {t}, not below type_count = {}",
+                obj.word(),
+                self.type_count
+            ));
+        }
+        t
+    }
+
+    #[inline]
+    fn prefetch(&self, obj: ObjRef) {
+        if self.prefetch_off {
+            return;
+        }
+        match self.prefetch {
+            // SAFETY: as in `size_bytes`.
+            Some(f) => unsafe { f(self.ctx, obj.word()) },
+            None => prefetch_read(obj.addr()),
+        }
+    }
+}
+
+impl MarkIndex for CModel {
+    fn mark_index_bound(&self) -> usize {
+        self.dense.map_or(0, |(_, _, bound)| bound)
+    }
+
+    #[inline]
+    fn mark_index(&self, obj: ObjRef) -> usize {
+        let Some((f, ctx, bound)) = self.dense else {
+            violated("a dense index was asked for without SM_MARKS_SIDE_BITMAP".to_owned());
+        };
+        // SAFETY: a present callback of the runtime (`sm_marks.dense_index`),
+        // called as the header documents.
+        let i = unsafe { f(ctx, obj.word()) };
+        if i >= bound {
+            violated(format!(
+                "dense_index({:#x}) = {i}, not below dense_bound = {bound}",
+                obj.word()
+            ));
+        }
+        i
+    }
+}
