@@ -1,65 +1,65 @@
-//! [`MarkCycle`]: a mark cycle that runs while the mutator does, in steps on
-//! the mutator's thread (incremental marking) or on the GC workers in the
-//! background (concurrent marking), with a snapshot-at-the-beginning write
-//! barrier ([`MutatorBuffer`]); and its remark, [`MarkCycle::finish`].
-//! `docs/design.md` ("Concurrent marking") gives the invariants and the
-//! termination argument.
+//! Mark cycles that run while the mutator does, in steps on the mutator's
+//! thread (incremental marking) or on the GC workers in the background
+//! (concurrent marking), with a snapshot-at-the-beginning write barrier;
+//! and their remark. Two forms share one implementation (`core`): the
+//! borrowed [`MarkCycle`] with its [`MutatorBuffer`]s, and the owned
+//! [`OwnedCycle`] with its [`OwnedMutator`]s, which a virtual machine keeps
+//! in its global and per-thread state. `docs/design.md` ("Concurrent
+//! marking") gives the invariants and the termination argument.
 
 mod buffer;
+mod core;
+mod error;
+mod options;
+mod owned;
 
-use std::time::Instant;
-
-use parking_lot::Mutex;
 use serde::Serialize;
-use stealmark_model::{MarkStore, ObjRef, ObjectModel, RootSource, SoftRefPolicy, SoftRefs};
+use stealmark_model::{MarkStore, ObjectModel, RootSource};
 
 pub use buffer::MutatorBuffer;
+pub use error::CycleError;
+pub use options::{Backpressure, CycleOptions};
+pub use owned::{Finished, OwnedCycle, OwnedMutator};
 
+use self::core::{Borrowed, Core};
 use crate::collection::Collection;
-use crate::driver::{Action, Outcome, Panic};
-use crate::marker::{Marker, Part};
+use crate::marker::Marker;
 use crate::report::Report;
-use crate::roots::{Chunks, Erased};
-use crate::satb::{Queue, Work};
-use crate::stats::StepKind;
-
-/// An empty root source.
-const NO_REFS: &[ObjRef] = &[];
-
-/// Why a mark cycle's remark could not complete the snapshot.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CycleError {
-    /// Mutator buffers were never given back (leaked with
-    /// `std::mem::forget`): the references they recorded are lost, so the
-    /// marking may miss objects reachable at the cycle's start.
-    #[error(
-        "the remark found {held} mutator buffer(s) of this mark cycle never given back \
-         (leaked, not dropped): the overwritten references they recorded are lost"
-    )]
-    LeakedBuffers {
-        /// Buffers still counted as held.
-        held: usize,
-    },
-}
 
 /// What a mark cycle did besides marking, for its caller's accounting.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct CycleStats {
     /// Steps the background workers ran (concurrent marking).
     pub background_steps: u64,
-    /// Incremental steps ([`MarkCycle::step`] calls that ran).
+    /// Incremental steps ([`MarkCycle::step`] calls that ran, and the
+    /// mutators' assists).
     pub increments: u64,
+    /// Increments that mutator threads ran as back-pressure
+    /// ([`Backpressure::Assist`]).
+    pub assists: u64,
+    /// Hand-offs refused because the queue was at its bound (each followed
+    /// by an assist or a wait).
+    pub waits: u64,
     /// Wall time of the background steps and increments, in nanoseconds
     /// (marking outside the pauses).
     pub marking_ns: u64,
     /// The start's pause (the root snapshot), in nanoseconds.
     pub start_pause_ns: u64,
-    /// The remark's pause, in nanoseconds.
+    /// The remark's pause, in nanoseconds, freeing the cycle's buffers
+    /// included.
     pub remark_ns: u64,
     /// Barrier buffers handed off (full, or flushed partly full).
     pub buffers: u64,
-    /// Objects allocated black through [`MutatorBuffer::allocate_black`].
+    /// The most barrier buffers allocated at once (held, handed off, being
+    /// marked from, or kept for reuse), 8 KiB each.
+    pub peak_buffers: u64,
+    /// Objects allocated black through [`MutatorBuffer::allocate_black`]
+    /// (or [`OwnedMutator::allocate_black`]). They are marked but not in
+    /// [`Report::live_objects`] (the marker never scanned them).
     pub allocated_black: u64,
+    /// The [`size_bytes`](ObjectModel::size_bytes) of those objects: not
+    /// in [`Report::live_bytes`].
+    pub allocated_black_bytes: u64,
 }
 
 /// A mark cycle in progress: from [`Marker::start`] to
@@ -68,6 +68,37 @@ pub struct CycleStats {
 /// ([`MarkCycle::concurrently`], on the GC workers) while the mutator runs;
 /// each mutator thread records, through its own [`MutatorBuffer`], the old
 /// value of every reference slot it overwrites, and allocates black.
+///
+/// The cycle borrows the marker, the heap and the store; [`OwnedCycle`] is
+/// the same cycle holding them itself, for a runtime that keeps the cycle in
+/// its global state.
+///
+/// # The rules a runtime follows
+///
+/// - **Threads.** `MarkCycle` is `Sync` when the heap and the store are:
+///   [`step`](MarkCycle::step), [`concurrently`](MarkCycle::concurrently),
+///   [`is_quiet`](MarkCycle::is_quiet), [`wait_quiet`](MarkCycle::wait_quiet)
+///   and [`mutator`](MarkCycle::mutator) may be called from any thread, also
+///   at the same time: a step while another thread marks returns at once,
+///   and a background phase while one runs is refused
+///   ([`CycleError::BackgroundRunning`]). [`finish`](MarkCycle::finish)
+///   takes the cycle, so it runs once every other call has returned.
+/// - **One thread's calls.** A mutator thread holds one [`MutatorBuffer`]
+///   and may call `step` between its barrier calls; it never calls `finish`
+///   while holding a buffer (the borrow checker refuses it).
+/// - **Writes.** Before overwriting a reference slot (strong, or an
+///   ephemeron's value) the thread calls [`MutatorBuffer::pre_write`] with
+///   the old value.
+/// - **Allocation.** Every object allocated during the cycle goes through
+///   [`MutatorBuffer::allocate_black`] before a reference to it is stored.
+/// - **Weak referents.** A thread that reads a weak referent during the
+///   cycle calls `pre_write(Some(referent))` for it (as Java's
+///   `Reference.get` does under SATB); a cleared slot carries the target it
+///   was judged on, and the runtime clears a slot only if it still holds it.
+/// - **Failure.** A panic of a step, of the background marking or of the
+///   remark poisons the cycle: every later call refuses
+///   ([`CycleError::Panicked`]) and `finish` reports the error, never a
+///   result. The marker stays usable for the next collection.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, AtomicBool, Ordering::Relaxed};
@@ -102,45 +133,22 @@ pub struct CycleStats {
 ///     barrier.allocate_black(ObjRef::from_index(3));
 ///     barrier.pre_write(Some(ObjRef::from_index(1)));
 ///     heap.0[0].store(4, Relaxed);
-/// });
-/// let (report, _stats) = cycle.finish(&Collection::new(&roots[..])).unwrap();
+/// }).unwrap();
+/// let (report, stats) = cycle.finish(&Collection::new(&roots[..])).unwrap();
 /// // Everything reachable at the start (0, 1, 2) and the new object 3.
 /// assert!((0..4).all(|i| bits.0[i].load(Relaxed)));
 /// assert_eq!(report.live_objects(), 3); // scanned; 3 was allocated black
+/// assert_eq!((stats.allocated_black, stats.allocated_black_bytes), (1, 16));
 /// ```
-pub struct MarkCycle<'m, H, S> {
-    heap: &'m H,
-    store: &'m S,
-    queue: Queue,
-    /// The marker and the entries waiting to be shaded: held by whoever
-    /// marks (an increment, the background coordinator, the remark).
-    inner: Mutex<Inner<'m>>,
-}
-
-/// The marking side of a cycle.
-struct Inner<'m> {
-    marker: &'m mut Marker,
-    /// Entries to shade: the root snapshot, then the barrier's entries.
-    pending: Vec<ObjRef>,
-    start: Instant,
-    stats: CycleStats,
-}
-
-/// The soft-reference policy that keeps every referent, asked at the
-/// remark instead of tracing soft slots as strong (those found while the
-/// cycle ran were recorded, not traced).
-struct KeepEvery;
-
-impl SoftRefPolicy for KeepEvery {
-    fn keep(&self, _: ObjRef) -> bool {
-        true
-    }
+pub struct MarkCycle<'m, H: ObjectModel, S: MarkStore<H>> {
+    pub(crate) core: Core<Borrowed<'m, H, S>>,
 }
 
 impl Marker {
     /// Starts a mark cycle of `heap` in `store` (cleared by the caller, as
-    /// for [`Marker::collect_with`]): the start's pause copies the roots
-    /// (the snapshot's roots) and nothing more. See [`MarkCycle`].
+    /// for [`Marker::collect_with`]) with the default [`CycleOptions`]: the
+    /// start's pause copies the roots (the snapshot's roots) and nothing
+    /// more. See [`MarkCycle`].
     pub fn start<'m, H, S, R>(
         &'m mut self,
         heap: &'m H,
@@ -152,34 +160,30 @@ impl Marker {
         S: MarkStore<H>,
         R: RootSource + ?Sized,
     {
-        let start = Instant::now();
-        let mut pending = Vec::new();
-        for chunk in 0..roots.chunk_count() {
-            roots.scan_chunk(chunk, |r| pending.push(r));
-        }
-        let part = Part {
-            roots: &Erased(NO_REFS),
-            finalizable: &Erased(NO_REFS),
-            soft: SoftRefs::ClearAll,
-            action: Action::Begin,
-            start,
-        };
-        // `Begin` runs no step: nothing can panic.
-        let _ = self.run_part(heap, store, part, None);
-        let stats = CycleStats {
-            start_pause_ns: start.elapsed().as_nanos() as u64,
-            ..CycleStats::default()
-        };
-        MarkCycle {
+        self.start_with(heap, store, roots, CycleOptions::default())
+    }
+
+    /// [`Marker::start`] with the barrier queue's bounds and back-pressure
+    /// of `options`.
+    pub fn start_with<'m, H, S, R>(
+        &'m mut self,
+        heap: &'m H,
+        store: &'m S,
+        roots: &R,
+        options: CycleOptions,
+    ) -> MarkCycle<'m, H, S>
+    where
+        H: ObjectModel,
+        S: MarkStore<H>,
+        R: RootSource + ?Sized,
+    {
+        let parts = Borrowed {
             heap,
             store,
-            queue: Queue::new(),
-            inner: Mutex::new(Inner {
-                marker: self,
-                pending,
-                start,
-                stats,
-            }),
+            marker: std::marker::PhantomData,
+        };
+        MarkCycle {
+            core: Core::begin(self, parts, roots, options),
         }
     }
 }
@@ -189,41 +193,28 @@ impl<'m, H: ObjectModel, S: MarkStore<H>> MarkCycle<'m, H, S> {
     /// thread; give it back, by dropping it, before a thread blocks outside
     /// the runtime, and before the remark).
     pub fn mutator(&self) -> MutatorBuffer<'_, 'm, H, S> {
-        MutatorBuffer::new(self)
+        MutatorBuffer::new(&self.core)
     }
 
     /// An incremental step on the calling thread: shades up to `budget`
     /// waiting entries (roots, then barrier entries handed off), then scans
     /// up to `budget` objects, then precleans up to what is left of the
     /// budget (sets aside non-strong slots whose referents are marked, so
-    /// that the remark judges fewer). Returns `true` when no work is left
-    /// for now (barrier buffers still held by threads may add more; the
-    /// remark takes those). While [`MarkCycle::concurrently`] runs, the
-    /// background workers mark and this returns `false` at once.
+    /// that the remark judges fewer). Returns `Ok(true)` when no work is
+    /// left for now (barrier buffers still held by threads may add more;
+    /// the remark takes those). While another thread marks (the background,
+    /// or a step) this returns `Ok(false)` at once.
+    ///
+    /// # Errors
+    ///
+    /// [`CycleError::Panicked`] once a part of the cycle has panicked.
     ///
     /// # Panics
     ///
-    /// As [`Marker::mark`]; the marker stays usable, the cycle is lost.
-    pub fn step(&self, budget: usize) -> bool {
-        let Some(mut inner) = self.inner.try_lock() else {
-            return false;
-        };
-        let inner = &mut *inner;
-        let full = self.queue.take_full();
-        for b in &full {
-            inner.pending.extend_from_slice(b);
-        }
-        self.queue.recycle(full.into_iter());
-        let cut = inner.pending.len().saturating_sub(budget);
-        let shade = inner.pending.split_off(cut);
-        let t0 = Instant::now();
-        let outcome = match self.run(inner, &shade, Action::Increment(budget.max(1))) {
-            Ok(outcome) => outcome,
-            Err(payload) => std::panic::resume_unwind(payload),
-        };
-        inner.stats.increments += 1;
-        inner.stats.marking_ns += t0.elapsed().as_nanos() as u64;
-        outcome == Outcome::Done && inner.pending.is_empty()
+    /// As [`Marker::mark`], when this step's marking panics; the cycle is
+    /// poisoned from then on, the marker stays usable.
+    pub fn step(&self, budget: usize) -> Result<bool, CycleError> {
+        self.core.step(budget).map_err(|f| f.raise())
     }
 
     /// Runs `mutate` (the mutator's part of the cycle) while the GC workers
@@ -235,33 +226,57 @@ impl<'m, H: ObjectModel, S: MarkStore<H>> MarkCycle<'m, H, S> {
     /// unwinds), after the step in progress: this call cannot return while
     /// any of them can still reach the heap.
     ///
+    /// # Errors
+    ///
+    /// Without running `mutate`: [`CycleError::BackgroundRunning`] if
+    /// another `concurrently` of this cycle runs (on another thread, or
+    /// this call is nested in one); [`CycleError::Panicked`] once a part
+    /// of the cycle has panicked; [`CycleError::Spawn`] if the coordinator
+    /// thread could not start.
+    ///
     /// # Panics
     ///
     /// If `mutate` panics, or a worker did (re-raised once `mutate` has
-    /// returned; [`MarkCycle::is_quiet`] holds from the panic on).
-    pub fn concurrently<T>(&self, mutate: impl FnOnce() -> T) -> T {
-        self.queue.restart();
+    /// returned; [`MarkCycle::is_quiet`] holds from the panic on, and the
+    /// cycle is poisoned).
+    pub fn concurrently<T>(&self, mutate: impl FnOnce() -> T) -> Result<T, CycleError> {
+        self.core
+            .queue
+            .start()
+            .map_err(|c| self.core.refusal(c).raise())?;
+        let _joined = Joined(&self.core.queue);
         let (out, background) = std::thread::scope(|s| {
             let worker = std::thread::Builder::new()
                 .name("stealmark-gc-coordinator".into())
-                .spawn_scoped(s, || self.background())
-                .expect("failed to spawn the GC coordinator thread");
-            let stop = StopOnDrop(&self.queue);
+                .spawn_scoped(s, || self.core.background())
+                .map_err(|e| CycleError::Spawn {
+                    message: e.to_string(),
+                })?;
+            let stop = StopOnDrop(&self.core.queue);
             let out = mutate();
             drop(stop);
-            (out, worker.join())
-        });
+            Ok((out, worker.join()))
+        })?;
         match background {
-            Ok(Ok(())) => out,
-            Ok(Err(payload)) | Err(payload) => std::panic::resume_unwind(payload),
+            Ok(Ok(())) => Ok(out),
+            Ok(Err(payload)) => std::panic::resume_unwind(payload),
+            Err(payload) => Err(self.core.coordinator_lost(payload).raise()),
         }
     }
 
     /// Whether the background marking has nothing left to do for now:
-    /// every entry handed off is marked from and traced. A good moment for
-    /// the remark; buffers that threads still hold may add work.
+    /// every entry handed off is marked from and traced, or the background
+    /// stopped because of a panic. A good moment for the remark; buffers
+    /// that threads still hold may add work.
     pub fn is_quiet(&self) -> bool {
-        self.queue.is_quiet()
+        self.core.queue.is_quiet()
+    }
+
+    /// Blocks (without spinning) until the background marking is
+    /// [quiet](MarkCycle::is_quiet), or no longer runs, or `timeout` has
+    /// passed (`None`: no limit); whether it is quiet.
+    pub fn wait_quiet(&self, timeout: Option<std::time::Duration>) -> bool {
+        self.core.queue.wait_quiet(timeout)
     }
 
     /// The remark, in a pause (the caller has stopped its mutators: every
@@ -273,12 +288,14 @@ impl<'m, H: ObjectModel, S: MarkStore<H>> MarkCycle<'m, H, S> {
     ///
     /// # Errors
     ///
+    /// [`CycleError::Panicked`] if a part of the cycle panicked before;
     /// [`CycleError::LeakedBuffers`] if buffers were leaked instead of
-    /// dropped; the marker stays usable.
+    /// dropped. Either way no result is reported, and the marker stays
+    /// usable.
     ///
     /// # Panics
     ///
-    /// As [`Marker::mark`].
+    /// As [`Marker::mark`], if the remark's marking panics.
     pub fn finish<R, F>(
         self,
         collection: &Collection<'_, R, F>,
@@ -287,50 +304,7 @@ impl<'m, H: ObjectModel, S: MarkStore<H>> MarkCycle<'m, H, S> {
         R: RootSource + ?Sized,
         F: RootSource + ?Sized,
     {
-        let remark = Instant::now();
-        let mut inner = self.inner.into_inner();
-        let full = self
-            .queue
-            .take_remaining()
-            .map_err(|held| CycleError::LeakedBuffers { held })?;
-        for b in &full {
-            inner.pending.extend_from_slice(b);
-        }
-        let (allocated, buffers) = self.queue.totals();
-        let soft = match collection.soft_refs {
-            SoftRefs::KeepAll => SoftRefs::Ask(&KeepEvery),
-            other => other,
-        };
-        let pending = std::mem::take(&mut inner.pending);
-        let roots = Erased(collection.roots);
-        let finalizable = Erased(collection.finalizable);
-        let mut result = Ok(());
-        for (source, action) in [
-            (
-                &Erased(&pending[..]) as &dyn Chunks,
-                Action::Trace(StepKind::Satb),
-            ),
-            (&roots, Action::Trace(StepKind::Roots)),
-            (&roots, Action::Complete),
-        ] {
-            let part = Part {
-                roots: source,
-                finalizable: &finalizable,
-                soft,
-                action,
-                start: inner.start,
-            };
-            if let Err(payload) = inner.marker.run_part(self.heap, self.store, part, None) {
-                result = Err(payload);
-                break;
-            }
-        }
-        let marker = inner.marker;
-        marker.finish(result, remark);
-        let mut stats = inner.stats;
-        stats.remark_ns = remark.elapsed().as_nanos() as u64;
-        stats.allocated_black = allocated;
-        stats.buffers = buffers;
+        let (marker, stats) = self.core.finish(collection).map_err(|f| f.raise())?;
         Ok((
             Report {
                 stats: &*marker.stats_mut(),
@@ -338,70 +312,24 @@ impl<'m, H: ObjectModel, S: MarkStore<H>> MarkCycle<'m, H, S> {
             stats,
         ))
     }
-
-    /// The background coordinator: a `satb` step over the waiting entries,
-    /// then one per batch of buffers handed off, parking in between, until
-    /// stopped.
-    fn background(&self) -> Result<(), Panic> {
-        let mut inner = self.inner.lock();
-        let inner = &mut *inner;
-        let result = loop {
-            let t0 = Instant::now();
-            let pending = std::mem::take(&mut inner.pending);
-            let r = self
-                .run(inner, &pending, Action::Trace(StepKind::Satb))
-                .and_then(|_| self.run(inner, NO_REFS, Action::Trace(StepKind::Preclean)));
-            inner.pending = pending;
-            inner.pending.clear();
-            inner.stats.background_steps += 1;
-            inner.stats.marking_ns += t0.elapsed().as_nanos() as u64;
-            if let Err(payload) = r {
-                break Err(payload);
-            }
-            match self.queue.next_work() {
-                Work::Stop => break Ok(()),
-                Work::Buffers(full) => {
-                    for b in &full {
-                        inner.pending.extend_from_slice(b);
-                    }
-                    self.queue.recycle(full.into_iter());
-                }
-            }
-        };
-        // A worker's panic ends the background marking: the queue is told
-        // to stop, so that `is_quiet` holds and the mutator can return.
-        self.queue.stop();
-        result
-    }
-
-    /// Runs one part of the cycle over `entries`; re-raises nothing (the
-    /// background returns the panic to `concurrently`). Soft slots are
-    /// recorded, not traced, and counted for a policy to ask (`KeepEvery`
-    /// stands for whichever the remark gets; no step of these parts asks
-    /// it).
-    fn run(
-        &self,
-        inner: &mut Inner<'m>,
-        entries: &[ObjRef],
-        action: Action,
-    ) -> Result<Outcome, Panic> {
-        let part = Part {
-            roots: &Erased(entries),
-            finalizable: &Erased(NO_REFS),
-            soft: SoftRefs::Ask(&KeepEvery),
-            action,
-            start: inner.start,
-        };
-        inner.marker.run_part(self.heap, self.store, part, None)
-    }
 }
 
 /// Stops the background marking when dropped (also when the mutator's
 /// closure unwinds, so that the scope's join cannot wait forever).
-struct StopOnDrop<'q>(&'q Queue);
+struct StopOnDrop<'q>(&'q crate::satb::Queue<stealmark_model::ObjRef>);
 
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
         self.0.stop();
+    }
+}
+
+/// Ends the background phase once its coordinator is joined (also when the
+/// mutator's closure unwinds).
+struct Joined<'q>(&'q crate::satb::Queue<stealmark_model::ObjRef>);
+
+impl Drop for Joined<'_> {
+    fn drop(&mut self) {
+        self.0.joined();
     }
 }

@@ -142,6 +142,14 @@
 //! the invariants, the termination argument, and what a runtime does at
 //! safepoints and around native code.
 //!
+//! [`OwnedCycle`] is the same cycle holding the marker, and the heap and
+//! the store through `Arc`, for a runtime that keeps the cycle in its
+//! global state and an [`OwnedMutator`] in each mutator thread's state.
+//! A cycle whose marking panicked is poisoned: its later calls refuse, and
+//! its remark returns [`CycleError::Panicked`], never a result. The barrier
+//! queue is bounded, with back-pressure on a mutator that outruns the
+//! markers ([`CycleOptions`]).
+//!
 //! # The engine
 //!
 //! A collection is a sequence of *steps* (`StepKind`), each one parallel
@@ -220,7 +228,10 @@ pub use collection::Collection;
 pub use config::{
     BalancePolicy, ConfigError, DequeKind, MarkerConfig, StealAmount, VictimSelection,
 };
-pub use cycle::{CycleError, CycleStats, MarkCycle, MutatorBuffer};
+pub use cycle::{
+    Backpressure, CycleError, CycleOptions, CycleStats, Finished, MarkCycle, MutatorBuffer,
+    OwnedCycle, OwnedMutator,
+};
 pub use marker::Marker;
 pub use report::{ClearedIter, ClearedSlots, Marking, Report};
 pub use stats::{

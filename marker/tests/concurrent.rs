@@ -109,34 +109,36 @@ fn cycle(
         for i in 0..ops {
             m.op(&heap, &mut buffer);
             if i % 16 == 0 {
-                done = cycle.step(48);
+                done = cycle.step(48).unwrap();
             }
         }
         drop(buffer);
         while !done {
-            done = cycle.step(1000);
+            done = cycle.step(1000).unwrap();
         }
     } else {
-        cycle.concurrently(|| {
-            std::thread::scope(|s| {
-                for m in mutators.iter_mut() {
-                    let (heap, cycle) = (&heap, &cycle);
-                    s.spawn(move || {
-                        let mut buffer = cycle.mutator();
-                        for i in 0..ops {
-                            m.op(heap, &mut buffer);
-                            if i % 512 == 0 {
-                                // A thread entering native code: hands its
-                                // entries over and takes a new buffer later.
-                                drop(buffer);
-                                std::thread::yield_now();
-                                buffer = cycle.mutator();
+        cycle
+            .concurrently(|| {
+                std::thread::scope(|s| {
+                    for m in mutators.iter_mut() {
+                        let (heap, cycle) = (&heap, &cycle);
+                        s.spawn(move || {
+                            let mut buffer = cycle.mutator();
+                            for i in 0..ops {
+                                m.op(heap, &mut buffer);
+                                if i % 512 == 0 {
+                                    // A thread entering native code: hands its
+                                    // entries over and takes a new buffer later.
+                                    drop(buffer);
+                                    std::thread::yield_now();
+                                    buffer = cycle.mutator();
+                                }
                             }
-                        }
-                    });
-                }
-            });
-        });
+                        });
+                    }
+                });
+            })
+            .unwrap();
     }
     let roots1: Vec<ObjRef> = mutators.iter().flat_map(|m| m.roots.clone()).collect();
     let (report, stats) = cycle
@@ -209,16 +211,18 @@ fn a_cycle_without_mutation_equals_the_oracle() {
         let cycle = marker.start(&heap, &marks, &roots[..]);
         if incremental {
             let mut steps = 1;
-            while !cycle.step(100) {
+            while !cycle.step(100).unwrap() {
                 steps += 1;
             }
             assert!(steps > 3, "small budgets take several steps");
         } else {
-            cycle.concurrently(|| {
-                while !cycle.is_quiet() {
-                    std::thread::yield_now();
-                }
-            });
+            cycle
+                .concurrently(|| {
+                    while !cycle.is_quiet() {
+                        std::thread::yield_now();
+                    }
+                })
+                .unwrap();
         }
         let (report, stats) = cycle
             .finish(&Collection::new(&roots[..]).finalizable(&fin[..]))
@@ -316,13 +320,15 @@ fn cycles_over_every_slot_kind_equal_the_oracle() {
             let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
             let cycle = marker.start(&graph, &marks, &roots[..]);
             if incremental {
-                while !cycle.step(7) {}
+                while !cycle.step(7).unwrap() {}
             } else {
-                cycle.concurrently(|| {
-                    while !cycle.is_quiet() {
-                        std::thread::yield_now();
-                    }
-                });
+                cycle
+                    .concurrently(|| {
+                        while !cycle.is_quiet() {
+                            std::thread::yield_now();
+                        }
+                    })
+                    .unwrap();
             }
             let c = Collection::new(&roots[..])
                 .finalizable(&fin[..])

@@ -115,22 +115,24 @@ fn mark_cycles_never_mark_unshared() {
             for i in 0..2000 {
                 mutator.op(&heap, &mut buffer);
                 if i % 16 == 0 {
-                    cycle.step(32);
+                    cycle.step(32).unwrap();
                 }
             }
             drop(buffer);
-            while !cycle.step(1000) {}
+            while !cycle.step(1000).unwrap() {}
         } else {
-            cycle.concurrently(|| {
-                std::thread::scope(|s| {
-                    s.spawn(|| {
-                        let mut buffer = cycle.mutator();
-                        for _ in 0..2000 {
-                            mutator.op(&heap, &mut buffer);
-                        }
+            cycle
+                .concurrently(|| {
+                    std::thread::scope(|s| {
+                        s.spawn(|| {
+                            let mut buffer = cycle.mutator();
+                            for _ in 0..2000 {
+                                mutator.op(&heap, &mut buffer);
+                            }
+                        });
                     });
-                });
-            });
+                })
+                .unwrap();
         }
         cycle.finish(&Collection::new(&mutator.roots[..])).unwrap();
         let (atomic, unshared) = store.calls();

@@ -1,13 +1,78 @@
 //! [`MutatorBuffer`]: one mutator thread's end of the snapshot-at-the-
-//! beginning write barrier, and its allocation of black objects.
+//! beginning write barrier, and its allocation of black objects; and
+//! [`Recorder`], the buffer's state, which the owned form shares.
 
 use stealmark_model::{MarkStore, ObjRef, ObjectModel};
 
-use super::MarkCycle;
+use super::core::{Borrowed, Core, Failure, Parts};
 use crate::satb::BUFFER_CAPACITY;
 
+/// A thread's barrier buffer and its allocation counts, under either form
+/// of the cycle.
+pub(crate) struct Recorder {
+    /// The entries recorded and not yet handed off.
+    pub(crate) entries: Vec<ObjRef>,
+    /// Whether the buffer counts as held by the queue.
+    pub(crate) attached: bool,
+    /// Objects allocated black, and their bytes.
+    allocated: (u64, u64),
+}
+
+impl Recorder {
+    /// A detached recorder (no buffer).
+    pub(crate) fn detached() -> Recorder {
+        Recorder {
+            entries: Vec::new(),
+            attached: false,
+            allocated: (0, 0),
+        }
+    }
+
+    /// Takes a buffer from the queue.
+    pub(crate) fn attach<P: Parts>(&mut self, core: &Core<P>) -> Result<(), Failure> {
+        self.entries = core.queue.acquire().map_err(|c| core.refusal(c))?;
+        self.attached = true;
+        Ok(())
+    }
+
+    /// Hands off the entries (all of them with `force`, else only a buffer
+    /// still over half full once filtered).
+    pub(crate) fn hand_off<P: Parts>(
+        &mut self,
+        core: &Core<P>,
+        force: bool,
+    ) -> Result<(), Failure> {
+        core.hand_off(&mut self.entries, force)
+    }
+
+    /// Hands off the entries and gives the buffer back, also when the
+    /// hand-off fails (its error is returned).
+    pub(crate) fn detach<P: Parts>(&mut self, core: &Core<P>) -> Result<(), Failure> {
+        if !self.attached {
+            return Ok(());
+        }
+        let handed = self.hand_off(core, true);
+        self.attached = false;
+        core.queue.release(
+            std::mem::take(&mut self.entries),
+            std::mem::take(&mut self.allocated),
+        );
+        handed
+    }
+
+    /// Marks `obj` black, and counts it with its bytes.
+    #[inline]
+    pub(crate) fn allocate_black<P: Parts>(&mut self, core: &Core<P>, obj: ObjRef) {
+        let (heap, store) = (core.parts.heap(), core.parts.store());
+        if store.try_mark(heap, obj) {
+            self.allocated.0 += 1;
+            self.allocated.1 += heap.size_bytes(obj) as u64;
+        }
+    }
+}
+
 /// One mutator thread's write-barrier buffer during a mark cycle, from
-/// [`MarkCycle::mutator`].
+/// [`MarkCycle::mutator`](super::MarkCycle::mutator).
 ///
 /// Before the thread overwrites a reference slot while marking is active,
 /// it calls [`MutatorBuffer::pre_write`] with the slot's old value (a Yuasa
@@ -16,41 +81,60 @@ use crate::satb::BUFFER_CAPACITY;
 /// mark from it. Objects the thread allocates while marking is active go
 /// through [`MutatorBuffer::allocate_black`].
 ///
-/// The buffer is the thread's own (no synchronisation on the fast path).
-/// Dropping it hands its entries to the marker; a thread about to block
-/// outside the runtime (native code, a blocking call) drops it first, or
-/// [flushes](MutatorBuffer::flush) it, so that the remark never waits for
-/// that thread; it takes a new one when it comes back. The remark requires
-/// every buffer to have been dropped (see [`MarkCycle::finish`]).
-pub struct MutatorBuffer<'c, 'm, H, S> {
-    cycle: &'c MarkCycle<'m, H, S>,
-    entries: Vec<ObjRef>,
-    allocated: u64,
+/// # Thread rules
+///
+/// The buffer is the thread's own (no synchronisation on the fast path; it
+/// is `Send`, so a thread may pass it on, but only one thread uses it at a
+/// time). Dropping it hands its entries to the marker; a thread about to
+/// block outside the runtime (native code, a blocking call) drops it first,
+/// or [flushes](MutatorBuffer::flush) it, so that the remark never waits
+/// for that thread; it takes a new one when it comes back. The remark
+/// requires every buffer to have been dropped (see
+/// [`MarkCycle::finish`](super::MarkCycle::finish)). A thread may call the
+/// cycle's [`step`](super::MarkCycle::step) between barrier calls.
+///
+/// # Bounds
+///
+/// A hand-off first drops the entries whose objects are already marked; a
+/// buffer left half full or less stays with its thread. When the cycle's
+/// queue is at its bound ([`CycleOptions`](super::CycleOptions)), the
+/// hand-off applies the cycle's [`Backpressure`](super::Backpressure): the
+/// thread runs a step of the cycle itself, or waits for the markers.
+pub struct MutatorBuffer<'c, 'm, H: ObjectModel, S: MarkStore<H>> {
+    core: &'c Core<Borrowed<'m, H, S>>,
+    rec: Recorder,
 }
 
 impl<'c, 'm, H: ObjectModel, S: MarkStore<H>> MutatorBuffer<'c, 'm, H, S> {
     /// Entries per buffer: a full buffer is handed to the marker.
     pub const CAPACITY: usize = BUFFER_CAPACITY;
 
-    pub(super) fn new(cycle: &'c MarkCycle<'m, H, S>) -> Self {
-        MutatorBuffer {
-            cycle,
-            entries: cycle.queue.acquire(),
-            allocated: 0,
-        }
+    pub(super) fn new(core: &'c Core<Borrowed<'m, H, S>>) -> Self {
+        let mut rec = Recorder::detached();
+        // A borrowed cycle cannot have ended while it is borrowed: the
+        // remark takes it by value.
+        let _ = rec.attach(core);
+        MutatorBuffer { core, rec }
     }
 
     /// The write barrier: call it with a reference slot's old value before
     /// overwriting the slot (`None` for a null slot). The fast path skips a
     /// null, appends, and compares the length with the capacity; a full
     /// buffer is handed off out of line.
+    ///
+    /// # Panics
+    ///
+    /// If an assist ([`Backpressure::Assist`](super::Backpressure)) marked
+    /// on this thread and the marking panicked (as
+    /// [`MarkCycle::step`](super::MarkCycle::step)).
     #[inline]
     pub fn pre_write(&mut self, old: Option<ObjRef>) {
         if let Some(old) = old {
-            // Never grows: the buffer is handed off as soon as it is full.
-            self.entries.push(old);
-            if self.entries.len() == BUFFER_CAPACITY {
-                self.hand_off();
+            // Never grows: the buffer is handed off (or filtered to half its
+            // capacity) as soon as it is full.
+            self.rec.entries.push(old);
+            if self.rec.entries.len() >= BUFFER_CAPACITY {
+                self.hand_off(false);
             }
         }
     }
@@ -58,9 +142,13 @@ impl<'c, 'm, H: ObjectModel, S: MarkStore<H>> MutatorBuffer<'c, 'm, H, S> {
     /// Hands the entries recorded so far to the marker (on the way into
     /// native code, or whenever the thread will not reach a safepoint for
     /// a while).
+    ///
+    /// # Panics
+    ///
+    /// As [`MutatorBuffer::pre_write`].
     pub fn flush(&mut self) {
-        if !self.entries.is_empty() {
-            self.hand_off();
+        if !self.rec.entries.is_empty() {
+            self.hand_off(true);
         }
     }
 
@@ -70,20 +158,24 @@ impl<'c, 'm, H: ObjectModel, S: MarkStore<H>> MutatorBuffer<'c, 'm, H, S> {
     /// thread could reach (objects of the snapshot or allocated black).
     #[inline]
     pub fn allocate_black(&mut self, obj: ObjRef) {
-        self.cycle.store.try_mark(self.cycle.heap, obj);
-        self.allocated += 1;
+        self.rec.allocate_black(self.core, obj);
     }
 
     #[cold]
     #[inline(never)]
-    fn hand_off(&mut self) {
-        self.cycle.queue.hand_off(&mut self.entries);
+    fn hand_off(&mut self, force: bool) {
+        // A refusal (the cycle failed: its entries are dropped, and its
+        // remark reports the failure) needs nothing more here.
+        if let Err(Failure::Panicked(payload)) = self.rec.hand_off(self.core, force) {
+            std::panic::resume_unwind(payload);
+        }
     }
 }
 
-impl<H, S> Drop for MutatorBuffer<'_, '_, H, S> {
+impl<H: ObjectModel, S: MarkStore<H>> Drop for MutatorBuffer<'_, '_, H, S> {
     fn drop(&mut self) {
-        let entries = std::mem::take(&mut self.entries);
-        self.cycle.queue.release(entries, self.allocated);
+        // An assist's panic here poisons the cycle, which the remark
+        // reports; it is not re-raised (a drop may run while unwinding).
+        let _ = self.rec.detach(self.core);
     }
 }

@@ -1,7 +1,8 @@
 //! loom models of the barrier buffers' queue (module documentation): the
 //! hand-off of full buffers to a coordinator that parks while there are
-//! none, and the remark's accounting of buffers still held by a mutator
-//! thread when the background marking stops.
+//! none, the back-pressure of a mutator that finds the queue at its bound,
+//! and the remark's accounting of buffers still held by a mutator thread
+//! when the background marking stops.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom --cfg crossbeam_loom" CARGO_TARGET_DIR=target/loom \
@@ -18,7 +19,7 @@ use std::sync::atomic::{AtomicUsize as StdAtomic, Ordering as StdOrdering};
 use loom::thread;
 use stealmark_model::ObjRef;
 
-use super::{Queue, Work};
+use super::{HandOff, Queue, Work};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
@@ -34,7 +35,7 @@ fn r(i: usize) -> ObjRef {
 
 /// The coordinator's loop: every entry of every buffer it is given, until
 /// stopped, and how many batches it was given.
-fn coordinate(q: &Queue) -> (Vec<usize>, usize) {
+fn coordinate(q: &Queue<ObjRef>) -> (Vec<usize>, usize) {
     let mut seen = Vec::new();
     let mut batches = 0;
     while let Work::Buffers(full) = q.next_work() {
@@ -51,12 +52,12 @@ fn coordinate(q: &Queue) -> (Vec<usize>, usize) {
 /// hands its buffer off, records entry 2 and gives the buffer back.
 #[allow(clippy::type_complexity)]
 fn start() -> (
-    loom::sync::Arc<Queue>,
+    loom::sync::Arc<Queue<ObjRef>>,
     thread::JoinHandle<(Vec<usize>, usize)>,
     thread::JoinHandle<()>,
 ) {
-    let q = loom::sync::Arc::new(Queue::new());
-    let mut buffer = q.acquire();
+    let q = loom::sync::Arc::new(Queue::new(1, 4));
+    let mut buffer = q.acquire().unwrap();
     let coordinator = {
         let q = q.clone();
         thread::spawn(move || coordinate(&q))
@@ -65,9 +66,10 @@ fn start() -> (
         let q = q.clone();
         thread::spawn(move || {
             buffer.push(r(1));
-            q.hand_off(&mut buffer);
+            assert_eq!(q.hand_off(&mut buffer), HandOff::Queued);
             buffer.push(r(2));
-            q.release(buffer, 0);
+            assert_eq!(q.hand_off(&mut buffer), HandOff::Queued);
+            q.release(buffer, (0, 0));
         })
     };
     (q, coordinator, mutator)
@@ -88,7 +90,7 @@ fn hand_off_wakes_a_parked_coordinator() {
         let (mut seen, batches) = coordinator.join().unwrap();
         // Every hand-off happened before the stop: the coordinator took
         // every buffer before it returned.
-        let rest = q.take_remaining().expect("the buffer was given back");
+        let rest = q.close().expect("the buffer was given back");
         assert!(rest.is_empty());
         seen.sort();
         assert_eq!(seen, [1, 2]);
@@ -116,9 +118,9 @@ fn termination_accounts_for_buffers_still_held() {
         let (q, coordinator, mutator) = start();
         q.stop();
         let (mut seen, _) = coordinator.join().unwrap();
-        let first = q.take_remaining();
+        let first = q.close();
         mutator.join().unwrap();
-        let rest = q.take_remaining().expect("the buffer was given back");
+        let rest = q.close().expect("the buffer was given back");
         match &first {
             Err(held) => {
                 assert_eq!(*held, 1);
@@ -138,5 +140,102 @@ fn termination_accounts_for_buffers_still_held() {
     eprintln!(
         "remark saw a held buffer, entries left after the stop, given back before: {counts:?}"
     );
+    assert!(counts.iter().all(|&n| n > 0), "{counts:?}");
+}
+
+/// A queue whose bound is one buffer (one marker, one per thread, none
+/// held): the mutator's second hand-off is refused while the first waits,
+/// and it waits (back-pressure) until the coordinator has taken the first;
+/// or the remark closes the queue meanwhile and the waiter returns. Every
+/// entry is taken exactly once, and nothing waits forever.
+#[test]
+fn back_pressure_waits_for_the_coordinator_or_the_remark() {
+    static REFUSED: StdAtomic = StdAtomic::new(0);
+    static WOKEN_BY_TAKE: StdAtomic = StdAtomic::new(0);
+    static QUEUED_AT_ONCE: StdAtomic = StdAtomic::new(0);
+    model(|| {
+        let q = loom::sync::Arc::new(Queue::new(1, 1));
+        // Held by the mutator thread below: the bound is 1 × (1 + 0),
+        // the buffer being counted only once it is acquired.
+        let coordinator = {
+            let q = q.clone();
+            thread::spawn(move || coordinate(&q))
+        };
+        let mutator = {
+            let q = q.clone();
+            thread::spawn(move || {
+                let mut b = Vec::with_capacity(1);
+                let mut refused = false;
+                for i in [1, 2, 3] {
+                    b.push(r(i));
+                    loop {
+                        match q.hand_off(&mut b) {
+                            HandOff::Queued => break,
+                            HandOff::Full { taken } => {
+                                refused = true;
+                                assert!(q.wait_room(taken, None));
+                            }
+                            HandOff::Dropped => unreachable!("not closed yet"),
+                        }
+                    }
+                }
+                refused
+            })
+        };
+        let refused = mutator.join().unwrap();
+        q.stop();
+        let (mut seen, _) = coordinator.join().unwrap();
+        seen.extend(q.close().unwrap().iter().flatten().map(|o| o.index()));
+        seen.sort();
+        assert_eq!(seen, [1, 2, 3]);
+        let totals = q.totals();
+        assert_eq!(totals.refused > 0, refused);
+        REFUSED.fetch_add(usize::from(refused), StdOrdering::Relaxed);
+        WOKEN_BY_TAKE.fetch_add(
+            usize::from(refused && totals.handed_off == 3),
+            StdOrdering::Relaxed,
+        );
+        QUEUED_AT_ONCE.fetch_add(usize::from(!refused), StdOrdering::Relaxed);
+    });
+    let counts = [&REFUSED, &WOKEN_BY_TAKE, &QUEUED_AT_ONCE].map(|c| c.load(StdOrdering::Relaxed));
+    eprintln!("refused and waited, then queued after a take, never refused: {counts:?}");
+    assert!(counts.iter().all(|&n| n > 0), "{counts:?}");
+}
+
+/// The remark closes the queue while a mutator waits for room (a cycle
+/// abandoned, or a protocol violation): the waiter returns, its hand-off
+/// is dropped, and nothing hangs.
+#[test]
+fn closing_the_queue_releases_a_waiting_mutator() {
+    static DROPPED: StdAtomic = StdAtomic::new(0);
+    static WAITED: StdAtomic = StdAtomic::new(0);
+    model(|| {
+        let q = loom::sync::Arc::new(Queue::new(1, 1));
+        let mut full = vec![r(1)];
+        assert_eq!(q.hand_off(&mut full), HandOff::Queued);
+        let mutator = {
+            let q = q.clone();
+            thread::spawn(move || {
+                let mut b = vec![r(2)];
+                let mut waited = false;
+                loop {
+                    match q.hand_off(&mut b) {
+                        HandOff::Queued => unreachable!("nobody takes"),
+                        HandOff::Full { taken } => {
+                            waited = true;
+                            q.wait_room(taken, None);
+                        }
+                        HandOff::Dropped => return waited,
+                    }
+                }
+            })
+        };
+        q.abandon();
+        let waited = mutator.join().unwrap();
+        DROPPED.fetch_add(1, StdOrdering::Relaxed);
+        WAITED.fetch_add(usize::from(waited), StdOrdering::Relaxed);
+    });
+    let counts = [&DROPPED, &WAITED].map(|c| c.load(StdOrdering::Relaxed));
+    eprintln!("dropped, after waiting: {counts:?}");
     assert!(counts.iter().all(|&n| n > 0), "{counts:?}");
 }

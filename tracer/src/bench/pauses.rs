@@ -310,7 +310,10 @@ impl Gc for Stepping<'_, '_> {
         let t0 = Instant::now();
         let budget = self.budget + self.barrier_calls * self.mutators;
         self.barrier_calls = 0;
-        let done = self.cycle.step(budget);
+        let done = self
+            .cycle
+            .step(budget)
+            .expect("a fresh cycle of the benchmark's heap is never poisoned");
         self.last = Instant::now();
         self.step_cpu_s += cpu_s(libc::CLOCK_THREAD_CPUTIME_ID) - c0;
         self.steps.push((t0, self.last));
@@ -363,12 +366,14 @@ fn round(
             let flag = AtomicBool::new(false);
             let marking: Vec<Ran> = if mode == Mode::Concurrent {
                 let never = AtomicBool::new(false);
-                cycle.concurrently(|| {
-                    phase(&mut ms, heap, s, &Until::Flag(&never), &|_| Quiet {
-                        buffer: cycle.mutator(),
-                        cycle: &cycle,
+                cycle
+                    .concurrently(|| {
+                        phase(&mut ms, heap, s, &Until::Flag(&never), &|_| Quiet {
+                            buffer: cycle.mutator(),
+                            cycle: &cycle,
+                        })
                     })
-                })
+                    .expect("one background phase of a fresh cycle")
             } else {
                 // Mutator 0 steps; the others run until it is done.
                 let (first, rest) = ms.split_first_mut().expect("a mutator");

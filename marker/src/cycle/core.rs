@@ -1,0 +1,443 @@
+//! The one implementation of a mark cycle, under both of its forms: the
+//! borrowed [`MarkCycle`](super::MarkCycle) (references to the marker, the
+//! heap and the store) and the owned [`OwnedCycle`](super::OwnedCycle) (the
+//! marker by value, the heap and the store through `Arc`). [`Parts`] says
+//! how a form holds them; everything else (steps, the background loop, the
+//! barrier's hand-off and back-pressure, poisoning, the remark) is here.
+
+use std::borrow::BorrowMut;
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::Mutex;
+use stealmark_model::{MarkStore, ObjRef, ObjectModel, RootSource, SoftRefPolicy, SoftRefs};
+
+use super::error::panic_message;
+use super::{Backpressure, CycleError, CycleOptions, CycleStats};
+use crate::collection::Collection;
+use crate::driver::{Action, Outcome, Panic};
+use crate::marker::{Marker, Part};
+use crate::roots::{Chunks, Erased};
+use crate::satb::{Closed, HandOff, Queue, Work, BUFFER_CAPACITY};
+use crate::stats::StepKind;
+
+/// An empty root source.
+const NO_REFS: &[ObjRef] = &[];
+
+/// How a form of the cycle holds the heap, the store and the marker.
+pub(crate) trait Parts {
+    type Heap: ObjectModel;
+    type Store: MarkStore<Self::Heap>;
+    /// `&mut Marker` or `Marker`.
+    type Marker: BorrowMut<Marker>;
+    fn heap(&self) -> &Self::Heap;
+    fn store(&self) -> &Self::Store;
+}
+
+/// The borrowed form's parts.
+pub(crate) struct Borrowed<'m, H, S> {
+    pub(crate) heap: &'m H,
+    pub(crate) store: &'m S,
+    pub(crate) marker: std::marker::PhantomData<&'m mut Marker>,
+}
+
+impl<'m, H: ObjectModel, S: MarkStore<H>> Parts for Borrowed<'m, H, S> {
+    type Heap = H;
+    type Store = S;
+    type Marker = &'m mut Marker;
+    fn heap(&self) -> &H {
+        self.heap
+    }
+    fn store(&self) -> &S {
+        self.store
+    }
+}
+
+/// The owned form's parts.
+pub(crate) struct Shared<H, S> {
+    pub(crate) heap: Arc<H>,
+    pub(crate) store: Arc<S>,
+}
+
+impl<H: ObjectModel, S: MarkStore<H>> Parts for Shared<H, S> {
+    type Heap = H;
+    type Store = S;
+    type Marker = Marker;
+    fn heap(&self) -> &H {
+        &self.heap
+    }
+    fn store(&self) -> &S {
+        &self.store
+    }
+}
+
+/// Why a call failed: refused (the cycle is poisoned, ended, busy), or a
+/// panic of this call's own marking, whose payload the caller re-raises or
+/// turns into [`CycleError::Panicked`].
+pub(crate) enum Failure {
+    Refused(CycleError),
+    Panicked(Panic),
+}
+
+impl Failure {
+    /// As an error (a panic's payload becomes its message).
+    pub(crate) fn into_error(self) -> CycleError {
+        match self {
+            Failure::Refused(e) => e,
+            Failure::Panicked(p) => CycleError::Panicked {
+                message: panic_message(&p),
+            },
+        }
+    }
+
+    /// Re-raises a panic; returns a refusal.
+    pub(crate) fn raise(self) -> CycleError {
+        match self {
+            Failure::Refused(e) => e,
+            Failure::Panicked(p) => std::panic::resume_unwind(p),
+        }
+    }
+}
+
+/// The soft-reference policy that keeps every referent, asked at the
+/// remark instead of tracing soft slots as strong (those found while the
+/// cycle ran were recorded, not traced).
+struct KeepEvery;
+
+impl SoftRefPolicy for KeepEvery {
+    fn keep(&self, _: ObjRef) -> bool {
+        true
+    }
+}
+
+/// A mark cycle's state, whichever form holds it.
+pub(crate) struct Core<P: Parts> {
+    pub(crate) parts: P,
+    pub(crate) queue: Queue<ObjRef>,
+    options: CycleOptions,
+    /// The marker and the entries waiting to be shaded: held by whoever
+    /// marks (an increment, the background coordinator, the remark).
+    inner: Mutex<Inner<P::Marker>>,
+    /// The first panic's message (set before the queue fails).
+    panic: Mutex<Option<String>>,
+}
+
+/// The marking side of a cycle.
+struct Inner<M> {
+    /// `None` once the remark has taken it (or the cycle was abandoned).
+    marker: Option<M>,
+    /// Entries to shade: the root snapshot, then the barrier's entries.
+    pending: Vec<ObjRef>,
+    start: Instant,
+    stats: CycleStats,
+}
+
+impl<P: Parts> Core<P> {
+    /// The start's pause: copies the roots (the snapshot's roots) and
+    /// empties the workers' records.
+    pub(crate) fn begin<R: RootSource + ?Sized>(
+        mut marker: P::Marker,
+        parts: P,
+        roots: &R,
+        options: CycleOptions,
+    ) -> Core<P> {
+        let start = Instant::now();
+        let mut pending = Vec::new();
+        for chunk in 0..roots.chunk_count() {
+            roots.scan_chunk(chunk, |r| pending.push(r));
+        }
+        let m: &mut Marker = marker.borrow_mut();
+        let part = Part {
+            roots: &Erased(NO_REFS),
+            finalizable: &Erased(NO_REFS),
+            soft: SoftRefs::ClearAll,
+            action: Action::Begin,
+            start,
+        };
+        // `Begin` runs no step: nothing can panic.
+        let _ = m.run_part(parts.heap(), parts.store(), part, None);
+        let workers = m.config().workers;
+        let stats = CycleStats {
+            start_pause_ns: start.elapsed().as_nanos() as u64,
+            ..CycleStats::default()
+        };
+        Core {
+            parts,
+            queue: Queue::new(workers, options.buffers_per_thread),
+            options,
+            inner: Mutex::new(Inner {
+                marker: Some(marker),
+                pending,
+                start,
+                stats,
+            }),
+            panic: Mutex::new(None),
+        }
+    }
+
+    /// Records a panic of this cycle: it is poisoned from now on.
+    fn poison(&self, payload: Panic) -> Failure {
+        self.panic
+            .lock()
+            .get_or_insert_with(|| panic_message(&payload));
+        self.queue.fail();
+        Failure::Panicked(payload)
+    }
+
+    /// The refusal for a closed queue.
+    pub(crate) fn refusal(&self, closed: Closed) -> Failure {
+        Failure::Refused(match closed {
+            Closed::Failed => CycleError::Panicked {
+                message: self.panic.lock().clone().unwrap_or_default(),
+            },
+            Closed::Ended => CycleError::Ended,
+            Closed::Running => CycleError::BackgroundRunning,
+        })
+    }
+
+    /// Refuses if the cycle is poisoned.
+    fn healthy(&self) -> Result<(), Failure> {
+        if self.queue.failed() {
+            return Err(self.refusal(Closed::Failed));
+        }
+        Ok(())
+    }
+
+    /// An incremental step (`MarkCycle::step`); `Ok(false)` at once while
+    /// another thread marks.
+    pub(crate) fn step(&self, budget: usize) -> Result<bool, Failure> {
+        self.healthy()?;
+        let Some(mut inner) = self.inner.try_lock() else {
+            return Ok(false);
+        };
+        let done = self.step_locked(&mut inner, budget);
+        drop(inner);
+        self.queue.progressed();
+        done
+    }
+
+    fn step_locked(&self, inner: &mut Inner<P::Marker>, budget: usize) -> Result<bool, Failure> {
+        self.healthy()?;
+        if inner.marker.is_none() {
+            return Err(Failure::Refused(CycleError::Ended));
+        }
+        let full = self.queue.take_full();
+        for b in &full {
+            inner.pending.extend_from_slice(b);
+        }
+        self.queue.recycle(full.into_iter());
+        let cut = inner.pending.len().saturating_sub(budget);
+        let shade = inner.pending.split_off(cut);
+        let t0 = Instant::now();
+        let outcome = self
+            .run(inner, &shade, Action::Increment(budget.max(1)))
+            .map_err(|p| self.poison(p))?;
+        inner.stats.increments += 1;
+        inner.stats.marking_ns += t0.elapsed().as_nanos() as u64;
+        Ok(outcome == Outcome::Done && inner.pending.is_empty())
+    }
+
+    /// The background coordinator: a `satb` step over the waiting entries,
+    /// then one per batch of buffers handed off, parking in between, until
+    /// stopped. Started after [`Queue::start`]; its caller joins it, then
+    /// calls [`Queue::joined`].
+    pub(crate) fn background(&self) -> Result<(), Panic> {
+        let mut guard = self.inner.lock();
+        let inner = &mut *guard;
+        let result = loop {
+            let t0 = Instant::now();
+            let pending = std::mem::take(&mut inner.pending);
+            let r = self
+                .run(inner, &pending, Action::Trace(StepKind::Satb))
+                .and_then(|_| self.run(inner, NO_REFS, Action::Trace(StepKind::Preclean)));
+            inner.pending = pending;
+            inner.pending.clear();
+            inner.stats.background_steps += 1;
+            inner.stats.marking_ns += t0.elapsed().as_nanos() as u64;
+            if let Err(payload) = r {
+                // Poisoned before the queue says quiet: a thread waiting
+                // for quiet sees the failure with it.
+                self.panic
+                    .lock()
+                    .get_or_insert_with(|| panic_message(&payload));
+                self.queue.fail();
+                break Err(payload);
+            }
+            match self.queue.next_work() {
+                Work::Stop => break Ok(()),
+                Work::Buffers(full) => {
+                    for b in &full {
+                        inner.pending.extend_from_slice(b);
+                    }
+                    self.queue.recycle(full.into_iter());
+                }
+            }
+        };
+        drop(guard);
+        self.queue.exited();
+        result
+    }
+
+    /// Records a panic of the coordinator thread outside the marking (its
+    /// join failed).
+    pub(crate) fn coordinator_lost(&self, payload: Panic) -> Failure {
+        self.queue.exited();
+        self.poison(payload)
+    }
+
+    /// Hands off a mutator's `entries`: filters out those already marked
+    /// (their objects are grey or black, so scanned by this cycle), keeps
+    /// filling a buffer filtered to half its capacity or less unless
+    /// `force`, and queues the rest, with back-pressure while the queue is
+    /// at its bound.
+    pub(crate) fn hand_off(&self, entries: &mut Vec<ObjRef>, force: bool) -> Result<(), Failure> {
+        let (heap, store) = (self.parts.heap(), self.parts.store());
+        entries.retain(|&o| !store.is_marked(heap, o));
+        if entries.is_empty() || (!force && entries.len() <= BUFFER_CAPACITY / 2) {
+            return Ok(());
+        }
+        loop {
+            match self.queue.hand_off(entries) {
+                HandOff::Queued => return Ok(()),
+                HandOff::Dropped => {
+                    return Err(self.refusal(if self.queue.failed() {
+                        Closed::Failed
+                    } else {
+                        Closed::Ended
+                    }))
+                }
+                HandOff::Full { taken } => self.back_pressure(taken)?,
+            }
+        }
+    }
+
+    /// A mutator thread beyond the queue's bound: assists (an increment on
+    /// its own thread, if no other thread marks) or waits for the markers
+    /// to take buffers (`taken`, from the refused hand-off).
+    fn back_pressure(&self, taken: u64) -> Result<(), Failure> {
+        if self.options.backpressure == Backpressure::Assist {
+            if let Some(mut inner) = self.inner.try_lock() {
+                let r = self.step_locked(&mut inner, self.options.assist_budget);
+                if r.is_ok() {
+                    inner.stats.assists += 1;
+                }
+                drop(inner);
+                self.queue.progressed();
+                return r.map(|_| ());
+            }
+        }
+        self.queue.wait_room(taken, None);
+        Ok(())
+    }
+
+    /// The remark (`MarkCycle::finish`): refuses while buffers are held or
+    /// once poisoned; otherwise the cycle ends, and the marker comes back
+    /// with the cycle's figures. A panic poisons the cycle and leaves the
+    /// marker in it (`OwnedCycle::abandon` takes it).
+    pub(crate) fn finish<R, F>(
+        &self,
+        collection: &Collection<'_, R, F>,
+    ) -> Result<(P::Marker, CycleStats), Failure>
+    where
+        R: RootSource + ?Sized,
+        F: RootSource + ?Sized,
+    {
+        let remark = Instant::now();
+        let mut guard = self.inner.lock();
+        self.healthy()?;
+        if guard.marker.is_none() {
+            return Err(Failure::Refused(CycleError::Ended));
+        }
+        let full = self
+            .queue
+            .close()
+            .map_err(|held| Failure::Refused(CycleError::LeakedBuffers { held }))?;
+        let inner = &mut *guard;
+        for b in &full {
+            inner.pending.extend_from_slice(b);
+        }
+        drop(full);
+        let soft = match collection.soft_refs {
+            SoftRefs::KeepAll => SoftRefs::Ask(&KeepEvery),
+            other => other,
+        };
+        let pending = std::mem::take(&mut inner.pending);
+        let roots = Erased(collection.roots);
+        let finalizable = Erased(collection.finalizable);
+        let mut marker = inner
+            .marker
+            .take()
+            .ok_or(Failure::Refused(CycleError::Ended))?;
+        let m: &mut Marker = marker.borrow_mut();
+        for (source, action) in [
+            (
+                &Erased(&pending[..]) as &dyn Chunks,
+                Action::Trace(StepKind::Satb),
+            ),
+            (&roots, Action::Trace(StepKind::Roots)),
+            (&roots, Action::Complete),
+        ] {
+            let part = Part {
+                roots: source,
+                finalizable: &finalizable,
+                soft,
+                action,
+                start: inner.start,
+            };
+            if let Err(payload) = m.run_part(self.parts.heap(), self.parts.store(), part, None) {
+                inner.marker = Some(marker);
+                return Err(self.poison(payload));
+            }
+        }
+        // Freeing the cycle's buffers is part of the remark's figures.
+        drop(pending);
+        self.queue.free_all();
+        m.finish(Ok(()), remark);
+        let totals = self.queue.totals();
+        let mut stats = inner.stats;
+        stats.remark_ns = remark.elapsed().as_nanos() as u64;
+        stats.allocated_black = totals.allocated.0;
+        stats.allocated_black_bytes = totals.allocated.1;
+        stats.buffers = totals.handed_off;
+        stats.waits = totals.refused;
+        stats.peak_buffers = totals.peak_buffers as u64;
+        Ok((marker, stats))
+    }
+
+    /// Ends the cycle without a remark and gives the marker back (it
+    /// empties what the cycle left at its next collection). The caller has
+    /// stopped the background marking.
+    pub(crate) fn abandon(&self) -> Result<P::Marker, Failure> {
+        let mut inner = self.inner.lock();
+        self.queue.abandon();
+        inner.pending = Vec::new();
+        inner
+            .marker
+            .take()
+            .ok_or(Failure::Refused(CycleError::Ended))
+    }
+
+    /// Runs one part of the cycle over `entries`; re-raises nothing. Soft
+    /// slots are recorded, not traced, and counted for a policy to ask
+    /// (`KeepEvery` stands for whichever the remark gets; no step of these
+    /// parts asks it).
+    fn run(
+        &self,
+        inner: &mut Inner<P::Marker>,
+        entries: &[ObjRef],
+        action: Action,
+    ) -> Result<Outcome, Panic> {
+        let part = Part {
+            roots: &Erased(entries),
+            finalizable: &Erased(NO_REFS),
+            soft: SoftRefs::Ask(&KeepEvery),
+            action,
+            start: inner.start,
+        };
+        let Some(marker) = inner.marker.as_mut() else {
+            return Ok(Outcome::Done);
+        };
+        let m: &mut Marker = marker.borrow_mut();
+        m.run_part(self.parts.heap(), self.parts.store(), part, None)
+    }
+}

@@ -1,0 +1,57 @@
+//! [`CycleOptions`]: the bounds of a mark cycle's barrier queue and the
+//! back-pressure a mutator thread meets beyond them.
+
+use crate::satb::BUFFER_CAPACITY;
+
+/// What a mutator thread does when it hands off a full barrier buffer and
+/// the cycle's queue is at its bound ([`CycleOptions::buffers_per_thread`]):
+/// the mutator writes faster than the markers mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backpressure {
+    /// The thread helps mark, as Go's mark assists do: if no other thread
+    /// marks for the cycle at that moment (no background marking, no step
+    /// in progress), it runs an incremental step of
+    /// [`CycleOptions::assist_budget`] objects itself, on its own thread,
+    /// which takes the waiting buffers; otherwise it waits until the
+    /// marking thread has taken buffers. Never waits for a thread that is
+    /// not marking. The default.
+    #[default]
+    Assist,
+    /// The thread waits until the background marking, or a step on another
+    /// thread, has taken buffers. For runtimes whose marking runs on other
+    /// threads than their mutators: a thread that waits for its own next
+    /// step waits forever.
+    Wait,
+}
+
+/// The bounds of a mark cycle's barrier queue, and its back-pressure.
+///
+/// The queue holds at most `buffers_per_thread × (workers + buffers held)`
+/// buffers handed off and not yet marked from, and keeps at most as many
+/// empty ones for reuse: its memory is bounded by a multiple of the numbers
+/// of workers and of mutator threads, whatever the write rate. Entries
+/// whose objects are already marked are filtered out when a buffer is
+/// handed off (as G1 does); a buffer filtered down to half its capacity
+/// or less is kept by its thread instead of being queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CycleOptions {
+    /// Buffers that may wait handed off per worker and per buffer held
+    /// (each holds [`MutatorBuffer::CAPACITY`](crate::MutatorBuffer::CAPACITY)
+    /// entries, 8 KiB). At least 1.
+    pub buffers_per_thread: usize,
+    /// What a thread does beyond the bound.
+    pub backpressure: Backpressure,
+    /// Objects an assisting thread scans per step
+    /// ([`Backpressure::Assist`]).
+    pub assist_budget: usize,
+}
+
+impl Default for CycleOptions {
+    fn default() -> CycleOptions {
+        CycleOptions {
+            buffers_per_thread: 4,
+            backpressure: Backpressure::Assist,
+            assist_budget: 4 * BUFFER_CAPACITY,
+        }
+    }
+}
