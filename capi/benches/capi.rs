@@ -19,7 +19,6 @@
 use std::ffi::c_void;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::time::Instant;
 
 use stealmark_capi::*;
 use stealmark_marker::{

@@ -529,10 +529,8 @@ mod tests {
         assert!(message.to_string_lossy().contains("an injected engine bug"));
         assert_eq!(collect_one(marker, &mut report), SM_ERR_POISONED);
         // SAFETY: as above.
-        assert_eq!(
-            unsafe { sm_report_stats(&first, &mut stats) },
-            SM_ERR_POISONED
-        );
+        let s = unsafe { sm_report_stats(&first, &mut stats) };
+        assert_eq!(s, SM_ERR_POISONED);
         // SAFETY: a marker from `sm_marker_new`, used by no other call.
         unsafe { sm_marker_free(marker) };
     }

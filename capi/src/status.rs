@@ -159,8 +159,8 @@ mod tests {
 
     #[test]
     fn every_status_has_its_name() {
-        // SAFETY: static NUL-terminated strings.
         let name = |s| {
+            // SAFETY: static NUL-terminated strings.
             unsafe { CStr::from_ptr(sm_status_name(s)) }
                 .to_str()
                 .unwrap()

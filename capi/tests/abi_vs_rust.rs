@@ -182,10 +182,8 @@ fn through_c(
     loop {
         let mut n = 0;
         // SAFETY: as above; `page` has room for 7.
-        assert_eq!(
-            unsafe { sm_report_cleared(&report, cleared.len(), page.as_mut_ptr(), 7, &mut n) },
-            SM_OK
-        );
+        let s = unsafe { sm_report_cleared(&report, cleared.len(), page.as_mut_ptr(), 7, &mut n) };
+        assert_eq!(s, SM_OK);
         cleared.extend(
             page[..n]
                 .iter()
@@ -214,18 +212,16 @@ fn through_c(
     let mut to_finalize = vec![0usize; heap.finalizable.len() + 1];
     let mut n = 0;
     // SAFETY: as above.
-    assert_eq!(
-        unsafe {
-            sm_report_to_finalize(
-                &report,
-                0,
-                to_finalize.as_mut_ptr(),
-                to_finalize.len(),
-                &mut n,
-            )
-        },
-        SM_OK
-    );
+    let s = unsafe {
+        sm_report_to_finalize(
+            &report,
+            0,
+            to_finalize.as_mut_ptr(),
+            to_finalize.len(),
+            &mut n,
+        )
+    };
+    assert_eq!(s, SM_OK);
     to_finalize.truncate(n);
     to_finalize.sort();
     assert_eq!(n as u64, stats.to_finalize);

@@ -32,6 +32,9 @@ pub struct Node {
 
 /// The heap: nodes, roots and finalizable objects by index.
 pub struct Heap {
+    /// Boxed: a node's address is its reference, fixed while the vector
+    /// grows.
+    #[allow(clippy::vec_box)]
     pub nodes: Vec<Box<Node>>,
     pub roots: Vec<usize>,
     pub finalizable: Vec<usize>,
@@ -274,12 +277,8 @@ pub fn config(workers: u32, solo_below: u64) -> sm_config {
 pub fn new_marker(c: &sm_config) -> *mut sm_marker {
     let mut m = std::ptr::null_mut();
     // SAFETY: valid pointers.
-    assert_eq!(
-        unsafe { sm_marker_new(c, &mut m) },
-        SM_OK,
-        "{}",
-        last_error()
-    );
+    let s = unsafe { sm_marker_new(c, &mut m) };
+    assert_eq!(s, SM_OK, "{}", last_error());
     m
 }
 
