@@ -528,9 +528,9 @@ mod tests {
         let message = unsafe { std::ffi::CStr::from_ptr(crate::sm_last_error()) };
         assert!(message.to_string_lossy().contains("an injected engine bug"));
         assert_eq!(collect_one(marker, &mut report), SM_ERR_POISONED);
-        // SAFETY: as above.
-        let s = unsafe { sm_report_stats(&first, &mut stats) };
-        assert_eq!(s, SM_ERR_POISONED);
+        // SAFETY: a report of a live marker, a valid out-parameter.
+        let status = unsafe { sm_report_stats(&first, &mut stats) };
+        assert_eq!(status, SM_ERR_POISONED);
         // SAFETY: a marker from `sm_marker_new`, used by no other call.
         unsafe { sm_marker_free(marker) };
     }

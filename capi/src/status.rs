@@ -161,9 +161,8 @@ mod tests {
     fn every_status_has_its_name() {
         let name = |s| {
             // SAFETY: static NUL-terminated strings.
-            unsafe { CStr::from_ptr(sm_status_name(s)) }
-                .to_str()
-                .unwrap()
+            let c = unsafe { CStr::from_ptr(sm_status_name(s)) };
+            c.to_str().unwrap()
         };
         assert_eq!(name(SM_OK), "SM_OK");
         assert_eq!(name(SM_ERR_RESOURCE), "SM_ERR_RESOURCE");

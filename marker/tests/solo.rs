@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::thread::ThreadId;
 
 use common::{check, check_as, expect, matrix, policies};
-use stealmark_heap::{generate_heap, GenConfig, OracleInput, Shape};
+use stealmark_heap::{generate_heap, GenConfig, HeapGraph, OracleInput, Shape};
 use stealmark_marker::{
     Collection, MarkIndex, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind,
 };

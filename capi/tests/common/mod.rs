@@ -32,8 +32,7 @@ pub struct Node {
 
 /// The heap: nodes, roots and finalizable objects by index.
 pub struct Heap {
-    /// Boxed: a node's address is its reference, fixed while the vector
-    /// grows.
+    /// Boxed: a node's address is its reference, so nodes must not move.
     #[allow(clippy::vec_box)]
     pub nodes: Vec<Box<Node>>,
     pub roots: Vec<usize>,
