@@ -22,6 +22,10 @@
 //! - `sm_collect` runs `Marker::collect_with` (or `Marker::collect` for the
 //!   side bitmap); its report stays in the marker, and the `sm_report_*`
 //!   functions copy from it until the next collection.
+//! - `sm_cycle_*` (incremental and concurrent marking) is a thin layer
+//!   over `stealmark_marker::OwnedCycle`, which holds the marker's engine
+//!   until the remark; `sm_mutator_*` over `OwnedMutator`, a mutator
+//!   thread's barrier handle.
 //!
 //! A callback that breaks its contract makes a worker panic with a
 //! [`Violation`] payload, which the engine re-raises on the calling thread:
