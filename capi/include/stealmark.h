@@ -70,6 +70,9 @@ typedef int32_t sm_status;
 #define SM_ERR_RANGE 9
 /* The engine could not allocate or start a thread. */
 #define SM_ERR_RESOURCE 10
+/* A mark cycle, or a barrier handle of one, used after the cycle ended
+ * (finished or freed). */
+#define SM_ERR_ENDED 11
 
 /* The message of the last call on this thread that did not return SM_OK, or
  * "" if there was none. Valid until the next failing call on this thread.
@@ -461,10 +464,157 @@ sm_status sm_report_is_marked(const sm_report *report, size_t dense_index,
                               bool *out);
 
 /* ------------------------------------------------------------------------ */
-/* Reserved for mark cycles (incremental and concurrent marking): owned     */
-/* sm_cycle handles started from a marker and per-mutator-thread            */
-/* sm_mutator barrier handles. Not part of this version.                    */
+/* Mark cycles: incremental and concurrent marking                          */
 /* ------------------------------------------------------------------------ */
+
+/* A mark cycle (snapshot-at-the-beginning). sm_cycle_start takes the engine
+ * out of its marker for the cycle's length: sm_collect on that marker returns
+ * SM_ERR_BUSY (and so do its report functions) until sm_cycle_finish
+ * succeeds or sm_cycle_free gives the engine back. The marker must outlive
+ * the cycle (free the cycle first).
+ *
+ * While the background marking or a step runs, the runtime's threads keep
+ * mutating. Then the callbacks of the model and the marks run on GC threads
+ * while mutators write slots: every slot word the model's scan_slots reads
+ * must be read atomically, for example with C11
+ *   atomic_load_explicit((_Atomic sm_ref *)&obj->slot[i], memory_order_relaxed)
+ * and the mutators store it with atomic_store_explicit(...,
+ * memory_order_relaxed). Object sizes, slot counts and type ids of an
+ * object must not change while it is reachable.
+ *
+ * The mutator's duties (the SATB barrier): before overwriting a reference
+ * slot, pass its old value to sm_mutator_pre_write; give every object
+ * allocated during the cycle to sm_mutator_allocate_black before storing a
+ * reference to it anywhere; detach (or free) every barrier handle at the
+ * safepoint before sm_cycle_finish. Objects reachable at the start or
+ * allocated black are then marked at the end.
+ *
+ * The callbacks and contexts of sm_cycle_start's model and marks are copied
+ * by the call (the structs themselves need not outlive it), but their ctx
+ * pointers and everything the callbacks read must stay valid until the
+ * cycle is freed. A scan callback that breaks its contract, or an engine
+ * panic, poisons the cycle: later calls on it return SM_ERR_POISONED and
+ * sm_cycle_finish never returns a report; sm_cycle_free then gives the
+ * engine back to its marker, usable. */
+typedef struct sm_cycle sm_cycle;
+
+/* A mutator thread's barrier handle for one cycle. */
+typedef struct sm_mutator sm_mutator;
+
+/* Back-pressure: a mutator thread whose buffer hand-off meets a full queue
+ * marks a step itself when no other thread marks (the default)... */
+#define SM_BACKPRESSURE_ASSIST 0
+/* ...or waits until the marking threads took buffers (never use it when the
+ * only marking is the mutator's own sm_cycle_step calls). */
+#define SM_BACKPRESSURE_WAIT 1
+
+/* The options of a cycle. */
+typedef struct sm_cycle_options {
+  /* SM_BACKPRESSURE_*. */
+  uint32_t backpressure;
+  uint32_t reserved;
+  /* Barrier buffers (1024 entries each) that may wait per worker and per
+   * buffer held; at least 1. Default 4. */
+  size_t buffers_per_thread;
+  /* Objects an assisting mutator marks per assist; at least 1. */
+  size_t assist_budget;
+} sm_cycle_options;
+
+/* The inputs of the remark. The pointed-to structs need only live until
+ * sm_cycle_finish returns. */
+typedef struct sm_remark {
+  /* The roots now (required, may be empty). */
+  const sm_refs *roots;
+  /* The registered finalizable objects; NULL: none. */
+  const sm_refs *finalizable;
+  /* Soft references (zeroed: clear all). */
+  sm_soft_policy soft;
+} sm_remark;
+
+/* Fills *options with the defaults. Thread rules: any thread. */
+void sm_cycle_options_init(sm_cycle_options *options);
+
+/* Starts a cycle on `marker`: copies the roots (the start's pause, the
+ * runtime's threads stopped) and writes the cycle to *out. marks->mode is
+ * SM_MARKS_HEADER_BYTE or SM_MARKS_CALLBACKS (SM_ERR_MARKS otherwise), with
+ * the objects reading as unmarked. options: NULL for the defaults.
+ * Thread rules: any thread; SM_ERR_BUSY if another call holds the marker or
+ * a cycle already does. */
+sm_status sm_cycle_start(sm_marker *marker, const sm_object_model *model,
+                         const sm_marks *marks, const sm_refs *roots,
+                         const sm_cycle_options *options, sm_cycle **out);
+
+/* Marks at most about `budget` objects on the calling thread; *done (if not
+ * NULL) says whether no marking was left. Returns at once with *done false
+ * while another thread marks. Thread rules: any thread, concurrently with
+ * every sm_cycle_* and sm_mutator_* call except sm_cycle_free. */
+sm_status sm_cycle_step(const sm_cycle *cycle, size_t budget, bool *done);
+
+/* Starts the background marking on the marker's workers; SM_ERR_BUSY while
+ * it already runs. Thread rules: as sm_cycle_step. */
+sm_status sm_cycle_start_background(const sm_cycle *cycle);
+
+/* Stops the background marking and waits until no worker reaches the heap
+ * (SM_OK if it did not run). Thread rules: as sm_cycle_step. */
+sm_status sm_cycle_stop_background(const sm_cycle *cycle);
+
+/* *out: whether the background marking has nothing to do now. Thread
+ * rules: as sm_cycle_step. */
+sm_status sm_cycle_is_quiet(const sm_cycle *cycle, bool *out);
+
+/* Blocks, without spinning, until the background marking is quiet (or does
+ * not run), or timeout_ns nanoseconds have passed (negative: no limit);
+ * *quiet (if not NULL) says which. Thread rules: as sm_cycle_step. */
+sm_status sm_cycle_wait_quiet(const sm_cycle *cycle, int64_t timeout_ns,
+                              bool *quiet);
+
+/* The remark, the runtime's threads stopped and every barrier handle
+ * detached: stops the background marking, marks from the current roots and
+ * the barriers' records, applies the runtime contract (as sm_collect) and
+ * gives the engine back to its marker. On SM_OK *report (if not NULL) is
+ * readable as sm_collect's; objects allocated black are marked but not in
+ * its live counts. SM_ERR_BUSY while handles are attached (the cycle goes
+ * on), SM_ERR_POISONED after a failure (no report), SM_ERR_ENDED once
+ * finished. Thread rules: any thread, one call at a time per cycle. */
+sm_status sm_cycle_finish(const sm_cycle *cycle, const sm_remark *remark,
+                          sm_report *report);
+
+/* Frees a cycle (NULL is ignored), abandoning it if it did not finish, and
+ * gives the engine back to its marker. Its barrier handles stay safe to
+ * call and free (they return SM_ERR_ENDED).
+ * Thread rules: any thread, once no other call on the cycle runs. */
+void sm_cycle_free(sm_cycle *cycle);
+
+/* Makes a barrier handle for one mutator thread. Thread rules: any thread,
+ * concurrently with other sm_cycle_* calls but sm_cycle_free. */
+sm_status sm_mutator_new(const sm_cycle *cycle, sm_mutator **out);
+
+/* The SATB write barrier: call it with a reference slot's old value before
+ * overwriting the slot (0 returns at once). A plain call whose fast path
+ * appends to the handle's buffer. SM_ERR_RANGE for a word that is not a
+ * reference inside the heap bounds, SM_ERR_ENDED after the cycle ended,
+ * SM_ERR_POISONED after a failure.
+ * Thread rules for every sm_mutator_* function: one thread at a time per
+ * handle (the handle may move between threads), concurrently with other
+ * handles and with every sm_cycle_* call; a handle does not point into its
+ * sm_cycle, so it may outlive it. */
+sm_status sm_mutator_pre_write(sm_mutator *m, sm_ref old);
+
+/* Marks `obj`, allocated during the cycle, black (before any reference to
+ * it is stored). SM_ERR_ENDED after the cycle ended: obj is not marked. */
+sm_status sm_mutator_allocate_black(sm_mutator *m, sm_ref obj);
+
+/* Hands the recorded entries to the marker now; stays attached. */
+sm_status sm_mutator_flush(sm_mutator *m);
+
+/* Hands the entries off and gives the buffer back, at the thread's
+ * safepoint before the remark (or before blocking); the next barrier call
+ * attaches again. */
+sm_status sm_mutator_detach(sm_mutator *m);
+
+/* Detaches and frees the handle (NULL is ignored), also after its cycle was
+ * freed. */
+void sm_mutator_free(sm_mutator *m);
 
 #ifdef __cplusplus
 } /* extern "C" */

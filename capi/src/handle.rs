@@ -34,9 +34,10 @@ pub struct sm_marker {
 
 /// A marker's state.
 pub(crate) struct State {
-    pub(crate) marker: Marker,
+    /// The engine; `None` while a mark cycle holds it.
+    pub(crate) marker: Option<Marker>,
     /// An engine panic happened: every call but `sm_marker_free` fails.
-    poisoned: bool,
+    pub(crate) poisoned: bool,
     /// Collections begun; a report names the one it belongs to.
     pub(crate) collection: u64,
     /// Whether the last collection succeeded (its report is readable).
@@ -49,7 +50,17 @@ pub(crate) struct State {
     pub(crate) solo: bool,
     solo_below: u64,
     /// Objects the last successful collection marked.
-    last_live: Option<u64>,
+    pub(crate) last_live: Option<u64>,
+}
+
+impl State {
+    /// The engine, which [`sm_marker::read`] has checked is not lent to a
+    /// cycle.
+    pub(crate) fn engine(&self) -> &Marker {
+        self.marker
+            .as_ref()
+            .expect("sm_marker::read refuses a marker that a cycle holds")
+    }
 }
 
 /// The engine configuration of `c`: the defaults with `c`'s workers, then
@@ -127,7 +138,7 @@ pub unsafe extern "C" fn sm_marker_new(
             .map_err(|e| Error::new(SM_ERR_CONFIG, format!("config: {e}")))?;
         let handle = Box::new(sm_marker {
             state: RwLock::new(State {
-                marker,
+                marker: Some(marker),
                 poisoned: false,
                 collection: 0,
                 valid: false,
@@ -166,7 +177,7 @@ pub unsafe extern "C" fn sm_marker_free(marker: *mut sm_marker) {
 
 impl sm_marker {
     /// The state, for a collection: `SM_ERR_BUSY` if another call holds it.
-    fn write(&self) -> Result<RwLockWriteGuard<'_, State>, Error> {
+    pub(crate) fn write(&self) -> Result<RwLockWriteGuard<'_, State>, Error> {
         match self.state.try_write() {
             Ok(g) => Ok(g),
             Err(TryLockError::WouldBlock) => Err(busy()),
@@ -184,15 +195,34 @@ impl sm_marker {
         if state.poisoned {
             return Err(poisoned());
         }
+        if state.marker.is_none() {
+            return Err(lent());
+        }
         Ok(state)
     }
+
+    /// The state, waiting for readers of a report to finish (a cycle
+    /// giving the engine back).
+    pub(crate) fn write_blocking(&self) -> RwLockWriteGuard<'_, State> {
+        self.state
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The refusal of a marker that a mark cycle holds.
+pub(crate) fn lent() -> Error {
+    Error::new(
+        SM_ERR_BUSY,
+        "a mark cycle holds this marker: finish or free the cycle (sm_cycle_finish, sm_cycle_free) first",
+    )
 }
 
 fn busy() -> Error {
     Error::new(SM_ERR_BUSY, "the marker is in use by another call (a collection running on another thread, or a callback re-entering the engine)")
 }
 
-fn poisoned() -> Error {
+pub(crate) fn poisoned() -> Error {
     Error::new(
         SM_ERR_POISONED,
         "the marker was poisoned by an earlier engine panic; only sm_marker_free may be called",
@@ -200,7 +230,7 @@ fn poisoned() -> Error {
 }
 
 /// The soft-reference policy's `keep` callback.
-struct AskSoft<'a>(
+pub(crate) struct AskSoft<'a>(
     &'a sm_soft_policy,
     unsafe extern "C" fn(*mut std::ffi::c_void, usize) -> bool,
 );
@@ -213,6 +243,40 @@ impl SoftRefPolicy for AskSoft<'_> {
     fn keep(&self, referent: ObjRef) -> bool {
         // SAFETY: a present callback, called as the header documents.
         unsafe { (self.1)(self.0.ctx, referent.word()) }
+    }
+}
+
+/// A runtime's soft-reference policy, checked.
+pub(crate) enum Soft<'a> {
+    ClearAll,
+    KeepAll,
+    Ask(AskSoft<'a>),
+}
+
+impl<'a> Soft<'a> {
+    /// Checks `policy`: a known mode, a `keep` callback for `SM_SOFT_ASK`.
+    pub(crate) fn new(policy: &'a sm_soft_policy) -> Result<Soft<'a>, Error> {
+        match policy.mode {
+            SM_SOFT_CLEAR_ALL => Ok(Soft::ClearAll),
+            SM_SOFT_KEEP_ALL => Ok(Soft::KeepAll),
+            SM_SOFT_ASK => Ok(Soft::Ask(AskSoft(
+                policy,
+                policy.keep.ok_or_else(|| Error::null("soft.keep"))?,
+            ))),
+            m => Err(Error::new(
+                SM_ERR_CONFIG,
+                format!("soft.mode {m} is not one of SM_SOFT_*"),
+            )),
+        }
+    }
+
+    /// The engine's form.
+    pub(crate) fn refs(&self) -> SoftRefs<'_> {
+        match self {
+            Soft::ClearAll => SoftRefs::ClearAll,
+            Soft::KeepAll => SoftRefs::KeepAll,
+            Soft::Ask(ask) => SoftRefs::Ask(ask),
+        }
     }
 }
 
@@ -242,33 +306,18 @@ fn run(state: &mut State, c: &sm_collection, solo: bool) -> Result<(), Error> {
         Some(f) => CRefs::new(f, "finalizable", heap.bounds())?,
         None => CRefs::empty("finalizable"),
     };
-    let policy = &c.soft;
-    let ask;
-    let soft = match policy.mode {
-        SM_SOFT_CLEAR_ALL => SoftRefs::ClearAll,
-        SM_SOFT_KEEP_ALL => SoftRefs::KeepAll,
-        SM_SOFT_ASK => {
-            ask = AskSoft(policy, policy.keep.ok_or_else(|| Error::null("soft.keep"))?);
-            SoftRefs::Ask(&ask)
-        }
-        m => {
-            return Err(Error::new(
-                SM_ERR_CONFIG,
-                format!("soft.mode {m} is not one of SM_SOFT_*"),
-            ))
-        }
-    };
+    let soft = Soft::new(&c.soft)?;
     #[cfg(test)]
     tests::maybe_panic();
     let collection = Collection::new(&roots)
         .finalizable(&finalizable)
-        .soft_refs(soft)
+        .soft_refs(soft.refs())
         .solo(solo);
+    let marker = state.marker.as_mut().ok_or_else(lent)?;
     let live = match marks.mode {
         SM_MARKS_HEADER_BYTE => {
             let store = HeaderByte::new(&marks.header)?;
-            state
-                .marker
+            marker
                 .collect_with(&heap, &store, &collection)
                 .live_objects()
         }
@@ -282,16 +331,11 @@ fn run(state: &mut State, c: &sm_collection, solo: bool) -> Result<(), Error> {
                     .is_marked
                     .ok_or_else(|| Error::null("marks.is_marked"))?,
             };
-            state
-                .marker
+            marker
                 .collect_with(&heap, &store, &collection)
                 .live_objects()
         }
-        SM_MARKS_SIDE_BITMAP => state
-            .marker
-            .collect(&heap, &collection)
-            .report()
-            .live_objects(),
+        SM_MARKS_SIDE_BITMAP => marker.collect(&heap, &collection).report().live_objects(),
         m => {
             return Err(Error::new(
                 SM_ERR_MARKS,

@@ -22,6 +22,10 @@
 //! - `sm_collect` runs `Marker::collect_with` (or `Marker::collect` for the
 //!   side bitmap); its report stays in the marker, and the `sm_report_*`
 //!   functions copy from it until the next collection.
+//! - `sm_cycle_*` (incremental and concurrent marking) is a thin layer
+//!   over `stealmark_marker::OwnedCycle`, which holds the marker's engine
+//!   until the remark; `sm_mutator_*` over `OwnedMutator`, a mutator
+//!   thread's barrier handle.
 //!
 //! A callback that breaks its contract makes a worker panic with a
 //! [`Violation`] payload, which the engine re-raises on the calling thread:
@@ -95,20 +99,31 @@
 //! ```
 
 mod contract;
+mod cycle;
 mod handle;
 mod marks;
 mod model;
+mod mutator;
 mod refs;
 mod report;
 mod status;
 mod types;
 
 pub use contract::Violation;
+pub use cycle::{
+    sm_cycle, sm_cycle_finish, sm_cycle_free, sm_cycle_is_quiet, sm_cycle_options_init,
+    sm_cycle_start, sm_cycle_start_background, sm_cycle_step, sm_cycle_stop_background,
+    sm_cycle_wait_quiet,
+};
 pub use handle::{
     sm_collect, sm_config_init, sm_marker, sm_marker_free, sm_marker_new, DEFAULT_SOLO_BELOW,
 };
 pub use marks::HeaderByte;
 pub use model::SLOT_BATCH;
+pub use mutator::{
+    sm_mutator, sm_mutator_allocate_black, sm_mutator_detach, sm_mutator_flush, sm_mutator_free,
+    sm_mutator_new, sm_mutator_pre_write,
+};
 pub use report::{
     sm_report_cleared, sm_report_cleared_by_worker, sm_report_is_marked, sm_report_live_by_type,
     sm_report_stats, sm_report_to_finalize, sm_report_workers,

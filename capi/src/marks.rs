@@ -143,6 +143,9 @@ pub(crate) struct MarkCallbacks {
 // worker thread, several at once, with this context.
 unsafe impl Sync for MarkCallbacks {}
 
+// SAFETY: as for `Sync`, for the length of a mark cycle.
+unsafe impl Send for MarkCallbacks {}
+
 impl MarkStore<CModel> for MarkCallbacks {
     #[inline]
     fn try_mark(&self, _: &CModel, obj: ObjRef) -> bool {

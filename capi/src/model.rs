@@ -9,7 +9,7 @@ use stealmark_marker::model::prefetch_read;
 use stealmark_marker::{MarkIndex, ObjRef, ObjectModel, SlotKind};
 
 use crate::contract::violated;
-use crate::status::{Error, SM_ERR_MARKS};
+use crate::status::{Error, SM_ERR_MARKS, SM_ERR_RANGE};
 use crate::types::{
     sm_object_model, sm_slot, SM_SCAN_FAILED, SM_SLOT_EPHEMERON, SM_SLOT_PHANTOM, SM_SLOT_SOFT,
     SM_SLOT_STRONG, SM_SLOT_WEAK,
@@ -37,6 +37,18 @@ impl Bounds {
     /// No bounds.
     pub(crate) fn of_none() -> Bounds {
         Bounds(None)
+    }
+
+    /// `word` as a reference, or an `SM_ERR_RANGE` error naming `what`
+    /// (for references the runtime passes in a call, not a callback).
+    pub(crate) fn checked(self, word: usize, what: &str) -> Result<ObjRef, Error> {
+        match ObjRef::from_word(word) {
+            Some(r) if self.0.is_none_or(|(lo, hi)| (lo..hi).contains(&word)) => Ok(r),
+            _ => Err(Error::new(
+                SM_ERR_RANGE,
+                format!("{what} {word:#x} is not a multiple of 8 inside the heap bounds"),
+            )),
+        }
     }
 
     /// `word` as a reference, or a contract violation naming `what` gave it.
@@ -79,6 +91,11 @@ pub(crate) struct CModel {
 // worker thread, several at once, with its `ctx`: the runtime vouches for
 // sharing the context pointer between threads for the collection.
 unsafe impl Sync for CModel {}
+
+// SAFETY: as for `Sync`: a mark cycle's model moves to the thread that
+// finishes or frees it, and the header requires the callbacks and their
+// context to serve any thread for the cycle's length.
+unsafe impl Send for CModel {}
 
 impl CModel {
     /// Checks `model`'s required callbacks; `dense` is the side bitmap's

@@ -93,10 +93,10 @@ unsafe fn copy_out<T, I: Iterator<Item = T>>(
 
 /// The report's statistics.
 fn stats(state: &State) -> sm_stats {
-    let report: Report<'_> = state.marker.last_report();
+    let report: Report<'_> = state.engine().last_report();
     let s = report.stats;
     let total = s.total();
-    let workers = state.marker.config().workers() as u32;
+    let workers = state.engine().config().workers() as u32;
     sm_stats {
         pause_ns: s.pause_ns,
         live_objects: report.live_objects(),
@@ -139,7 +139,7 @@ pub unsafe extern "C" fn sm_report_workers(report: *const sm_report, out: *mut u
     guard(|| {
         // SAFETY: the caller's promise.
         let state = unsafe { current(report) }?;
-        let n = state.marker.last_report().cleared_by_worker().len();
+        let n = state.engine().last_report().cleared_by_worker().len();
         // SAFETY: the caller's promise.
         unsafe { put(out, "out", n) }
     })
@@ -163,7 +163,7 @@ pub unsafe extern "C" fn sm_report_cleared(
         // SAFETY: the caller's promise.
         let state = unsafe { current(report) }?;
         let mut n = 0;
-        for list in state.marker.last_report().cleared_by_worker() {
+        for list in state.engine().last_report().cleared_by_worker() {
             if from >= list.len() {
                 from -= list.len();
                 continue;
@@ -199,7 +199,7 @@ pub unsafe extern "C" fn sm_report_cleared_by_worker(
     guard(|| {
         // SAFETY: the caller's promise.
         let state = unsafe { current(report) }?;
-        let mut lists = state.marker.last_report().cleared_by_worker();
+        let mut lists = state.engine().last_report().cleared_by_worker();
         let workers = lists.len();
         let list = lists.nth(worker).ok_or_else(|| {
             Error::new(
@@ -233,7 +233,7 @@ pub unsafe extern "C" fn sm_report_to_finalize(
         // SAFETY: the caller's promise.
         let state = unsafe { current(report) }?;
         let mut n = 0;
-        for list in state.marker.last_report().to_finalize_by_worker() {
+        for list in state.engine().last_report().to_finalize_by_worker() {
             if from >= list.len() {
                 from -= list.len();
                 continue;
@@ -265,7 +265,7 @@ pub unsafe extern "C" fn sm_report_live_by_type(
     guard(|| {
         // SAFETY: the caller's promise.
         let state = unsafe { current(report) }?;
-        let counts = state.marker.last_report().live_by_type();
+        let counts = state.engine().last_report().live_by_type();
         let c = counts.get(type_id).ok_or_else(|| {
             Error::new(
                 SM_ERR_RANGE,
@@ -315,7 +315,7 @@ pub unsafe extern "C" fn sm_report_is_marked(
                 ),
             ));
         }
-        let bitmap = state.marker.last_marking().bitmap;
+        let bitmap = state.engine().last_marking().bitmap;
         // SAFETY: the caller's promise.
         unsafe { put(out, "out", bitmap.contains(dense_index)) }
     })

@@ -31,9 +31,11 @@ pub const SM_ERR_STALE: sm_status = 8;
 pub const SM_ERR_RANGE: sm_status = 9;
 /// The engine could not allocate or start a thread.
 pub const SM_ERR_RESOURCE: sm_status = 10;
+/// A mark cycle, or a barrier handle of one, used after the cycle ended.
+pub const SM_ERR_ENDED: sm_status = 11;
 
 /// The name of each status code, indexed by the code.
-const NAMES: [&CStr; 11] = [
+const NAMES: [&CStr; 12] = [
     c"SM_OK",
     c"SM_ERR_NULL",
     c"SM_ERR_CONFIG",
@@ -45,6 +47,7 @@ const NAMES: [&CStr; 11] = [
     c"SM_ERR_STALE",
     c"SM_ERR_RANGE",
     c"SM_ERR_RESOURCE",
+    c"SM_ERR_ENDED",
 ];
 
 /// A failed call: its status and what was wrong.
@@ -165,6 +168,7 @@ mod tests {
         assert_eq!(name(SM_ERR_RESOURCE), "SM_ERR_RESOURCE");
         assert_eq!(name(SM_ERR_CONTRACT), "SM_ERR_CONTRACT");
         assert_eq!(name(-1), "unknown");
-        assert_eq!(name(11), "unknown");
+        assert_eq!(name(SM_ERR_ENDED), "SM_ERR_ENDED");
+        assert_eq!(name(12), "unknown");
     }
 }

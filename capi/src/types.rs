@@ -273,3 +273,36 @@ impl Default for sm_report {
         }
     }
 }
+
+/// Back-pressure of a mark cycle: a mutator thread beyond the barrier
+/// queue's bound marks itself (the default).
+pub const SM_BACKPRESSURE_ASSIST: u32 = 0;
+/// Back-pressure of a mark cycle: a mutator thread beyond the bound waits
+/// for the marking threads.
+pub const SM_BACKPRESSURE_WAIT: u32 = 1;
+
+/// The options of a mark cycle (`sm_cycle_options`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sm_cycle_options {
+    /// `SM_BACKPRESSURE_*`.
+    pub backpressure: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// Barrier buffers that may wait per worker and per buffer held (>= 1).
+    pub buffers_per_thread: usize,
+    /// Objects an assisting mutator marks per assist (>= 1).
+    pub assist_budget: usize,
+}
+
+/// The inputs of a mark cycle's remark (`sm_remark`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sm_remark {
+    /// The roots at the remark (required, may be empty).
+    pub roots: *const sm_refs,
+    /// The registered finalizable objects; null: none.
+    pub finalizable: *const sm_refs,
+    /// Soft references (zeroed: clear all).
+    pub soft: sm_soft_policy,
+}

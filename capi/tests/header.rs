@@ -108,6 +108,17 @@ fn rust_side() -> BTreeMap<String, i128> {
         reserved
     });
     layout!(sm_type_count { objects, bytes });
+    layout!(sm_cycle_options {
+        backpressure,
+        reserved,
+        buffers_per_thread,
+        assist_budget
+    });
+    layout!(sm_remark {
+        roots,
+        finalizable,
+        soft
+    });
     m.insert("sizeof sm_ref".into(), size_of::<sm_ref>() as i128);
     m.insert("sizeof sm_status".into(), size_of::<sm_status>() as i128);
     macro_rules! consts {
@@ -125,6 +136,9 @@ fn rust_side() -> BTreeMap<String, i128> {
         SM_ERR_STALE,
         SM_ERR_RANGE,
         SM_ERR_RESOURCE,
+        SM_ERR_ENDED,
+        SM_BACKPRESSURE_ASSIST,
+        SM_BACKPRESSURE_WAIT,
         SM_SLOT_STRONG,
         SM_SLOT_SOFT,
         SM_SLOT_WEAK,
@@ -227,12 +241,45 @@ fn the_header_declares_exactly_the_exported_functions() {
         .collect();
     declared.sort();
     // Taking each function's address checks that it exists with this name.
-    let exported: [(&str, usize); 13] = [
+    let exported: [(&str, usize); 28] = [
         ("sm_collect", sm_collect as *const () as usize),
         ("sm_config_init", sm_config_init as *const () as usize),
+        ("sm_cycle_finish", sm_cycle_finish as *const () as usize),
+        ("sm_cycle_free", sm_cycle_free as *const () as usize),
+        ("sm_cycle_is_quiet", sm_cycle_is_quiet as *const () as usize),
+        (
+            "sm_cycle_options_init",
+            sm_cycle_options_init as *const () as usize,
+        ),
+        ("sm_cycle_start", sm_cycle_start as *const () as usize),
+        (
+            "sm_cycle_start_background",
+            sm_cycle_start_background as *const () as usize,
+        ),
+        ("sm_cycle_step", sm_cycle_step as *const () as usize),
+        (
+            "sm_cycle_stop_background",
+            sm_cycle_stop_background as *const () as usize,
+        ),
+        (
+            "sm_cycle_wait_quiet",
+            sm_cycle_wait_quiet as *const () as usize,
+        ),
         ("sm_last_error", sm_last_error as *const () as usize),
         ("sm_marker_free", sm_marker_free as *const () as usize),
         ("sm_marker_new", sm_marker_new as *const () as usize),
+        (
+            "sm_mutator_allocate_black",
+            sm_mutator_allocate_black as *const () as usize,
+        ),
+        ("sm_mutator_detach", sm_mutator_detach as *const () as usize),
+        ("sm_mutator_flush", sm_mutator_flush as *const () as usize),
+        ("sm_mutator_free", sm_mutator_free as *const () as usize),
+        ("sm_mutator_new", sm_mutator_new as *const () as usize),
+        (
+            "sm_mutator_pre_write",
+            sm_mutator_pre_write as *const () as usize,
+        ),
         ("sm_report_cleared", sm_report_cleared as *const () as usize),
         (
             "sm_report_cleared_by_worker",

@@ -1,0 +1,123 @@
+//! Per-mutator-thread barrier handles through the C interface:
+//! `sm_mutator_*`, a thin layer over [`OwnedMutator`]. A handle shares the
+//! cycle's state, not the `sm_cycle` itself: it stays safe to call after
+//! the cycle was finished or freed, and then returns `SM_ERR_ENDED`.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use stealmark_marker::OwnedMutator;
+
+use crate::cycle::{cycle_error, sm_cycle, CStore};
+use crate::model::{Bounds, CModel};
+use crate::status::{guard, sm_status, Error};
+
+/// The barrier handle (`sm_mutator`).
+#[allow(non_camel_case_types)]
+pub struct sm_mutator {
+    barrier: OwnedMutator<CModel, CStore>,
+    bounds: Bounds,
+}
+
+/// The handle behind `m`.
+fn get<'a>(m: *mut sm_mutator) -> Result<&'a mut sm_mutator, Error> {
+    // SAFETY: the caller's promise: null or a live handle, used by this
+    // thread alone.
+    unsafe { m.as_mut() }.ok_or_else(|| Error::null("mutator"))
+}
+
+/// Makes a barrier handle of `cycle` into `*out`.
+///
+/// # Safety
+///
+/// `cycle` null or live; `out` null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sm_mutator_new(
+    cycle: *const sm_cycle,
+    out: *mut *mut sm_mutator,
+) -> sm_status {
+    guard(|| {
+        // SAFETY: the caller's promise.
+        let c = unsafe { cycle.as_ref() }.ok_or_else(|| Error::null("cycle"))?;
+        if out.is_null() {
+            return Err(Error::null("out"));
+        }
+        let handle = Box::new(sm_mutator {
+            barrier: c.cycle.mutator(),
+            bounds: c.bounds,
+        });
+        // SAFETY: checked non-null; the caller's promise.
+        unsafe { out.write(Box::into_raw(handle)) };
+        Ok(())
+    })
+}
+
+/// The write barrier: records `old`, a slot's value before the mutator
+/// overwrites it (0: nothing to record).
+///
+/// # Safety
+///
+/// `m` null or a live handle, used by no other thread at the time.
+#[no_mangle]
+pub unsafe extern "C" fn sm_mutator_pre_write(m: *mut sm_mutator, old: usize) -> sm_status {
+    guard(|| {
+        let m = get(m)?;
+        if old == 0 {
+            return Ok(());
+        }
+        let obj = m.bounds.checked(old, "sm_mutator_pre_write's old value")?;
+        m.barrier.pre_write(Some(obj)).map_err(cycle_error)
+    })
+}
+
+/// Marks `obj`, just allocated, black.
+///
+/// # Safety
+///
+/// As [`sm_mutator_pre_write`].
+#[no_mangle]
+pub unsafe extern "C" fn sm_mutator_allocate_black(m: *mut sm_mutator, obj: usize) -> sm_status {
+    guard(|| {
+        let m = get(m)?;
+        let obj = m
+            .bounds
+            .checked(obj, "sm_mutator_allocate_black's object")?;
+        m.barrier.allocate_black(obj).map_err(cycle_error)
+    })
+}
+
+/// Hands the recorded entries to the marker; stays attached.
+///
+/// # Safety
+///
+/// As [`sm_mutator_pre_write`].
+#[no_mangle]
+pub unsafe extern "C" fn sm_mutator_flush(m: *mut sm_mutator) -> sm_status {
+    guard(|| get(m)?.barrier.flush().map_err(cycle_error))
+}
+
+/// Hands the entries off and gives the buffer back (before the remark).
+///
+/// # Safety
+///
+/// As [`sm_mutator_pre_write`].
+#[no_mangle]
+pub unsafe extern "C" fn sm_mutator_detach(m: *mut sm_mutator) -> sm_status {
+    guard(|| get(m)?.barrier.detach().map_err(cycle_error))
+}
+
+/// Detaches and frees a handle (null is ignored).
+///
+/// # Safety
+///
+/// `m` null or a handle from `sm_mutator_new`, not freed yet, used by no
+/// other call.
+#[no_mangle]
+pub unsafe extern "C" fn sm_mutator_free(m: *mut sm_mutator) {
+    if m.is_null() {
+        return;
+    }
+    // SAFETY: the caller's promise: from `Box::into_raw`, used by no other
+    // call.
+    let handle = unsafe { Box::from_raw(m) };
+    let _ = catch_unwind(AssertUnwindSafe(move || drop(handle)));
+}
