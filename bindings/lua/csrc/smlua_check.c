@@ -1,0 +1,105 @@
+/*
+ * smlua_check.c: the cross-check (STEALMARK_LUA_CHECK=1). Before marking,
+ * every object on Lua's lists must read unmarked; after it, the marked
+ * objects on the lists must be exactly the objects the engine scanned (as
+ * many as it marked, and as many as it asked the slot count of), every
+ * strong slot of a marked object must point to a marked object, as must
+ * every ephemeron value whose key is marked, and every root and every
+ * registered finalizable object must be marked. Included by smlua_gc.c.
+ */
+#include <stdatomic.h>
+
+static int smlua_check_flag = -1;
+static atomic_size_t smlua_check_counted;
+
+static int smlua_check_on(void) {
+  if (smlua_check_flag < 0)
+    smlua_check_flag = smlua_env_flag("STEALMARK_LUA_CHECK");
+  return smlua_check_flag;
+}
+
+/* The slot count, counting the objects the engine scans. */
+static size_t smlua_check_slot_count(void *ctx, sm_ref ref) {
+  /* Relaxed: a plain event count, read after sm_collect returns, which
+   * joins the workers. */
+  atomic_fetch_add_explicit(&smlua_check_counted, 1, memory_order_relaxed);
+  return smlua_slot_count(ctx, ref);
+}
+
+static void smlua_check_fail(const char *what, const GCObject *o) {
+  fprintf(stderr, "stealmark-lua cross-check: %s (object %p, type %d, "
+                  "marked 0x%02x)\n", what, (const void *)o,
+          o ? (int)o->tt : -1, o ? (unsigned)o->marked : 0u);
+  abort();
+}
+
+static void smlua_check_before(global_State *g) {
+  GCObject *lists[3];
+  int i;
+  const GCObject *o;
+  lists[0] = g->allgc; lists[1] = g->finobj; lists[2] = g->tobefnz;
+  for (i = 0; i < 3; i++)
+    for (o = lists[i]; o != NULL; o = o->next)
+      if (!iswhite(o))
+        smlua_check_fail("an object reads marked before marking", o);
+  atomic_store_explicit(&smlua_check_counted, 0, memory_order_relaxed);
+}
+
+static int smlua_check_marked(const GCObject *o) {
+  return !iswhite(o);
+}
+
+/* Every strong slot, and every ephemeron slot with a marked key, of the
+ * marked object 'o' points to a marked object. */
+static void smlua_check_slots(global_State *g, const GCObject *o) {
+  sm_slot buf[64];
+  size_t count = smlua_slot_count(g, (sm_ref)o), from = 0, n, i;
+  while (from < count) {
+    n = smlua_scan_slots(g, (sm_ref)o, from, count, buf, 64);
+    if (n == SM_SCAN_FAILED)
+      smlua_check_fail("an object cannot be scanned", o);
+    for (i = 0; i < n; i++) {
+      const GCObject *t = (const GCObject *)buf[i].target;
+      int must = buf[i].kind == SM_SLOT_STRONG ||
+                 (buf[i].kind == SM_SLOT_EPHEMERON &&
+                  smlua_check_marked((const GCObject *)buf[i].key));
+      if (must && !smlua_check_marked(t))
+        smlua_check_fail("a marked object points to an unmarked one", o);
+    }
+    if (n < 64)
+      break;
+    from = buf[n - 1].index + 1;
+  }
+}
+
+static void smlua_check_after(global_State *g, lua_State *L,
+                              const sm_stats *stats) {
+  GCObject *lists[3];
+  uint64_t marked = 0;
+  size_t counted = atomic_load_explicit(&smlua_check_counted,
+                                        memory_order_relaxed);
+  int i;
+  const GCObject *o;
+  lists[0] = g->allgc; lists[1] = g->finobj; lists[2] = g->tobefnz;
+  for (i = 0; i < 3; i++)
+    for (o = lists[i]; o != NULL; o = o->next)
+      if (smlua_check_marked(o)) {
+        marked++;
+        smlua_check_slots(g, o);
+      }
+  for (o = g->finobj; o != NULL; o = o->next)
+    if (!smlua_check_marked(o))
+      smlua_check_fail("a registered finalizable object is unmarked", o);
+  if (!smlua_check_marked(obj2gco(L)) ||
+      !smlua_check_marked(obj2gco(g->mainthread)) ||
+      (iscollectable(&g->l_registry) &&
+       !smlua_check_marked(gcvalue(&g->l_registry))))
+    smlua_check_fail("a root is unmarked", obj2gco(L));
+  if (marked != stats->live_objects || marked != counted) {
+    fprintf(stderr, "stealmark-lua cross-check: %llu objects marked on Lua's "
+                    "lists, the engine marked %llu and scanned %zu\n",
+            (unsigned long long)marked,
+            (unsigned long long)stats->live_objects, counted);
+    abort();
+  }
+}
