@@ -168,6 +168,15 @@ impl ObjectModel for CModel {
         slots: Range<usize>,
         mut visit: V,
     ) {
+        // The engine scans a whole object as `0..slot_count`, and a large
+        // array in chunks whose last one may run past the end (the Rust
+        // contract lets models clamp): clamp chunks here, so that the C
+        // callback always gets `end <= slot_count`, as the header says.
+        let slots = if slots.start > 0 {
+            slots.start..slots.end.min(self.slot_count(obj))
+        } else {
+            slots
+        };
         let mut buf = [MaybeUninit::<sm_slot>::uninit(); SLOT_BATCH];
         let mut from = slots.start;
         while from < slots.end {
