@@ -10,7 +10,13 @@
 #include <stdatomic.h>
 
 static int smlua_check_flag = -1;
-static atomic_size_t smlua_check_counted;
+
+/* The objects the engine asked the slot count of (it does so for every
+ * object it scans), as a set: open addressing over atomic words, sized
+ * before marking from the number of objects on Lua's lists. */
+static _Atomic(uintptr_t) *smlua_check_set = NULL;
+static size_t smlua_check_mask = 0;
+static atomic_size_t smlua_check_distinct;
 
 static int smlua_check_on(void) {
   if (smlua_check_flag < 0)
@@ -18,11 +24,38 @@ static int smlua_check_on(void) {
   return smlua_check_flag;
 }
 
-/* The slot count, counting the objects the engine scans. */
+/* Adds 'ref' to the set; returns 1 if it was not there. */
+static int smlua_check_insert(uintptr_t ref) {
+  size_t i = (size_t)(ref >> 4) * 0x9E3779B97F4A7C15u;
+  for (;; i++) {
+    uintptr_t seen = 0;
+    _Atomic(uintptr_t) *slot = &smlua_check_set[i & smlua_check_mask];
+    /* Relaxed: the set is read only after sm_collect returns, which joins
+     * the workers; the compare-exchange alone decides who inserts. */
+    if (atomic_compare_exchange_strong_explicit(slot, &seen, ref,
+                                                memory_order_relaxed,
+                                                memory_order_relaxed))
+      return 1;
+    if (seen == ref)
+      return 0;
+  }
+}
+
+static int smlua_check_contains(uintptr_t ref) {
+  size_t i = (size_t)(ref >> 4) * 0x9E3779B97F4A7C15u;
+  for (;; i++) {
+    uintptr_t seen = atomic_load_explicit(
+        &smlua_check_set[i & smlua_check_mask], memory_order_relaxed);
+    if (seen == ref) return 1;
+    if (seen == 0) return 0;
+  }
+}
+
+/* The slot count, noting each object the engine scans. */
 static size_t smlua_check_slot_count(void *ctx, sm_ref ref) {
-  /* Relaxed: a plain event count, read after sm_collect returns, which
-   * joins the workers. */
-  atomic_fetch_add_explicit(&smlua_check_counted, 1, memory_order_relaxed);
+  if (smlua_check_insert(ref))
+    /* Relaxed: a count read after sm_collect joins the workers. */
+    atomic_fetch_add_explicit(&smlua_check_distinct, 1, memory_order_relaxed);
   return smlua_slot_count(ctx, ref);
 }
 
@@ -36,13 +69,23 @@ static void smlua_check_fail(const char *what, const GCObject *o) {
 static void smlua_check_before(global_State *g) {
   GCObject *lists[3];
   int i;
+  size_t objects = 0, size = 64;
   const GCObject *o;
   lists[0] = g->allgc; lists[1] = g->finobj; lists[2] = g->tobefnz;
   for (i = 0; i < 3; i++)
-    for (o = lists[i]; o != NULL; o = o->next)
+    for (o = lists[i]; o != NULL; o = o->next) {
       if (!iswhite(o))
         smlua_check_fail("an object reads marked before marking", o);
-  atomic_store_explicit(&smlua_check_counted, 0, memory_order_relaxed);
+      objects++;
+    }
+  while (size < 2 * objects + 64)
+    size *= 2;
+  free((void *)smlua_check_set);
+  smlua_check_set = calloc(size, sizeof(*smlua_check_set));
+  if (smlua_check_set == NULL)
+    smlua_check_fail("no memory for the cross-check's set", NULL);
+  smlua_check_mask = size - 1;
+  atomic_store_explicit(&smlua_check_distinct, 0, memory_order_relaxed);
 }
 
 static int smlua_check_marked(const GCObject *o) {
@@ -76,7 +119,7 @@ static void smlua_check_after(global_State *g, lua_State *L,
                               const sm_stats *stats) {
   GCObject *lists[3];
   uint64_t marked = 0;
-  size_t counted = atomic_load_explicit(&smlua_check_counted,
+  size_t counted = atomic_load_explicit(&smlua_check_distinct,
                                         memory_order_relaxed);
   int i;
   const GCObject *o;
@@ -85,6 +128,8 @@ static void smlua_check_after(global_State *g, lua_State *L,
     for (o = lists[i]; o != NULL; o = o->next)
       if (smlua_check_marked(o)) {
         marked++;
+        if (!smlua_check_contains((uintptr_t)o))
+          smlua_check_fail("a marked object was not scanned", o);
         smlua_check_slots(g, o);
       }
   for (o = g->finobj; o != NULL; o = o->next)
@@ -102,4 +147,6 @@ static void smlua_check_after(global_State *g, lua_State *L,
             (unsigned long long)stats->live_objects, counted);
     abort();
   }
+  free((void *)smlua_check_set);
+  smlua_check_set = NULL;
 }

@@ -64,14 +64,28 @@ fn a_script_gets_its_arguments_and_the_arg_table() {
     for bin in BINS {
         let setup = format!("SCRIPT = [[{path}]]");
         let out = stdout_of(bin, &["-e", &setup, path, "a", "b c"], &[], "");
-        assert_eq!(out, "2\ta\tb c\ntrue\ta\tb c\tSCRIPT = [[".to_string() + path + "]]\ttrue\n");
+        assert_eq!(
+            out,
+            "2\ta\tb c\ntrue\ta\tb c\tSCRIPT = [[".to_string() + path + "]]\ttrue\n"
+        );
     }
 }
 
 #[test]
 fn l_requires_a_module_into_a_global() {
     for bin in BINS {
-        let out = stdout_of(bin, &["-l", "string", "-lm=math", "-e", "print(string.rep('a', 3), m.abs(-2))"], &[], "");
+        let out = stdout_of(
+            bin,
+            &[
+                "-l",
+                "string",
+                "-lm=math",
+                "-e",
+                "print(string.rep('a', 3), m.abs(-2))",
+            ],
+            &[],
+            "",
+        );
         assert_eq!(out, "aaa\t2\n");
     }
 }
@@ -79,7 +93,10 @@ fn l_requires_a_module_into_a_global() {
 #[test]
 fn dash_and_no_script_run_standard_input() {
     for bin in BINS {
-        assert_eq!(stdout_of(bin, &["-", "x"], &[], "print(arg[1], ...)"), "x\tx\n");
+        assert_eq!(
+            stdout_of(bin, &["-", "x"], &[], "print(arg[1], ...)"),
+            "x\tx\n"
+        );
         assert_eq!(stdout_of(bin, &[], &[], "print(1 + 1)"), "2\n");
     }
 }
@@ -110,7 +127,10 @@ fn errors_and_bad_options_fail_with_a_message() {
         let out = run(bin, &["-e", "error('boom')"], &[], "");
         assert!(!out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("boom") && err.contains("stack traceback"), "{err}");
+        assert!(
+            err.contains("boom") && err.contains("stack traceback"),
+            "{err}"
+        );
         let out = run(bin, &["-x"], &[], "");
         assert!(!out.status.success());
         assert!(String::from_utf8_lossy(&out.stderr).contains("unrecognized option '-x'"));
@@ -122,7 +142,12 @@ fn errors_and_bad_options_fail_with_a_message() {
 
 #[test]
 fn a_bad_worker_count_is_refused() {
-    let out = run(BINS[0], &["-e", "collectgarbage()"], &[("STEALMARK_LUA_WORKERS", "two")], "");
+    let out = run(
+        BINS[0],
+        &["-e", "collectgarbage()"],
+        &[("STEALMARK_LUA_WORKERS", "two")],
+        "",
+    );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("STEALMARK_LUA_WORKERS='two'"));
 }

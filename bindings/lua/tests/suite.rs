@@ -6,13 +6,19 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The suite's folder; panics with a clear message if it is missing.
+/// The suite's folder: `STEALMARK_LUA_TESTS` if set, else
+/// `../shared/lua-5.4-tests` from the repository root. Panics with a clear
+/// message if it is missing.
 fn suite_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/lua-5.4-tests");
+    let dir = std::env::var_os("STEALMARK_LUA_TESTS").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/lua-5.4-tests"),
+        PathBuf::from,
+    );
     assert!(
         dir.join("all.lua").is_file(),
-        "Lua's test suite is missing: expected {} (a folder beside the repository, \
-         holding all.lua, gc.lua and gengc.lua)",
+        "Lua's test suite is missing: expected {} to hold all.lua, gc.lua and gengc.lua \
+         (../shared/lua-5.4-tests from the repository root, or the folder named by \
+         STEALMARK_LUA_TESTS)",
         dir.display()
     );
     dir
