@@ -103,14 +103,33 @@ static void smlua_separate(global_State *g, const sm_report *report,
   }
 }
 
+/* Clears a marked thread's stack above top and shrinks it (not in an
+ * emergency collection); links it back into 'twups' if it has open
+ * upvalues. Idempotent: a thread may be handed twice. */
+static void smlua_fix_thread(global_State *g, lua_State *th) {
+  StkId s;
+  if (th->stack.p == NULL)
+    return;
+  if (!g->gcemergency)
+    luaD_shrinkstack(th);
+  for (s = th->top.p; s < th->stack_last.p + EXTRA_STACK; s++)
+    setnilvalue(s2v(s));
+  if (!isintwups(th) && th->openupval != NULL) {
+    th->twups = g->twups;
+    g->twups = th;
+  }
+}
+
 /* Unlinks from 'twups' the threads that died or have no open upvalue (the
- * sweep frees dead ones), then, for every marked thread, clears its stack
- * above top and shrinks it (not in an emergency collection), and links it
- * back into 'twups' if it has open upvalues. */
+ * sweep frees dead ones), then fixes every marked thread: those the
+ * object model noted, or, if there were too many to note, those found on
+ * 'allgc'. */
 static void smlua_fix_threads(lua_State *L, global_State *g) {
   lua_State **p = &g->twups;
   lua_State *th;
   GCObject *o;
+  size_t seen = atomic_load_explicit(&smlua_threads_seen,
+                                     memory_order_relaxed), i;
   UNUSED(L);
   while ((th = *p) != NULL) {
     if (!iswhite(th) && th->openupval != NULL)
@@ -120,20 +139,12 @@ static void smlua_fix_threads(lua_State *L, global_State *g) {
       th->twups = th;  /* out of the list */
     }
   }
-  for (o = g->allgc; o != NULL; o = o->next) {
-    StkId s;
-    if (o->tt != LUA_VTHREAD || iswhite(o))
-      continue;
-    th = gco2th(o);
-    if (th->stack.p == NULL)
-      continue;
-    if (!g->gcemergency)
-      luaD_shrinkstack(th);
-    for (s = th->top.p; s < th->stack_last.p + EXTRA_STACK; s++)
-      setnilvalue(s2v(s));
-    if (!isintwups(th) && th->openupval != NULL) {
-      th->twups = g->twups;
-      g->twups = th;
-    }
+  if (seen <= SMLUA_THREADS_NOTED) {
+    for (i = 0; i < seen; i++)
+      smlua_fix_thread(g, smlua_threads[i]);
+    return;
   }
+  for (o = g->allgc; o != NULL; o = o->next)
+    if (o->tt == LUA_VTHREAD && !iswhite(o))
+      smlua_fix_thread(g, gco2th(o));
 }

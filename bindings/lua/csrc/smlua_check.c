@@ -96,7 +96,7 @@ static int smlua_check_marked(const GCObject *o) {
  * marked object 'o' points to a marked object. */
 static void smlua_check_slots(global_State *g, const GCObject *o) {
   sm_slot buf[64];
-  size_t count = smlua_slot_count(g, (sm_ref)o), from = 0, n, i;
+  size_t count = smlua_count_slots(o), from = 0, n, i;
   while (from < count) {
     n = smlua_scan_slots(g, (sm_ref)o, from, count, buf, 64);
     if (n == SM_SCAN_FAILED)
@@ -115,6 +115,18 @@ static void smlua_check_slots(global_State *g, const GCObject *o) {
   }
 }
 
+/* Whether the thread 'th' is among the noted ones (or too many were). */
+static int smlua_check_noted(lua_State *th) {
+  size_t seen = atomic_load_explicit(&smlua_threads_seen,
+                                     memory_order_relaxed), i;
+  if (seen > SMLUA_THREADS_NOTED)
+    return 1;
+  for (i = 0; i < seen; i++)
+    if (smlua_threads[i] == th)
+      return 1;
+  return 0;
+}
+
 static void smlua_check_after(global_State *g, lua_State *L,
                               const sm_stats *stats) {
   GCObject *lists[3];
@@ -131,6 +143,8 @@ static void smlua_check_after(global_State *g, lua_State *L,
         if (!smlua_check_contains((uintptr_t)o))
           smlua_check_fail("a marked object was not scanned", o);
         smlua_check_slots(g, o);
+        if (o->tt == LUA_VTHREAD && !smlua_check_noted(gco2th(o)))
+          smlua_check_fail("a marked thread was not noted", o);
       }
   for (o = g->finobj; o != NULL; o = o->next)
     if (!smlua_check_marked(o))

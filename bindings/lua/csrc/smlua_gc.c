@@ -171,6 +171,7 @@ static lu_mem smlua_atomic(lua_State *L) {
   collection.roots = &roots;
   collection.finalizable = &finalizable;
 
+  atomic_store_explicit(&smlua_threads_seen, 0, memory_order_relaxed);
   t0 = smlua_now_ns();
   st = sm_collect(smlua_get_marker(), &collection, &report);
   if (st != SM_OK)

@@ -17,6 +17,7 @@
  * - thread: its stack from the bottom to top, then its open upvalues;
  * - strings: none.
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -258,10 +259,25 @@ static size_t smlua_scan_slots(void *ctx, sm_ref ref, size_t start,
   }
 }
 
-/* sm_object_model.slot_count */
-static size_t smlua_slot_count(void *ctx, sm_ref ref) {
-  const GCObject *o = (const GCObject *)ref;
-  UNUSED(ctx);
+/* The threads the engine scanned in this collection (it asks the slot
+ * count of every object it scans; a thread may be noted twice, when its
+ * stack is scanned in chunks), so that the work after marking need not
+ * walk 'allgc' to find them. Past SMLUA_THREADS_NOTED threads, it does. */
+#define SMLUA_THREADS_NOTED 64
+static lua_State *smlua_threads[SMLUA_THREADS_NOTED];
+static atomic_size_t smlua_threads_seen;
+
+static void smlua_note_thread(const GCObject *o) {
+  /* Relaxed: each worker writes its own element; the array is read after
+   * sm_collect returns, which joins the workers. */
+  size_t at = atomic_fetch_add_explicit(&smlua_threads_seen, 1,
+                                        memory_order_relaxed);
+  if (at < SMLUA_THREADS_NOTED)
+    smlua_threads[at] = gco2th(o);
+}
+
+/* The number of reference slots of 'o'. */
+static size_t smlua_count_slots(const GCObject *o) {
   switch (o->tt) {
     case LUA_VTABLE: {
       const Table *h = gco2t(o);
@@ -282,6 +298,15 @@ static size_t smlua_slot_count(void *ctx, sm_ref ref) {
     }
     default: return 0;
   }
+}
+
+/* sm_object_model.slot_count: notes the threads it is asked about. */
+static size_t smlua_slot_count(void *ctx, sm_ref ref) {
+  const GCObject *o = (const GCObject *)ref;
+  UNUSED(ctx);
+  if (o->tt == LUA_VTHREAD)
+    smlua_note_thread(o);
+  return smlua_count_slots(o);
 }
 
 /* sm_object_model.size_bytes: the object's main allocation. */
