@@ -119,3 +119,38 @@ fn all_lua_under_the_cross_check() {
         run_suite(HOOKED, &[mode, "all.lua"], &env, FINAL);
     }
 }
+
+/// Lua's clearing order and finalizer order (`tests/lua/order.lua`), the
+/// same on stock Lua and on `stealmark-lua` in both modes.
+#[test]
+fn clearing_order_matches_stock_lua() {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lua/order.lua");
+    let script = script.to_str().expect("a UTF-8 path");
+    for mode in ["generational", "incremental"] {
+        run_script(STOCK, &[script, mode], &[]);
+        for workers in ["1", "2"] {
+            run_script(
+                HOOKED,
+                &[script, mode],
+                &[
+                    ("STEALMARK_LUA_WORKERS", workers),
+                    ("STEALMARK_LUA_CHECK", "1"),
+                ],
+            );
+        }
+    }
+}
+
+fn run_script(bin: &str, args: &[&str], env: &[(&str, &str)]) {
+    let mut cmd = Command::new(bin);
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the interpreter starts");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("order OK"),
+        "{bin} {args:?} with {env:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
