@@ -86,9 +86,9 @@ static lu_mem atomic (lua_State *L) {
     },
 ];
 
-/// The line appended to the patched file: the binding's collector code,
-/// which uses `lgc.c`'s own static helpers (`clearkey`, `iscleared`'s
-/// string rule is restated there, `cleargraylists`).
+/// The line appended to the patched file: the binding's collector code
+/// (`smlua_gc.c`), included there so that it can use `lgc.c`'s own static
+/// helpers (`clearkey`, `cleargraylists`, `findlast`).
 pub const APPENDIX: &str = "\n#include \"smlua_gc.c\"\n";
 
 /// Applies [`PATCHES`] to `source` and appends [`APPENDIX`].
