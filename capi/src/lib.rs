@@ -32,7 +32,67 @@
 //! panics and re-raises them once C has returned.
 //!
 //! Rust code can call the exported functions too (they are `unsafe extern
-//! "C"`); the crate's tests do, with C-style callbacks written in Rust.
+//! "C"`); the crate's tests do, with C-style callbacks written in Rust:
+//!
+//! ```
+//! use std::ffi::c_void;
+//! use std::sync::atomic::AtomicU8;
+//! use stealmark_capi::*;
+//!
+//! /// An object: a mark byte, and one slot (a reference or 0).
+//! #[repr(C, align(8))]
+//! struct Obj { mark: AtomicU8, slot: usize }
+//!
+//! unsafe extern "C" fn size(_: *mut c_void, _: sm_ref) -> usize { 16 }
+//! unsafe extern "C" fn count(_: *mut c_void, _: sm_ref) -> usize { 1 }
+//! unsafe extern "C" fn scan(_: *mut c_void, r: sm_ref, start: usize, end: usize,
+//!                           out: *mut sm_slot, _cap: usize) -> usize {
+//!     // SAFETY: the engine passes our objects and a buffer of at least 64.
+//!     let o = unsafe { &*(r as *const Obj) };
+//!     if start > 0 || end == 0 || o.slot == 0 { return 0 }
+//!     unsafe { out.write(sm_slot { index: 0, target: o.slot, key: 0, kind: SM_SLOT_STRONG, reserved: 0 }) };
+//!     1
+//! }
+//!
+//! let b = Obj { mark: AtomicU8::new(0), slot: 0 };
+//! let a = Obj { mark: AtomicU8::new(0), slot: &b as *const Obj as usize };
+//! let garbage = Obj { mark: AtomicU8::new(0), slot: 0 };
+//! let roots = [&a as *const Obj as sm_ref];
+//!
+//! let model = sm_object_model {
+//!     ctx: std::ptr::null_mut(), size_bytes: Some(size), slot_count: Some(count),
+//!     scan_slots: Some(scan), type_count: 0, type_id: None, prefetch: None,
+//!     prefetch_off: 0, reserved: 0, heap_start: 0, heap_end: 0,
+//! };
+//! let marks = sm_marks {
+//!     mode: SM_MARKS_HEADER_BYTE, reserved: 0,
+//!     header: sm_mark_byte { offset: 0, test_mask: 1, test_value: 1, set_bits: 1, clear_bits: 0 },
+//!     ctx: std::ptr::null_mut(), try_mark: None, is_marked: None, dense_index: None, dense_bound: 0,
+//! };
+//! let root_set = sm_refs {
+//!     refs: roots.as_ptr(), len: 1, ctx: std::ptr::null_mut(),
+//!     chunk_count: None, visit_chunk: None, scan_chunk: None,
+//! };
+//! let collection = sm_collection {
+//!     model: &model, marks: &marks, roots: &root_set, finalizable: std::ptr::null(),
+//!     soft: sm_soft_policy { mode: SM_SOFT_CLEAR_ALL, reserved: 0, ctx: std::ptr::null_mut(), keep: None },
+//! };
+//! let mut config = std::mem::MaybeUninit::uninit();
+//! let mut marker = std::ptr::null_mut();
+//! let mut report = sm_report::default();
+//! let mut stats = sm_stats::default();
+//! // SAFETY: every pointer is valid for the call; the objects outlive it.
+//! unsafe {
+//!     sm_config_init(config.as_mut_ptr());
+//!     assert_eq!(sm_marker_new(config.as_ptr(), &mut marker), SM_OK);
+//!     assert_eq!(sm_collect(marker, &collection, &mut report), SM_OK);
+//!     assert_eq!(sm_report_stats(&report, &mut stats), SM_OK);
+//!     sm_marker_free(marker);
+//! }
+//! assert_eq!((stats.live_objects, stats.live_bytes), (2, 32));
+//! assert_eq!(b.mark.into_inner(), 1);
+//! assert_eq!(garbage.mark.into_inner(), 0);
+//! ```
 
 mod contract;
 mod handle;

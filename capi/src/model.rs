@@ -116,6 +116,37 @@ impl CModel {
         })
     }
 
+    /// A model whose callbacks answer nothing, for the mark stores' tests
+    /// (which never call it).
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> CModel {
+        unsafe extern "C" fn zero(_: *mut c_void, _: usize) -> usize {
+            0
+        }
+        unsafe extern "C" fn none(
+            _: *mut c_void,
+            _: usize,
+            _: usize,
+            _: usize,
+            _: *mut sm_slot,
+            _: usize,
+        ) -> usize {
+            0
+        }
+        CModel {
+            ctx: std::ptr::null_mut(),
+            size_bytes: zero,
+            slot_count: zero,
+            scan_slots: none,
+            type_count: 0,
+            type_id: None,
+            prefetch: None,
+            prefetch_off: true,
+            bounds: Bounds::of_none(),
+            dense: None,
+        }
+    }
+
     /// The heap bounds, for the root sources.
     pub(crate) fn bounds(&self) -> Bounds {
         self.bounds

@@ -71,9 +71,9 @@ impl CRefs {
         };
         let chunks = match form {
             Form::Array(_, len) => len.div_ceil(ROOT_CHUNK),
-            // SAFETY: a present callback of the runtime, called on the
-            // thread that called the collection.
             _ => match refs.chunk_count {
+                // SAFETY: a present callback of the runtime, called on the
+                // thread that called the collection.
                 Some(f) => unsafe { f(refs.ctx) },
                 None => return Err(Error::null(&format!("{what}.chunk_count"))),
             },

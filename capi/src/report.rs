@@ -199,9 +199,9 @@ pub unsafe extern "C" fn sm_report_cleared_by_worker(
     guard(|| {
         // SAFETY: the caller's promise.
         let state = unsafe { current(report) }?;
-        let lists = state.marker.last_report().cleared_by_worker();
+        let mut lists = state.marker.last_report().cleared_by_worker();
         let workers = lists.len();
-        let list = lists.skip(worker).next().ok_or_else(|| {
+        let list = lists.nth(worker).ok_or_else(|| {
             Error::new(
                 SM_ERR_RANGE,
                 format!("worker {worker} is not below the report's {workers} workers"),

@@ -156,11 +156,10 @@ mod tests {
 
     #[test]
     fn every_status_has_its_name() {
-        // SAFETY: static NUL-terminated strings.
         let name = |s| {
-            unsafe { CStr::from_ptr(sm_status_name(s)) }
-                .to_str()
-                .unwrap()
+            // SAFETY: static NUL-terminated strings.
+            let c = unsafe { CStr::from_ptr(sm_status_name(s)) };
+            c.to_str().unwrap()
         };
         assert_eq!(name(SM_OK), "SM_OK");
         assert_eq!(name(SM_ERR_RESOURCE), "SM_ERR_RESOURCE");

@@ -267,10 +267,24 @@ pub fn check<M: ObjectModel + MarkIndex>(
     expect: &Expect,
     what: &str,
 ) -> (u64, u64) {
+    check_as(marker, model, input, expect, what, false)
+}
+
+/// As [`check`], marked on the calling thread alone if `solo`
+/// ([`Collection::solo`]).
+pub fn check_as<M: ObjectModel + MarkIndex>(
+    marker: &mut Marker,
+    model: &M,
+    input: &OracleInput<'_>,
+    expect: &Expect,
+    what: &str,
+    solo: bool,
+) -> (u64, u64) {
     let counting = Counting::new(model);
     let c = Collection::new(input.roots)
         .finalizable(input.finalizable)
-        .soft_refs(input.soft_refs);
+        .soft_refs(input.soft_refs)
+        .solo(solo);
     let m = marker.collect(&counting, &c);
     let o = &expect.oracle;
     if *m.bitmap != o.marked {
