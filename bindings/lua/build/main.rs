@@ -1,0 +1,118 @@
+//! Builds two Lua 5.4.9 interpreters from the `lua-src` crate's sources:
+//! `stealmark-lua`, whose `lgc.c` is patched to mark through stealmark, and
+//! `stealmark-lua-stock`, the same sources and flags without the hooks.
+//!
+//! The C objects of each are handed to the linker of its own binary only
+//! (`cargo:rustc-link-arg-bin`): both define the same Lua symbols.
+
+mod patch;
+mod source;
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Lua's sources that are not part of the library (lua-src ships none of
+/// them today; they are skipped should it ever).
+const NOT_LIBRARY: &[&str] = &["lua.c", "luac.c", "onelua.c", "ltests.c"];
+
+fn main() {
+    if let Err(message) = run() {
+        eprintln!("stealmark-lua build: {message}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let src = source::lua_source_dir()?;
+    let out = PathBuf::from(env::var("OUT_DIR").map_err(|_| "OUT_DIR is not set")?);
+    let here = PathBuf::from(env::var("CARGO_MANIFEST_DIR").map_err(|_| "no manifest dir")?);
+    let csrc = here.join("csrc");
+    let capi_include = here.join("../../capi/include");
+    println!("cargo:rerun-if-changed=build");
+    println!("cargo:rerun-if-changed=csrc");
+    println!("cargo:rerun-if-changed=../../capi/include/stealmark.h");
+
+    let library = library_files(&src)?;
+
+    let stock = compile("stock", &out, &src, &csrc, &capi_include, &library, None)?;
+    link_bin("stealmark-lua-stock", &stock);
+
+    let lgc = fs::read_to_string(src.join("lgc.c"))
+        .map_err(|e| format!("cannot read {}: {e}", src.join("lgc.c").display()))?;
+    let patched_dir = out.join("patched");
+    fs::create_dir_all(&patched_dir).map_err(|e| e.to_string())?;
+    let patched = patched_dir.join("lgc.c");
+    fs::write(&patched, patch::patch_lgc(&lgc)?).map_err(|e| e.to_string())?;
+    let hooked = compile(
+        "hooked",
+        &out,
+        &src,
+        &csrc,
+        &capi_include,
+        &library,
+        Some(&patched),
+    )?;
+    link_bin("stealmark-lua", &hooked);
+    Ok(())
+}
+
+/// The `.c` files of Lua's library in `src`, sorted.
+fn library_files(src: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(src).map_err(|e| format!("cannot list {}: {e}", src.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.ends_with(".c") && !NOT_LIBRARY.contains(&name) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Compiles Lua's library (with `lgc` in place of `lgc.c` when given) and
+/// the interpreter's main into objects under `OUT_DIR/<name>`.
+fn compile(
+    name: &str,
+    out: &Path,
+    src: &Path,
+    csrc: &Path,
+    capi_include: &Path,
+    library: &[PathBuf],
+    lgc: Option<&Path>,
+) -> Result<Vec<PathBuf>, String> {
+    let mut build = cc::Build::new();
+    // The same flags as lua-src's own build of Lua 5.4 on Linux, optimised
+    // in every profile so that the two interpreters compare fairly.
+    build
+        .define("LUA_USE_LINUX", None)
+        .define("LUA_COMPAT_5_3", None)
+        .flag_if_supported("-fno-common")
+        .opt_level(2)
+        .warnings(false)
+        .include(src)
+        .include(csrc)
+        .include(capi_include)
+        .out_dir(out.join(name));
+    for file in library {
+        let is_lgc = file.file_name().is_some_and(|n| n == "lgc.c");
+        match (is_lgc, lgc) {
+            (true, Some(patched)) => build.file(patched),
+            _ => build.file(file),
+        };
+    }
+    build.file(csrc.join("smlua_main.c"));
+    build
+        .try_compile_intermediates()
+        .map_err(|e| format!("compiling the {name} Lua: {e}"))
+}
+
+/// Links `objects` (and the C libraries Lua needs) into the binary `bin`.
+fn link_bin(bin: &str, objects: &[PathBuf]) {
+    for object in objects {
+        println!("cargo:rustc-link-arg-bin={bin}={}", object.display());
+    }
+    println!("cargo:rustc-link-arg-bin={bin}=-lm");
+    println!("cargo:rustc-link-arg-bin={bin}=-ldl");
+}

@@ -1,0 +1,122 @@
+//! The hooks inserted into a copy of Lua's `lgc.c`.
+//!
+//! Each patch replaces one exact snippet of Lua 5.4.9's `lgc.c`; a snippet
+//! that is missing, or found more than once, fails the build with its name,
+//! so that a change of Lua's sources cannot silently drop a hook.
+
+/// One textual patch: `anchor` must occur exactly once and becomes `with`.
+pub struct Patch {
+    /// What the patch does, for error messages.
+    pub name: &'static str,
+    /// The exact text replaced.
+    pub anchor: &'static str,
+    /// The replacement.
+    pub with: &'static str,
+    /// If set, the patch replaces everything from `anchor` to the end of
+    /// the first `until` after it (a whole function, without restating it).
+    pub until: Option<&'static str>,
+}
+
+/// The patches, applied in order.
+pub const PATCHES: &[Patch] = &[
+    Patch {
+        name: "restartcollection resets the gray lists only",
+        anchor: "  cleargraylists(g);
+  markobject(g, g->mainthread);
+  markvalue(g, &g->l_registry);
+  markmt(g);
+  markbeingfnz(g);  /* mark any finalizing object left from previous cycle */
+}",
+        with: "  cleargraylists(g);  /* stealmark: the roots are marked in atomic() */
+}",
+        until: None,
+    },
+    Patch {
+        name: "the propagate state goes straight to the atomic state",
+        anchor: "      if (g->gray == NULL) {  /* no more gray objects? */
+        g->gcstate = GCSenteratomic;  /* finish propagate phase */
+        work = 0;
+      }
+      else
+        work = propagatemark(g);  /* traverse one gray object */",
+        with: "      g->gcstate = GCSenteratomic;  /* stealmark: all marking is in atomic() */
+      work = 0;",
+        until: None,
+    },
+    Patch {
+        name: "the forward barrier never marks",
+        anchor: "  if (keepinvariant(g)) {  /* must keep invariant? */
+    reallymarkobject(g, v);  /* restore invariant */
+    if (isold(o)) {
+      lua_assert(!isold(v));  /* white object could not be old */
+      setage(v, G_OLD0);  /* restore generational invariant */
+    }
+  }",
+        with: "  if (keepinvariant(g)) {
+    /* stealmark: every collection marks the whole heap inside atomic(),
+       starting from all white, so there is no invariant to restore */
+    UNUSED(v);
+  }",
+        until: None,
+    },
+    Patch {
+        name: "a generational step does a full collection",
+        anchor: "      youngcollection(L, g);
+      setminordebt(g);",
+        with: "      fullgen(L, g);  /* stealmark: no young collections */
+      setminordebt(g);",
+        until: None,
+    },
+    Patch {
+        name: "atomic() marks through stealmark",
+        anchor: "static lu_mem atomic (lua_State *L) {
+",
+        until: Some(
+            "  return work;  /* estimate of slots marked by 'atomic' */
+}
+",
+        ),
+        with: "static lu_mem smlua_atomic (lua_State *L);
+
+/* stealmark: the whole mark phase, run by the engine (smlua_gc.c) */
+static lu_mem atomic (lua_State *L) {
+  return smlua_atomic(L);
+}
+",
+    },
+];
+
+/// The line appended to the patched file: the binding's collector code
+/// (`smlua_gc.c`), included there so that it can use `lgc.c`'s own static
+/// helpers (`clearkey`, `cleargraylists`, `findlast`).
+pub const APPENDIX: &str = "\n#include \"smlua_gc.c\"\n";
+
+/// Applies [`PATCHES`] to `source` and appends [`APPENDIX`].
+pub fn patch_lgc(source: &str) -> Result<String, String> {
+    let mut text = source.to_string();
+    for patch in PATCHES {
+        let found = text.matches(patch.anchor).count();
+        if found != 1 {
+            return Err(format!(
+                "lgc.c: the anchor of the patch \"{}\" occurs {found} times (expected once)",
+                patch.name
+            ));
+        }
+        let start = text.find(patch.anchor).unwrap_or_default();
+        let end = match patch.until {
+            None => start + patch.anchor.len(),
+            Some(until) => text[start..]
+                .find(until)
+                .map(|at| start + at + until.len())
+                .ok_or_else(|| {
+                    format!(
+                        "lgc.c: the end anchor of the patch \"{}\" is missing",
+                        patch.name
+                    )
+                })?,
+        };
+        text.replace_range(start..end, patch.with);
+    }
+    text.push_str(APPENDIX);
+    Ok(text)
+}

@@ -1,0 +1,166 @@
+/*
+ * smlua_check.c: the cross-check (STEALMARK_LUA_CHECK=1). Before marking,
+ * every object on Lua's lists must read unmarked; after it, the marked
+ * objects on the lists must be exactly the objects the engine scanned (as
+ * many as it marked, and as many as it asked the slot count of), every
+ * strong slot of a marked object must point to a marked object, as must
+ * every ephemeron value whose key is marked, and every root and every
+ * registered finalizable object must be marked. Included by smlua_gc.c.
+ */
+#include <stdatomic.h>
+
+static int smlua_check_flag = -1;
+
+/* The objects the engine asked the slot count of (it does so for every
+ * object it scans), as a set: open addressing over atomic words, sized
+ * before marking from the number of objects on Lua's lists. */
+static _Atomic(uintptr_t) *smlua_check_set = NULL;
+static size_t smlua_check_mask = 0;
+static atomic_size_t smlua_check_distinct;
+
+static int smlua_check_on(void) {
+  if (smlua_check_flag < 0)
+    smlua_check_flag = smlua_env_flag("STEALMARK_LUA_CHECK");
+  return smlua_check_flag;
+}
+
+/* Adds 'ref' to the set; returns 1 if it was not there. */
+static int smlua_check_insert(uintptr_t ref) {
+  size_t i = (size_t)(ref >> 4) * 0x9E3779B97F4A7C15u;
+  for (;; i++) {
+    uintptr_t seen = 0;
+    _Atomic(uintptr_t) *slot = &smlua_check_set[i & smlua_check_mask];
+    /* Relaxed: the set is read only after sm_collect returns, which joins
+     * the workers; the compare-exchange alone decides who inserts. */
+    if (atomic_compare_exchange_strong_explicit(slot, &seen, ref,
+                                                memory_order_relaxed,
+                                                memory_order_relaxed))
+      return 1;
+    if (seen == ref)
+      return 0;
+  }
+}
+
+static int smlua_check_contains(uintptr_t ref) {
+  size_t i = (size_t)(ref >> 4) * 0x9E3779B97F4A7C15u;
+  for (;; i++) {
+    uintptr_t seen = atomic_load_explicit(
+        &smlua_check_set[i & smlua_check_mask], memory_order_relaxed);
+    if (seen == ref) return 1;
+    if (seen == 0) return 0;
+  }
+}
+
+/* The slot count, noting each object the engine scans. */
+static size_t smlua_check_slot_count(void *ctx, sm_ref ref) {
+  if (smlua_check_insert(ref))
+    /* Relaxed: a count read after sm_collect joins the workers. */
+    atomic_fetch_add_explicit(&smlua_check_distinct, 1, memory_order_relaxed);
+  return smlua_slot_count(ctx, ref);
+}
+
+static void smlua_check_fail(const char *what, const GCObject *o) {
+  fprintf(stderr, "stealmark-lua cross-check: %s (object %p, type %d, "
+                  "marked 0x%02x)\n", what, (const void *)o,
+          o ? (int)o->tt : -1, o ? (unsigned)o->marked : 0u);
+  abort();
+}
+
+static void smlua_check_before(global_State *g) {
+  GCObject *lists[3];
+  int i;
+  size_t objects = 0, size = 64;
+  const GCObject *o;
+  lists[0] = g->allgc; lists[1] = g->finobj; lists[2] = g->tobefnz;
+  for (i = 0; i < 3; i++)
+    for (o = lists[i]; o != NULL; o = o->next) {
+      if (!iswhite(o))
+        smlua_check_fail("an object reads marked before marking", o);
+      objects++;
+    }
+  while (size < 2 * objects + 64)
+    size *= 2;
+  free((void *)smlua_check_set);
+  smlua_check_set = calloc(size, sizeof(*smlua_check_set));
+  if (smlua_check_set == NULL)
+    smlua_check_fail("no memory for the cross-check's set", NULL);
+  smlua_check_mask = size - 1;
+  atomic_store_explicit(&smlua_check_distinct, 0, memory_order_relaxed);
+}
+
+static int smlua_check_marked(const GCObject *o) {
+  return !iswhite(o);
+}
+
+/* Every strong slot, and every ephemeron slot with a marked key, of the
+ * marked object 'o' points to a marked object. */
+static void smlua_check_slots(global_State *g, const GCObject *o) {
+  sm_slot buf[64];
+  size_t count = smlua_count_slots(o), from = 0, n, i;
+  while (from < count) {
+    n = smlua_scan_slots(g, (sm_ref)o, from, count, buf, 64);
+    if (n == SM_SCAN_FAILED)
+      smlua_check_fail("an object cannot be scanned", o);
+    for (i = 0; i < n; i++) {
+      const GCObject *t = (const GCObject *)buf[i].target;
+      int must = buf[i].kind == SM_SLOT_STRONG ||
+                 (buf[i].kind == SM_SLOT_EPHEMERON &&
+                  smlua_check_marked((const GCObject *)buf[i].key));
+      if (must && !smlua_check_marked(t))
+        smlua_check_fail("a marked object points to an unmarked one", o);
+    }
+    if (n < 64)
+      break;
+    from = buf[n - 1].index + 1;
+  }
+}
+
+/* Whether the thread 'th' is among the noted ones (or too many were). */
+static int smlua_check_noted(lua_State *th) {
+  size_t seen = atomic_load_explicit(&smlua_threads_seen,
+                                     memory_order_relaxed), i;
+  if (seen > SMLUA_THREADS_NOTED)
+    return 1;
+  for (i = 0; i < seen; i++)
+    if (smlua_threads[i] == th)
+      return 1;
+  return 0;
+}
+
+static void smlua_check_after(global_State *g, lua_State *L,
+                              const sm_stats *stats) {
+  GCObject *lists[3];
+  uint64_t marked = 0;
+  size_t counted = atomic_load_explicit(&smlua_check_distinct,
+                                        memory_order_relaxed);
+  int i;
+  const GCObject *o;
+  lists[0] = g->allgc; lists[1] = g->finobj; lists[2] = g->tobefnz;
+  for (i = 0; i < 3; i++)
+    for (o = lists[i]; o != NULL; o = o->next)
+      if (smlua_check_marked(o)) {
+        marked++;
+        if (!smlua_check_contains((uintptr_t)o))
+          smlua_check_fail("a marked object was not scanned", o);
+        smlua_check_slots(g, o);
+        if (o->tt == LUA_VTHREAD && !smlua_check_noted(gco2th(o)))
+          smlua_check_fail("a marked thread was not noted", o);
+      }
+  for (o = g->finobj; o != NULL; o = o->next)
+    if (!smlua_check_marked(o))
+      smlua_check_fail("a registered finalizable object is unmarked", o);
+  if (!smlua_check_marked(obj2gco(L)) ||
+      !smlua_check_marked(obj2gco(g->mainthread)) ||
+      (iscollectable(&g->l_registry) &&
+       !smlua_check_marked(gcvalue(&g->l_registry))))
+    smlua_check_fail("a root is unmarked", obj2gco(L));
+  if (marked != stats->live_objects || marked != counted) {
+    fprintf(stderr, "stealmark-lua cross-check: %llu objects marked on Lua's "
+                    "lists, the engine marked %llu and scanned %zu\n",
+            (unsigned long long)marked,
+            (unsigned long long)stats->live_objects, counted);
+    abort();
+  }
+  free((void *)smlua_check_set);
+  smlua_check_set = NULL;
+}

@@ -1,0 +1,336 @@
+/*
+ * smlua_model.c: Lua 5.4's heap as stealmark's object model.
+ *
+ * Included by smlua_gc.c, itself included at the end of the patched lgc.c,
+ * so that it sees Lua's internal headers. Every function here only reads
+ * the heap: the engine calls them from several workers at once.
+ *
+ * Slot numbering, per type:
+ * - table: 0 the metatable; 1..asize the array part; then node j's key at
+ *   1 + asize + 2j and its value at 1 + asize + 2j + 1;
+ * - full userdata: 0 the metatable; 1.. the user values;
+ * - Lua closure: 0 the prototype; 1.. the upvalues;
+ * - C closure: 0.. the upvalue values;
+ * - upvalue: 0 its value;
+ * - prototype: 0 the source; then k[], the upvalue names, p[], the local
+ *   variable names;
+ * - thread: its stack from the bottom to top, then its open upvalues;
+ * - strings: none.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "stealmark.h"
+
+/* A table's weakness, from its metatable's __mode. */
+typedef enum smlua_weakness {
+  SMLUA_STRONG,  /* no weak mode */
+  SMLUA_WEAK_VALUES,  /* "v" */
+  SMLUA_WEAK_KEYS,  /* "k": an ephemeron table */
+  SMLUA_ALL_WEAK  /* "kv" */
+} smlua_weakness;
+
+/* The slots of one scan_slots call: the range asked for and the buffer. */
+typedef struct smlua_scan {
+  size_t start, end;
+  sm_slot *out;
+  size_t cap, n;
+} smlua_scan;
+
+/* Appends slot 'index' if it lies in the range asked for and 'target' is
+ * not NULL. Returns 0 when the buffer is full (the caller returns then). */
+static int smlua_put(smlua_scan *s, size_t index, const GCObject *target,
+                     uint32_t kind, const GCObject *key) {
+  sm_slot *slot;
+  if (target == NULL || index < s->start || index >= s->end)
+    return 1;
+  slot = &s->out[s->n++];
+  slot->index = index;
+  slot->target = (sm_ref)target;
+  slot->key = (sm_ref)key;
+  slot->kind = kind;
+  slot->reserved = 0;
+  return s->n < s->cap;
+}
+
+#define SMLUA_PUT(s, index, target, kind, key) \
+  do { \
+    if (!smlua_put((s), (index), (target), (kind), (key))) return (s)->n; \
+  } while (0)
+
+static const GCObject *smlua_gcvalue(const TValue *v) {
+  return iscollectable(v) ? gcvalue(v) : NULL;
+}
+
+static int smlua_isstring(const GCObject *o) {
+  return o != NULL && novariant(o->tt) == LUA_TSTRING;
+}
+
+/* The weakness of 'h', read without writing the metatable's flags cache
+ * (gfasttm writes it, which races with other workers). Reading the cache
+ * is safe: nothing writes it while the mutator is stopped. */
+static smlua_weakness smlua_table_weakness(global_State *g, const Table *h) {
+  const Table *mt = h->metatable;
+  const TValue *mode;
+  const char *s;
+  int weakkeys, weakvalues;
+  if (mt == NULL || (mt->flags & (1u << TM_MODE)))
+    return SMLUA_STRONG;
+  mode = luaH_getshortstr((Table *)mt, g->tmname[TM_MODE]);
+  if (!ttisshrstring(mode))
+    return SMLUA_STRONG;
+  s = getstr(tsvalue(mode));
+  weakkeys = strchr(s, 'k') != NULL;
+  weakvalues = strchr(s, 'v') != NULL;
+  if (weakkeys && weakvalues) return SMLUA_ALL_WEAK;
+  if (weakkeys) return SMLUA_WEAK_KEYS;
+  if (weakvalues) return SMLUA_WEAK_VALUES;
+  return SMLUA_STRONG;
+}
+
+/* How one slot holds its target. */
+typedef struct smlua_hold {
+  uint32_t kind;
+  const GCObject *key; /* for SM_SLOT_EPHEMERON */
+} smlua_hold;
+
+static smlua_hold smlua_held(uint32_t kind, const GCObject *key) {
+  smlua_hold h;
+  h.kind = kind;
+  h.key = key;
+  return h;
+}
+
+/*
+ * The kinds of a non-empty entry's key and value. Lua's rules: a weak
+ * object is cleared once unmarked; strings are values, never cleared for
+ * being unmarked, but a string in a weak entry lives as long as the entry:
+ * it is held like an ephemeron value keyed by the entry's weak object.
+ * Weak values are WEAK (cleared before finalization), weak keys PHANTOM
+ * (cleared after resurrection), ephemeron values EPHEMERON.
+ */
+static void smlua_entry_kinds(smlua_weakness w, const GCObject *k,
+                              const GCObject *v, smlua_hold *kh,
+                              smlua_hold *vh) {
+  int kobj = k != NULL && !smlua_isstring(k);
+  int vobj = v != NULL && !smlua_isstring(v);
+  *kh = smlua_held(SM_SLOT_STRONG, NULL);
+  *vh = smlua_held(SM_SLOT_STRONG, NULL);
+  switch (w) {
+    case SMLUA_STRONG:
+      break;
+    case SMLUA_WEAK_VALUES:
+      if (vobj) *vh = smlua_held(SM_SLOT_WEAK, NULL);
+      break;
+    case SMLUA_WEAK_KEYS:
+      if (kobj) {
+        *kh = smlua_held(SM_SLOT_PHANTOM, NULL);
+        *vh = smlua_held(SM_SLOT_EPHEMERON, k);
+      }
+      break;
+    case SMLUA_ALL_WEAK:
+      if (kobj) {
+        *kh = smlua_held(SM_SLOT_PHANTOM, NULL);
+        *vh = vobj ? smlua_held(SM_SLOT_WEAK, NULL)
+                   : smlua_held(SM_SLOT_EPHEMERON, k);
+      }
+      else if (vobj) {
+        *vh = smlua_held(SM_SLOT_WEAK, NULL);
+        if (k != NULL) *kh = smlua_held(SM_SLOT_EPHEMERON, v);
+      }
+      break;
+  }
+}
+
+static size_t smlua_scan_table(global_State *g, const Table *h,
+                               smlua_scan *s) {
+  smlua_weakness w = smlua_table_weakness(g, h);
+  int weakarray = (w == SMLUA_WEAK_VALUES || w == SMLUA_ALL_WEAK);
+  size_t asize = luaH_realasize(h);
+  size_t nsize = allocsizenode(h);
+  size_t base = 1 + asize, i, j;
+  SMLUA_PUT(s, 0, obj2gco(h->metatable), SM_SLOT_STRONG, NULL);
+  for (i = s->start > 1 ? s->start - 1 : 0; i < asize && 1 + i < s->end; i++) {
+    const GCObject *v = smlua_gcvalue(&h->array[i]);
+    uint32_t kind = (weakarray && !smlua_isstring(v)) ? SM_SLOT_WEAK
+                                                      : SM_SLOT_STRONG;
+    SMLUA_PUT(s, 1 + i, v, kind, NULL);
+  }
+  j = s->start > base ? (s->start - base) / 2 : 0;
+  for (; j < nsize && base + 2 * j < s->end; j++) {
+    const Node *n = gnode(h, j);
+    const GCObject *k = keyiscollectable(n) ? gckey(n) : NULL;
+    const GCObject *v = smlua_gcvalue(gval(n));
+    smlua_hold kh, vh;
+    if (isempty(gval(n))) {
+      /* an empty entry's key is cleared (made dead) if it dies */
+      SMLUA_PUT(s, base + 2 * j, k, SM_SLOT_PHANTOM, NULL);
+      continue;
+    }
+    smlua_entry_kinds(w, k, v, &kh, &vh);
+    SMLUA_PUT(s, base + 2 * j, k, kh.kind, kh.key);
+    SMLUA_PUT(s, base + 2 * j + 1, v, vh.kind, vh.key);
+  }
+  return s->n;
+}
+
+/* The number of open upvalues of a thread. */
+static size_t smlua_open_upvalues(const lua_State *th) {
+  size_t n = 0;
+  const UpVal *uv;
+  for (uv = th->openupval; uv != NULL; uv = uv->u.open.next)
+    n++;
+  return n;
+}
+
+static size_t smlua_stack_slots(const lua_State *th) {
+  return th->stack.p == NULL ? 0 : (size_t)(th->top.p - th->stack.p);
+}
+
+static size_t smlua_scan_thread(const lua_State *th, smlua_scan *s) {
+  size_t top = smlua_stack_slots(th), i;
+  const UpVal *uv;
+  if (th->stack.p == NULL)
+    return 0; /* not built yet */
+  for (i = s->start; i < top && i < s->end; i++)
+    SMLUA_PUT(s, i, smlua_gcvalue(s2v(th->stack.p + i)), SM_SLOT_STRONG, NULL);
+  for (i = top, uv = th->openupval; uv != NULL; uv = uv->u.open.next, i++)
+    SMLUA_PUT(s, i, obj2gco(uv), SM_SLOT_STRONG, NULL);
+  return s->n;
+}
+
+static size_t smlua_scan_proto(const Proto *f, smlua_scan *s) {
+  size_t i = 0, at = 1;
+  SMLUA_PUT(s, 0, obj2gco(f->source), SM_SLOT_STRONG, NULL);
+  for (i = 0; i < (size_t)f->sizek; i++, at++)
+    SMLUA_PUT(s, at, smlua_gcvalue(&f->k[i]), SM_SLOT_STRONG, NULL);
+  for (i = 0; i < (size_t)f->sizeupvalues; i++, at++)
+    SMLUA_PUT(s, at, obj2gco(f->upvalues[i].name), SM_SLOT_STRONG, NULL);
+  for (i = 0; i < (size_t)f->sizep; i++, at++)
+    SMLUA_PUT(s, at, obj2gco(f->p[i]), SM_SLOT_STRONG, NULL);
+  for (i = 0; i < (size_t)f->sizelocvars; i++, at++)
+    SMLUA_PUT(s, at, obj2gco(f->locvars[i].varname), SM_SLOT_STRONG, NULL);
+  return s->n;
+}
+
+/* sm_object_model.scan_slots */
+static size_t smlua_scan_slots(void *ctx, sm_ref ref, size_t start,
+                               size_t end, sm_slot *out, size_t cap) {
+  global_State *g = (global_State *)ctx;
+  const GCObject *o = (const GCObject *)ref;
+  smlua_scan s;
+  size_t i;
+  s.start = start; s.end = end; s.out = out; s.cap = cap; s.n = 0;
+  switch (o->tt) {
+    case LUA_VTABLE:
+      return smlua_scan_table(g, gco2t(o), &s);
+    case LUA_VUSERDATA: {
+      const Udata *u = gco2u(o);
+      SMLUA_PUT(&s, 0, obj2gco(u->metatable), SM_SLOT_STRONG, NULL);
+      for (i = 0; i < (size_t)u->nuvalue; i++)
+        SMLUA_PUT(&s, 1 + i, smlua_gcvalue(&u->uv[i].uv), SM_SLOT_STRONG, NULL);
+      return s.n;
+    }
+    case LUA_VLCL: {
+      const LClosure *cl = gco2lcl(o);
+      SMLUA_PUT(&s, 0, obj2gco(cl->p), SM_SLOT_STRONG, NULL);
+      for (i = 0; i < (size_t)cl->nupvalues; i++)
+        SMLUA_PUT(&s, 1 + i, obj2gco(cl->upvals[i]), SM_SLOT_STRONG, NULL);
+      return s.n;
+    }
+    case LUA_VCCL: {
+      const CClosure *cl = gco2ccl(o);
+      for (i = 0; i < (size_t)cl->nupvalues; i++)
+        SMLUA_PUT(&s, i, smlua_gcvalue(&cl->upvalue[i]), SM_SLOT_STRONG, NULL);
+      return s.n;
+    }
+    case LUA_VUPVAL:
+      SMLUA_PUT(&s, 0, smlua_gcvalue(gco2upv(o)->v.p), SM_SLOT_STRONG, NULL);
+      return s.n;
+    case LUA_VPROTO:
+      return smlua_scan_proto(gco2p(o), &s);
+    case LUA_VTHREAD:
+      return smlua_scan_thread(gco2th(o), &s);
+    case LUA_VSHRSTR: case LUA_VLNGSTR:
+      return 0;
+    default:
+      return SM_SCAN_FAILED;
+  }
+}
+
+/* The threads the engine scanned in this collection (it asks the slot
+ * count of every object it scans; a thread may be noted twice, when its
+ * stack is scanned in chunks), so that the work after marking need not
+ * walk 'allgc' to find them. Past SMLUA_THREADS_NOTED threads, it does. */
+#define SMLUA_THREADS_NOTED 64
+static lua_State *smlua_threads[SMLUA_THREADS_NOTED];
+static atomic_size_t smlua_threads_seen;
+
+static void smlua_note_thread(const GCObject *o) {
+  /* Relaxed: each worker writes its own element; the array is read after
+   * sm_collect returns, which joins the workers. */
+  size_t at = atomic_fetch_add_explicit(&smlua_threads_seen, 1,
+                                        memory_order_relaxed);
+  if (at < SMLUA_THREADS_NOTED)
+    smlua_threads[at] = gco2th(o);
+}
+
+/* The number of reference slots of 'o'. */
+static size_t smlua_count_slots(const GCObject *o) {
+  switch (o->tt) {
+    case LUA_VTABLE: {
+      const Table *h = gco2t(o);
+      return 1 + luaH_realasize(h) + 2 * (size_t)allocsizenode(h);
+    }
+    case LUA_VUSERDATA: return 1 + (size_t)gco2u(o)->nuvalue;
+    case LUA_VLCL: return 1 + (size_t)gco2lcl(o)->nupvalues;
+    case LUA_VCCL: return (size_t)gco2ccl(o)->nupvalues;
+    case LUA_VUPVAL: return 1;
+    case LUA_VPROTO: {
+      const Proto *f = gco2p(o);
+      return 1 + (size_t)f->sizek + (size_t)f->sizeupvalues +
+             (size_t)f->sizep + (size_t)f->sizelocvars;
+    }
+    case LUA_VTHREAD: {
+      const lua_State *th = gco2th(o);
+      return smlua_stack_slots(th) + smlua_open_upvalues(th);
+    }
+    default: return 0;
+  }
+}
+
+/* sm_object_model.slot_count: notes the threads it is asked about. */
+static size_t smlua_slot_count(void *ctx, sm_ref ref) {
+  const GCObject *o = (const GCObject *)ref;
+  UNUSED(ctx);
+  if (o->tt == LUA_VTHREAD)
+    smlua_note_thread(o);
+  return smlua_count_slots(o);
+}
+
+/* sm_object_model.size_bytes: the object's main allocation. */
+static size_t smlua_size_bytes(void *ctx, sm_ref ref) {
+  const GCObject *o = (const GCObject *)ref;
+  UNUSED(ctx);
+  switch (o->tt) {
+    case LUA_VTABLE: {
+      const Table *h = gco2t(o);
+      return sizeof(Table) + sizeof(TValue) * luaH_realasize(h) +
+             sizeof(Node) * (size_t)allocsizenode(h);
+    }
+    case LUA_VSHRSTR: return sizelstring(gco2ts(o)->shrlen);
+    case LUA_VLNGSTR: return sizelstring(gco2ts(o)->u.lnglen);
+    case LUA_VUSERDATA: {
+      const Udata *u = gco2u(o);
+      return sizeudata(u->nuvalue, u->len);
+    }
+    case LUA_VLCL: return sizeLclosure(gco2lcl(o)->nupvalues);
+    case LUA_VCCL: return sizeCclosure(gco2ccl(o)->nupvalues);
+    case LUA_VUPVAL: return sizeof(UpVal);
+    case LUA_VPROTO: return sizeof(Proto);
+    case LUA_VTHREAD:
+      return sizeof(lua_State) + sizeof(StackValue) * (size_t)stacksize(gco2th(o));
+    default: return 0;
+  }
+}

@@ -1,0 +1,156 @@
+//! Lua's own test suite (`../shared/lua-5.4-tests` from the repository
+//! root) run by `stealmark-lua` in user mode, in generational and
+//! incremental mode, at 1 and 2 workers, with the cross-check on; and by
+//! `stealmark-lua-stock` for comparison.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The suite's folder: `STEALMARK_LUA_TESTS` if set, else
+/// `../shared/lua-5.4-tests` from the repository root. Panics with a clear
+/// message if it is missing.
+fn suite_dir() -> PathBuf {
+    let dir = std::env::var_os("STEALMARK_LUA_TESTS").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/lua-5.4-tests"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.join("all.lua").is_file(),
+        "Lua's test suite is missing: expected {} to hold all.lua, gc.lua and gengc.lua \
+         (../shared/lua-5.4-tests from the repository root, or the folder named by \
+         STEALMARK_LUA_TESTS)",
+        dir.display()
+    );
+    dir
+}
+
+/// Runs `bin` in the suite's folder with `args` and the environment `env`,
+/// and asserts it succeeds and prints `expect` on its standard output.
+fn run_suite(bin: &str, args: &[&str], env: &[(&str, &str)], expect: &str) {
+    let mut cmd = Command::new(bin);
+    cmd.current_dir(suite_dir()).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the interpreter starts");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains(expect),
+        "{bin} {args:?} with {env:?}: status {}, no '{expect}'\n--- stdout (end)\n{}\n--- stderr (end)\n{}",
+        out.status,
+        tail(&stdout),
+        tail(&stderr)
+    );
+}
+
+fn tail(s: &str) -> &str {
+    let cut = s.len().saturating_sub(3000);
+    let cut = (cut..=s.len())
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(s.len());
+    &s[cut..]
+}
+
+const HOOKED: &str = env!("CARGO_BIN_EXE_stealmark-lua");
+const STOCK: &str = env!("CARGO_BIN_EXE_stealmark-lua-stock");
+const USER_MODE: &str = "-e_U=true";
+const INCREMENTAL: &str = "-e_U=true collectgarbage('incremental')";
+const FINAL: &str = "final OK !!!";
+
+#[test]
+fn stock_lua_passes_all_lua() {
+    run_suite(STOCK, &[USER_MODE, "all.lua"], &[], FINAL);
+}
+
+#[test]
+fn all_lua_generational_one_worker() {
+    run_suite(
+        HOOKED,
+        &[USER_MODE, "all.lua"],
+        &[("STEALMARK_LUA_WORKERS", "1")],
+        FINAL,
+    );
+}
+
+#[test]
+fn all_lua_generational_two_workers() {
+    run_suite(
+        HOOKED,
+        &[USER_MODE, "all.lua"],
+        &[("STEALMARK_LUA_WORKERS", "2")],
+        FINAL,
+    );
+}
+
+#[test]
+fn all_lua_incremental_one_worker() {
+    run_suite(
+        HOOKED,
+        &[INCREMENTAL, "all.lua"],
+        &[("STEALMARK_LUA_WORKERS", "1")],
+        FINAL,
+    );
+}
+
+#[test]
+fn all_lua_incremental_two_workers() {
+    run_suite(
+        HOOKED,
+        &[INCREMENTAL, "all.lua"],
+        &[("STEALMARK_LUA_WORKERS", "2")],
+        FINAL,
+    );
+}
+
+#[test]
+fn gc_lua_and_gengc_lua_alone() {
+    for workers in ["1", "2"] {
+        let env = [("STEALMARK_LUA_WORKERS", workers)];
+        run_suite(HOOKED, &[USER_MODE, "gc.lua"], &env, "OK");
+        run_suite(HOOKED, &[USER_MODE, "gengc.lua"], &env, "OK");
+    }
+}
+
+#[test]
+fn all_lua_under_the_cross_check() {
+    for mode in [USER_MODE, INCREMENTAL] {
+        let env = [("STEALMARK_LUA_WORKERS", "2"), ("STEALMARK_LUA_CHECK", "1")];
+        run_suite(HOOKED, &[mode, "all.lua"], &env, FINAL);
+    }
+}
+
+/// Lua's clearing order and finalizer order (`tests/lua/order.lua`), the
+/// same on stock Lua and on `stealmark-lua` in both modes.
+#[test]
+fn clearing_order_matches_stock_lua() {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lua/order.lua");
+    let script = script.to_str().expect("a UTF-8 path");
+    for mode in ["generational", "incremental"] {
+        run_script(STOCK, &[script, mode], &[]);
+        for workers in ["1", "2"] {
+            run_script(
+                HOOKED,
+                &[script, mode],
+                &[
+                    ("STEALMARK_LUA_WORKERS", workers),
+                    ("STEALMARK_LUA_CHECK", "1"),
+                ],
+            );
+        }
+    }
+}
+
+fn run_script(bin: &str, args: &[&str], env: &[(&str, &str)]) {
+    let mut cmd = Command::new(bin);
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the interpreter starts");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("order OK"),
+        "{bin} {args:?} with {env:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
