@@ -5,7 +5,7 @@
 //! `STEALMARK_BENCH_OBJECTS` to change it.
 //!
 //! `cargo bench --bench mark`. For the targets as alternating
-//! ratios, use `cargo run --release -p stealmark-bench --example targets`.
+//! ratios, use `cargo run --release -p stealmark-bench --bin targets`.
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]

@@ -13,7 +13,7 @@ use stealmark_heap::{generate, ArenaLayout, GenConfig, HeapSink, Shape, Slot, Sn
 const FORMAT: &str = include_str!("../../docs/snapshot-format.md");
 
 /// The bytes of the listing in the first code block after `heading` (each
-/// row: an offset, two-digit hex bytes, a meaning); `tests/format_doc.rs`
+/// row: an offset, two-digit hex bytes, a meaning); `tests/it/format_doc.rs`
 /// checks that the listings are what the writer writes.
 fn listing(heading: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     let at = FORMAT

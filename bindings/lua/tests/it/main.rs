@@ -1,0 +1,5 @@
+//! The crate's integration tests, one binary: a module per topic.
+
+mod cli;
+mod patch;
+mod suite;

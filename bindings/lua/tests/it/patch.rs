@@ -1,0 +1,55 @@
+//! The build script's patching of `lgc.c`: every anchor must be found
+//! exactly once, or the build fails naming the patch.
+
+#[path = "../../build/patch.rs"]
+mod patch;
+
+/// A text holding every anchor once (and each range patch's end).
+fn all_anchors() -> String {
+    let mut text = String::new();
+    for p in patch::PATCHES {
+        text.push_str(p.anchor);
+        text.push_str("\n/* between */\n");
+        if let Some(until) = p.until {
+            text.push_str(until);
+        }
+    }
+    text
+}
+
+#[test]
+fn every_patch_applies_once_and_the_appendix_follows() {
+    let out = patch::patch_lgc(&all_anchors()).expect("all anchors present");
+    for p in patch::PATCHES {
+        assert!(out.contains(p.with), "{} not applied", p.name);
+    }
+    assert!(out.ends_with(patch::APPENDIX));
+    assert!(!out.contains("youngcollection(L, g);"));
+}
+
+#[test]
+fn a_missing_anchor_fails_naming_the_patch() {
+    for p in patch::PATCHES {
+        let text = all_anchors().replacen(p.anchor, "", 1);
+        let err = patch::patch_lgc(&text).expect_err("an anchor is missing");
+        assert!(err.contains(p.name) && err.contains("0 times"), "{err}");
+    }
+}
+
+#[test]
+fn a_doubled_anchor_fails() {
+    let text = all_anchors() + patch::PATCHES[0].anchor;
+    let err = patch::patch_lgc(&text).expect_err("an anchor occurs twice");
+    assert!(err.contains("2 times"), "{err}");
+}
+
+#[test]
+fn a_missing_end_anchor_fails() {
+    let p = patch::PATCHES
+        .iter()
+        .find(|p| p.until.is_some())
+        .expect("a range patch");
+    let text = all_anchors().replacen(p.until.unwrap_or_default(), "", 1);
+    let err = patch::patch_lgc(&text).expect_err("the end anchor is missing");
+    assert!(err.contains("end anchor") && err.contains(p.name), "{err}");
+}

@@ -1,0 +1,321 @@
+//! The same heaps marked through the C interface (C-style callbacks, every
+//! mark mode, the three root forms) and through the Rust API (a
+//! monomorphised `ObjectModel`): the marked sets and the reports must be
+//! equal.
+
+use crate::common;
+
+use std::ffi::c_void;
+
+use common::*;
+use stealmark_capi::*;
+use stealmark_marker::model::{SoftRefPolicy, SoftRefs};
+use stealmark_marker::{Collection, Marker, MarkerConfig, ObjRef};
+
+/// What a collection gave: marks, slots to clear (sorted), objects to
+/// finalize (sorted), live objects, bytes, per type.
+#[derive(Debug, PartialEq, Eq)]
+struct Outcome {
+    marked: Vec<bool>,
+    cleared: Vec<(usize, usize, usize, usize, u32)>,
+    to_finalize: Vec<usize>,
+    live: (u64, u64),
+    by_type: Vec<(u64, u64)>,
+}
+
+struct KeepEven;
+impl SoftRefPolicy for KeepEven {
+    fn keep(&self, r: ObjRef) -> bool {
+        // SAFETY: the engine passes references of the heap.
+        unsafe { node(r.word()) }.index % 2 == 0
+    }
+}
+
+fn through_rust(heap: &Heap, workers: usize, soft: u32) -> Outcome {
+    heap.clear_marks();
+    let roots: Vec<ObjRef> = heap
+        .roots
+        .iter()
+        .map(|&i| ObjRef::from_word(heap.addr(i)).unwrap())
+        .collect();
+    let fin: Vec<ObjRef> = heap
+        .finalizable
+        .iter()
+        .map(|&i| ObjRef::from_word(heap.addr(i)).unwrap())
+        .collect();
+    let soft = match soft {
+        SM_SOFT_CLEAR_ALL => SoftRefs::ClearAll,
+        SM_SOFT_KEEP_ALL => SoftRefs::KeepAll,
+        _ => SoftRefs::Ask(&KeepEven),
+    };
+    let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
+    let c = Collection::new(&roots[..])
+        .finalizable(&fin[..])
+        .soft_refs(soft);
+    let report = marker.collect_with(&RustModel(heap), &RustMarks, &c);
+    let mut cleared: Vec<_> = report
+        .cleared()
+        .map(|w| {
+            let (kind, key) = match w.kind {
+                stealmark_marker::SlotKind::Soft => (SM_SLOT_SOFT, 0),
+                stealmark_marker::SlotKind::Weak => (SM_SLOT_WEAK, 0),
+                stealmark_marker::SlotKind::Phantom => (SM_SLOT_PHANTOM, 0),
+                stealmark_marker::SlotKind::Ephemeron { key } => (SM_SLOT_EPHEMERON, key.word()),
+                stealmark_marker::SlotKind::Strong => (SM_SLOT_STRONG, 0),
+            };
+            (w.holder.word(), w.slot, w.target.word(), key, kind)
+        })
+        .collect();
+    cleared.sort();
+    let mut to_finalize: Vec<usize> = report.to_finalize().map(|r| r.word()).collect();
+    to_finalize.sort();
+    Outcome {
+        marked: heap.marked(),
+        cleared,
+        to_finalize,
+        live: (report.live_objects(), report.live_bytes()),
+        by_type: report
+            .live_by_type()
+            .iter()
+            .map(|t| (t.objects, t.bytes))
+            .collect(),
+    }
+}
+
+/// Roots through `visit_chunk`: one chunk per 5 roots.
+unsafe extern "C" fn chunks_of_5(ctx: *mut c_void) -> usize {
+    // SAFETY: `ctx` is the roots' vector.
+    unsafe { &*(ctx as *const Vec<usize>) }.len().div_ceil(5)
+}
+
+unsafe extern "C" fn visit_5(
+    ctx: *mut c_void,
+    chunk: usize,
+    visit: unsafe extern "C" fn(*mut c_void, usize),
+    vctx: *mut c_void,
+) {
+    // SAFETY: `ctx` is the roots' vector.
+    let roots = unsafe { &*(ctx as *const Vec<usize>) };
+    for &r in roots.iter().skip(5 * chunk).take(5) {
+        // SAFETY: the engine's visitor with its context.
+        unsafe { visit(vctx, r) };
+    }
+}
+
+/// Roots through `scan_chunk`, 5 per chunk.
+unsafe extern "C" fn scan_5(
+    ctx: *mut c_void,
+    chunk: usize,
+    from: usize,
+    out: *mut usize,
+    cap: usize,
+) -> usize {
+    // SAFETY: `ctx` is the roots' vector.
+    let roots = unsafe { &*(ctx as *const Vec<usize>) };
+    let part = &roots[(5 * chunk).min(roots.len())..(5 * chunk + 5).min(roots.len())];
+    let part = &part[from.min(part.len())..];
+    let n = part.len().min(cap);
+    // SAFETY: `out` has room for `cap >= n` references.
+    unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), out, n) };
+    n
+}
+
+fn through_c(
+    heap: &Heap,
+    marker: *mut sm_marker,
+    mode: u32,
+    roots_form: usize,
+    soft: u32,
+) -> Outcome {
+    heap.clear_marks();
+    let model = c_model(heap);
+    let marks = c_marks(heap, mode);
+    let root_addrs: Vec<usize> = heap.roots.iter().map(|&i| heap.addr(i)).collect();
+    let fin_addrs: Vec<usize> = heap.finalizable.iter().map(|&i| heap.addr(i)).collect();
+    let mut roots = c_refs(&root_addrs);
+    if roots_form > 0 {
+        roots.refs = std::ptr::null();
+        roots.len = 0;
+        roots.ctx = &root_addrs as *const Vec<usize> as *mut c_void;
+        roots.chunk_count = Some(chunks_of_5);
+        if roots_form == 1 {
+            roots.visit_chunk = Some(visit_5);
+        } else {
+            roots.scan_chunk = Some(scan_5);
+        }
+    }
+    let fin = c_refs(&fin_addrs);
+    let c = sm_collection {
+        model: &model,
+        marks: &marks,
+        roots: &roots,
+        finalizable: &fin,
+        soft: sm_soft_policy {
+            mode: soft,
+            reserved: 0,
+            ctx: std::ptr::null_mut(),
+            keep: Some(c_keep),
+        },
+    };
+    let mut report = sm_report::default();
+    // SAFETY: valid pointers; the heap outlives the call.
+    let s = unsafe { sm_collect(marker, &c, &mut report) };
+    assert_eq!(s, SM_OK, "{}", last_error());
+    let marked = if mode == SM_MARKS_SIDE_BITMAP {
+        (0..heap.nodes.len())
+            .map(|i| {
+                let mut m = false;
+                // SAFETY: a current report, a valid out-parameter.
+                assert_eq!(unsafe { sm_report_is_marked(&report, i, &mut m) }, SM_OK);
+                m
+            })
+            .collect()
+    } else {
+        heap.marked()
+    };
+    let mut stats = sm_stats::default();
+    // SAFETY: as above.
+    assert_eq!(unsafe { sm_report_stats(&report, &mut stats) }, SM_OK);
+    // Paged in small pages, so that the paging is exercised.
+    let mut cleared = Vec::new();
+    let mut page = [sm_weak_ref::default(); 7];
+    loop {
+        let mut n = 0;
+        // SAFETY: as above; `page` has room for 7.
+        let s = unsafe { sm_report_cleared(&report, cleared.len(), page.as_mut_ptr(), 7, &mut n) };
+        assert_eq!(s, SM_OK);
+        cleared.extend(
+            page[..n]
+                .iter()
+                .map(|w| (w.holder, w.slot, w.target, w.key, w.kind)),
+        );
+        if n < 7 {
+            break;
+        }
+    }
+    assert_eq!(cleared.len() as u64, stats.cleared);
+    let mut workers = 0;
+    // SAFETY: as above.
+    assert_eq!(unsafe { sm_report_workers(&report, &mut workers) }, SM_OK);
+    let mut by_worker = 0;
+    for w in 0..workers {
+        let (mut n, mut total) = (0, 0);
+        // SAFETY: as above; a zero-capacity copy needs no buffer.
+        let s = unsafe {
+            sm_report_cleared_by_worker(&report, w, 0, std::ptr::null_mut(), 0, &mut n, &mut total)
+        };
+        assert_eq!((s, n), (SM_OK, 0));
+        by_worker += total;
+    }
+    assert_eq!(by_worker, cleared.len());
+    cleared.sort();
+    let mut to_finalize = vec![0usize; heap.finalizable.len() + 1];
+    let mut n = 0;
+    // SAFETY: as above.
+    let s = unsafe {
+        sm_report_to_finalize(
+            &report,
+            0,
+            to_finalize.as_mut_ptr(),
+            to_finalize.len(),
+            &mut n,
+        )
+    };
+    assert_eq!(s, SM_OK);
+    to_finalize.truncate(n);
+    to_finalize.sort();
+    assert_eq!(n as u64, stats.to_finalize);
+    let by_type = (0..TYPES)
+        .map(|t| {
+            let mut c = sm_type_count::default();
+            // SAFETY: as above.
+            assert_eq!(unsafe { sm_report_live_by_type(&report, t, &mut c) }, SM_OK);
+            (c.objects, c.bytes)
+        })
+        .collect();
+    Outcome {
+        marked,
+        cleared,
+        to_finalize,
+        live: (stats.live_objects, stats.live_bytes),
+        by_type,
+    }
+}
+
+#[test]
+fn the_c_interface_marks_and_reports_as_the_rust_api() {
+    for seed in 1..=4u64 {
+        let heap = Heap::random(3000, seed * 0x9E37_79B9);
+        for workers in [1u32, 2, 3] {
+            let expected: Vec<Outcome> = (0..3)
+                .map(|soft| through_rust(&heap, workers as usize, soft))
+                .collect();
+            for solo_below in [0, u64::MAX] {
+                let marker = new_marker(&config(workers, solo_below));
+                for (i, mode) in [
+                    SM_MARKS_HEADER_BYTE,
+                    SM_MARKS_CALLBACKS,
+                    SM_MARKS_SIDE_BITMAP,
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let soft = ((seed as usize + i) % 3) as u32;
+                    let roots_form = (seed as usize + workers as usize + i) % 3;
+                    let got = through_c(&heap, marker, mode, roots_form, soft);
+                    assert!(got.live.0 > 0);
+                    assert_eq!(
+                        got, expected[soft as usize],
+                        "seed {seed}, {workers} workers, solo_below {solo_below}, mode {mode}, roots form {roots_form}, soft {soft}"
+                    );
+                }
+                // SAFETY: a marker from `sm_marker_new`, used by no other call.
+                unsafe { sm_marker_free(marker) };
+            }
+        }
+    }
+}
+
+#[test]
+fn solo_collections_use_one_worker_and_the_others_do_not() {
+    let heap = Heap::random(2000, 77);
+    let marker = new_marker(&config(2, 1000));
+    let mut used = Vec::new();
+    for _ in 0..3 {
+        let model = c_model(&heap);
+        let marks = c_marks(&heap, SM_MARKS_CALLBACKS);
+        let roots: Vec<usize> = heap.roots.iter().map(|&i| heap.addr(i)).collect();
+        let roots = c_refs(&roots);
+        heap.clear_marks();
+        let c = sm_collection {
+            model: &model,
+            marks: &marks,
+            roots: &roots,
+            finalizable: std::ptr::null(),
+            soft: sm_soft_policy {
+                mode: SM_SOFT_CLEAR_ALL,
+                reserved: 0,
+                ctx: std::ptr::null_mut(),
+                keep: None,
+            },
+        };
+        let mut report = sm_report::default();
+        let mut stats = sm_stats::default();
+        // SAFETY: valid pointers.
+        unsafe {
+            assert_eq!(
+                sm_collect(marker, &c, &mut report),
+                SM_OK,
+                "{}",
+                last_error()
+            );
+            assert_eq!(sm_report_stats(&report, &mut stats), SM_OK);
+        }
+        used.push((stats.workers_used, stats.live_objects >= 1000));
+    }
+    // The first collection counts as small; it marks over 1000 objects, so
+    // the next ones wake the pool.
+    assert_eq!(used, [(1, true), (2, true), (2, true)]);
+    // SAFETY: as above.
+    unsafe { sm_marker_free(marker) };
+}

@@ -1,0 +1,392 @@
+//! Mark cycles through the C interface: one cycle through `sm_cycle_*`
+//! and through `OwnedCycle` on the same heap gives the same marks and
+//! report; every misuse comes back as a status with a message.
+
+use crate::common;
+
+use std::ffi::c_void;
+use std::ops::Range;
+use std::sync::Arc;
+
+use common::*;
+use stealmark_capi::*;
+use stealmark_marker::model::SoftRefs;
+use stealmark_marker::{
+    Collection, CycleOptions, MarkStore, Marker, MarkerConfig, ObjRef, ObjectModel, OwnedCycle,
+    SlotKind,
+};
+
+/// The shared heap as an owned `ObjectModel`, for `OwnedCycle`.
+struct Owned(Arc<Heap>);
+
+impl ObjectModel for Owned {
+    fn size_bytes(&self, o: ObjRef) -> usize {
+        RustModel(&self.0).size_bytes(o)
+    }
+    fn slot_count(&self, o: ObjRef) -> usize {
+        RustModel(&self.0).slot_count(o)
+    }
+    fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(&self, o: ObjRef, s: Range<usize>, v: V) {
+        RustModel(&self.0).scan_slots(o, s, v)
+    }
+    fn type_count(&self) -> usize {
+        TYPES
+    }
+    fn type_id(&self, o: ObjRef) -> usize {
+        RustModel(&self.0).type_id(o)
+    }
+}
+
+/// The nodes' mark bytes for `Owned`.
+struct OwnedMarks;
+
+impl MarkStore<Owned> for OwnedMarks {
+    fn try_mark(&self, h: &Owned, o: ObjRef) -> bool {
+        RustMarks.try_mark(&RustModel(&h.0), o)
+    }
+    fn is_marked(&self, h: &Owned, o: ObjRef) -> bool {
+        RustMarks.is_marked(&RustModel(&h.0), o)
+    }
+}
+
+/// Marks, live objects and bytes, slots to clear and objects to finalize
+/// (sorted).
+type Outcome = (Vec<bool>, u64, u64, Vec<(usize, usize)>, Vec<usize>);
+
+/// The objects a mutator "overwrote" during the cycle: every 7th node.
+fn overwritten(heap: &Heap) -> Vec<usize> {
+    (0..heap.nodes.len())
+        .step_by(7)
+        .map(|i| heap.addr(i))
+        .collect()
+}
+
+fn through_rust(heap: &Arc<Heap>) -> Outcome {
+    heap.clear_marks();
+    let word = |i: &usize| ObjRef::from_word(heap.addr(*i)).unwrap();
+    let roots: Vec<ObjRef> = heap.roots.iter().map(word).collect();
+    let fin: Vec<ObjRef> = heap.finalizable.iter().map(word).collect();
+    let marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
+    let cycle = OwnedCycle::start(
+        marker,
+        Arc::new(Owned(heap.clone())),
+        Arc::new(OwnedMarks),
+        &roots[..],
+        CycleOptions::default(),
+    );
+    cycle.step(50).unwrap();
+    cycle.start_background().unwrap();
+    let mut m = cycle.mutator();
+    for &w in &overwritten(heap) {
+        m.pre_write(ObjRef::from_word(w)).unwrap();
+    }
+    m.detach().unwrap();
+    cycle.wait_quiet(None);
+    let c = Collection::new(&roots[..])
+        .finalizable(&fin[..])
+        .soft_refs(SoftRefs::KeepAll);
+    let mut done = cycle.finish(&c).unwrap();
+    let r = done.report();
+    let mut cleared: Vec<_> = r.cleared().map(|w| (w.holder.word(), w.slot)).collect();
+    cleared.sort();
+    let mut to_finalize: Vec<usize> = r.to_finalize().map(|o| o.word()).collect();
+    to_finalize.sort();
+    (
+        heap.marked(),
+        r.live_objects(),
+        r.live_bytes(),
+        cleared,
+        to_finalize,
+    )
+}
+
+fn through_c(heap: &Heap, mode: u32) -> Outcome {
+    heap.clear_marks();
+    let marker = new_marker(&config(2, 0));
+    let model = c_model(heap);
+    let marks = c_marks(heap, mode);
+    let root_addrs: Vec<usize> = heap.roots.iter().map(|&i| heap.addr(i)).collect();
+    let fin_addrs: Vec<usize> = heap.finalizable.iter().map(|&i| heap.addr(i)).collect();
+    let roots = c_refs(&root_addrs);
+    let fin = c_refs(&fin_addrs);
+    let mut cycle = std::ptr::null_mut();
+    // SAFETY: valid pointers; the heap outlives the cycle.
+    let s = unsafe { sm_cycle_start(marker, &model, &marks, &roots, std::ptr::null(), &mut cycle) };
+    assert_eq!(s, SM_OK, "{}", last_error());
+    let mut m = std::ptr::null_mut();
+    // SAFETY: a live cycle; valid out-parameters.
+    unsafe {
+        assert_eq!(sm_cycle_step(cycle, 50, std::ptr::null_mut()), SM_OK);
+        assert_eq!(sm_cycle_start_background(cycle), SM_OK);
+        assert_eq!(sm_mutator_new(cycle, &mut m), SM_OK);
+        for &w in &overwritten(heap) {
+            assert_eq!(sm_mutator_pre_write(m, w), SM_OK);
+        }
+        assert_eq!(sm_mutator_detach(m), SM_OK);
+        let mut quiet = false;
+        assert_eq!(sm_cycle_wait_quiet(cycle, -1, &mut quiet), SM_OK);
+    }
+    let remark = sm_remark {
+        roots: &roots,
+        finalizable: &fin,
+        soft: sm_soft_policy {
+            mode: SM_SOFT_KEEP_ALL,
+            reserved: 0,
+            ctx: std::ptr::null_mut(),
+            keep: None,
+        },
+    };
+    let mut report = sm_report::default();
+    // SAFETY: as above.
+    let s = unsafe { sm_cycle_finish(cycle, &remark, &mut report) };
+    assert_eq!(s, SM_OK, "{}", last_error());
+    let mut stats = sm_stats::default();
+    // SAFETY: a current report.
+    assert_eq!(unsafe { sm_report_stats(&report, &mut stats) }, SM_OK);
+    let mut page = vec![sm_weak_ref::default(); stats.cleared as usize];
+    let mut fin_out = vec![0usize; stats.to_finalize as usize];
+    let (mut n, mut k) = (0, 0);
+    // SAFETY: as above; the buffers have room for every entry.
+    unsafe {
+        assert_eq!(
+            sm_report_cleared(&report, 0, page.as_mut_ptr(), page.len(), &mut n),
+            SM_OK
+        );
+        assert_eq!(
+            sm_report_to_finalize(&report, 0, fin_out.as_mut_ptr(), fin_out.len(), &mut k),
+            SM_OK
+        );
+    }
+    let mut cleared: Vec<_> = page[..n].iter().map(|w| (w.holder, w.slot)).collect();
+    cleared.sort();
+    fin_out.truncate(k);
+    fin_out.sort();
+    let marked = heap.marked();
+    // SAFETY: handles from this test, no other call on them.
+    unsafe {
+        sm_mutator_free(m);
+        sm_cycle_free(cycle);
+        sm_marker_free(marker);
+    }
+    (
+        marked,
+        stats.live_objects,
+        stats.live_bytes,
+        cleared,
+        fin_out,
+    )
+}
+
+#[test]
+fn one_cycle_through_c_and_through_owned_cycle_agree() {
+    for seed in [3, 11] {
+        let heap = Arc::new(Heap::random(3000, seed));
+        let want = through_rust(&heap);
+        assert!(want.1 > 0);
+        for mode in [SM_MARKS_HEADER_BYTE, SM_MARKS_CALLBACKS] {
+            assert_eq!(through_c(&heap, mode), want, "seed {seed}, mode {mode}");
+        }
+    }
+}
+
+/// A scan callback that reports failure.
+unsafe extern "C" fn failing_scan(
+    _: *mut c_void,
+    _: usize,
+    _: usize,
+    _: usize,
+    _: *mut sm_slot,
+    _: usize,
+) -> usize {
+    SM_SCAN_FAILED
+}
+
+/// A started cycle of `heap` on a new marker.
+fn start(heap: &Heap, model: &sm_object_model) -> (*mut sm_marker, *mut sm_cycle, Vec<usize>) {
+    let marker = new_marker(&config(2, 0));
+    let marks = c_marks(heap, SM_MARKS_HEADER_BYTE);
+    let root_addrs: Vec<usize> = heap.roots.iter().map(|&i| heap.addr(i)).collect();
+    let roots = c_refs(&root_addrs);
+    let mut cycle = std::ptr::null_mut();
+    // SAFETY: valid pointers; the heap outlives the cycle.
+    let s = unsafe { sm_cycle_start(marker, model, &marks, &roots, std::ptr::null(), &mut cycle) };
+    assert_eq!(s, SM_OK, "{}", last_error());
+    (marker, cycle, root_addrs)
+}
+
+fn remark(roots: &sm_refs) -> sm_remark {
+    sm_remark {
+        roots,
+        finalizable: std::ptr::null(),
+        soft: sm_soft_policy {
+            mode: SM_SOFT_CLEAR_ALL,
+            reserved: 0,
+            ctx: std::ptr::null_mut(),
+            keep: None,
+        },
+    }
+}
+
+#[test]
+fn misuse_comes_back_as_statuses_with_messages() {
+    let heap = Heap::random(500, 5);
+    heap.clear_marks();
+    let model = c_model(&heap);
+    let (marker, cycle, root_addrs) = start(&heap, &model);
+    let roots = c_refs(&root_addrs);
+    let r = remark(&roots);
+    let mut report = sm_report::default();
+    let mut m = std::ptr::null_mut();
+    // SAFETY: live handles from this test, or null; valid out-parameters.
+    unsafe {
+        assert_eq!(
+            sm_cycle_step(std::ptr::null(), 10, std::ptr::null_mut()),
+            SM_ERR_NULL
+        );
+        assert_eq!(last_error(), "cycle is NULL");
+        assert_eq!(sm_mutator_pre_write(std::ptr::null_mut(), 8), SM_ERR_NULL);
+        assert_eq!(last_error(), "mutator is NULL");
+        assert_eq!(
+            sm_cycle_finish(cycle, std::ptr::null(), &mut report),
+            SM_ERR_NULL
+        );
+
+        // The marker is lent to the cycle.
+        let marks = c_marks(&heap, SM_MARKS_HEADER_BYTE);
+        let c = sm_collection {
+            model: &model,
+            marks: &marks,
+            roots: &roots,
+            finalizable: std::ptr::null(),
+            soft: r.soft,
+        };
+        assert_eq!(sm_collect(marker, &c, &mut report), SM_ERR_BUSY);
+        assert!(
+            last_error().contains("mark cycle holds"),
+            "{}",
+            last_error()
+        );
+        let mut other = std::ptr::null_mut();
+        let s = sm_cycle_start(marker, &model, &marks, &roots, std::ptr::null(), &mut other);
+        assert_eq!(s, SM_ERR_BUSY);
+
+        // A second background start.
+        assert_eq!(sm_cycle_start_background(cycle), SM_OK);
+        assert_eq!(sm_cycle_start_background(cycle), SM_ERR_BUSY);
+        assert!(last_error().contains("already runs"), "{}", last_error());
+
+        // A bad reference, and an attached handle at the remark.
+        assert_eq!(sm_mutator_new(cycle, &mut m), SM_OK);
+        assert_eq!(sm_mutator_pre_write(m, 12), SM_ERR_RANGE);
+        assert_eq!(sm_mutator_pre_write(m, heap.addr(1)), SM_OK);
+        assert_eq!(sm_cycle_finish(cycle, &r, &mut report), SM_ERR_BUSY);
+        assert!(last_error().contains("still held"), "{}", last_error());
+        assert_eq!(sm_mutator_detach(m), SM_OK);
+        assert_eq!(
+            sm_cycle_finish(cycle, &r, &mut report),
+            SM_OK,
+            "{}",
+            last_error()
+        );
+        let mut stats = sm_stats::default();
+        assert_eq!(sm_report_stats(&report, &mut stats), SM_OK);
+        assert!(stats.live_objects > 0);
+
+        // Used after the remark.
+        assert_eq!(sm_cycle_finish(cycle, &r, &mut report), SM_ERR_ENDED);
+        assert!(last_error().contains("ended"), "{}", last_error());
+        assert_eq!(sm_cycle_step(cycle, 10, std::ptr::null_mut()), SM_ERR_ENDED);
+        assert_eq!(sm_mutator_pre_write(m, heap.addr(2)), SM_ERR_ENDED);
+        assert_eq!(sm_mutator_allocate_black(m, heap.addr(2)), SM_ERR_ENDED);
+        sm_cycle_free(cycle);
+        // The handle outlives its cycle safely.
+        assert_eq!(sm_mutator_pre_write(m, heap.addr(3)), SM_ERR_ENDED);
+        sm_mutator_free(m);
+        // The marker is back.
+        heap.clear_marks();
+        assert_eq!(
+            sm_collect(marker, &c, &mut report),
+            SM_OK,
+            "{}",
+            last_error()
+        );
+        sm_marker_free(marker);
+    }
+}
+
+#[test]
+fn a_failing_scan_poisons_the_cycle_and_free_gives_the_marker_back() {
+    let heap = Heap::random(500, 9);
+    heap.clear_marks();
+    let mut model = c_model(&heap);
+    model.scan_slots = Some(failing_scan);
+    let (marker, cycle, root_addrs) = start(&heap, &model);
+    let roots = c_refs(&root_addrs);
+    let r = remark(&roots);
+    let mut report = sm_report::default();
+    let mut m = std::ptr::null_mut();
+    // SAFETY: live handles from this test; valid out-parameters.
+    unsafe {
+        assert_eq!(sm_mutator_new(cycle, &mut m), SM_OK);
+        let mut done = false;
+        let mut s = SM_OK;
+        for _ in 0..100 {
+            s = sm_cycle_step(cycle, 1000, &mut done);
+            if s != SM_OK || done {
+                break;
+            }
+        }
+        assert_eq!(s, SM_ERR_POISONED, "done: {done}");
+        assert!(last_error().contains("poisoned"), "{}", last_error());
+        assert_eq!(sm_cycle_step(cycle, 1000, &mut done), SM_ERR_POISONED);
+        assert_eq!(sm_cycle_start_background(cycle), SM_ERR_POISONED);
+        report.collection = 77;
+        assert_eq!(sm_cycle_finish(cycle, &r, &mut report), SM_ERR_POISONED);
+        assert_eq!(report.collection, 77, "no report from a poisoned cycle");
+        sm_cycle_free(cycle);
+        sm_mutator_free(m);
+        // The engine is back and usable with a sound model.
+        let good = c_model(&heap);
+        let marks = c_marks(&heap, SM_MARKS_HEADER_BYTE);
+        let c = sm_collection {
+            model: &good,
+            marks: &marks,
+            roots: &roots,
+            finalizable: std::ptr::null(),
+            soft: r.soft,
+        };
+        heap.clear_marks();
+        assert_eq!(
+            sm_collect(marker, &c, &mut report),
+            SM_OK,
+            "{}",
+            last_error()
+        );
+        sm_marker_free(marker);
+    }
+}
+
+#[test]
+fn a_cycle_needs_marks_of_its_own() {
+    let heap = Heap::random(50, 1);
+    let model = c_model(&heap);
+    let marks = c_marks(&heap, SM_MARKS_SIDE_BITMAP);
+    let roots = c_refs(&[]);
+    let marker = new_marker(&config(1, 0));
+    let mut cycle = std::ptr::null_mut();
+    let mut bad = std::mem::MaybeUninit::uninit();
+    // SAFETY: valid pointers.
+    unsafe {
+        let s = sm_cycle_start(marker, &model, &marks, &roots, std::ptr::null(), &mut cycle);
+        assert_eq!(s, SM_ERR_MARKS);
+        assert!(cycle.is_null());
+        sm_cycle_options_init(bad.as_mut_ptr());
+        let mut bad = bad.assume_init();
+        bad.backpressure = 9;
+        let marks = c_marks(&heap, SM_MARKS_HEADER_BYTE);
+        let s = sm_cycle_start(marker, &model, &marks, &roots, &bad, &mut cycle);
+        assert_eq!(s, SM_ERR_CONFIG);
+        assert!(last_error().contains("backpressure"), "{}", last_error());
+        sm_marker_free(marker);
+    }
+}

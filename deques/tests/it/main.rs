@@ -1,0 +1,7 @@
+//! The crate's integration tests, one binary: a module per topic.
+
+mod copies;
+mod growable;
+mod limits;
+mod model;
+mod stress;

@@ -1,0 +1,8 @@
+//! The crate's integration tests, one binary: a module per topic.
+
+mod import_common;
+mod hotspot_resurrected;
+mod import_hprof;
+mod import_v8;
+mod input_stream;
+mod v8_semantics;

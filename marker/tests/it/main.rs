@@ -1,0 +1,13 @@
+//! The crate's integration tests, one binary: a module per topic.
+
+mod common;
+mod barrier_bounds;
+mod concurrent;
+mod contract;
+mod contract_resurrect;
+mod cycle_failures;
+mod delays;
+mod oracle;
+mod reference_live;
+mod solo;
+mod unshared;
