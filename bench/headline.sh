@@ -231,7 +231,7 @@ v8_table() {
         done
     done
     echo
-    echo "node $(node --version): V8's \`mark=\` phase of \`--trace-gc-nvp\` for each full GC (\`gc()\`), median of $((V8_GCS - 1)) after a warm-up; 1 thread is \`--single-threaded-gc\`, N threads \`--v8-pool-size=N-1\` (the main thread and N-1 helpers). stealmark: the median pause of \`stealmark mark --runs $((V8_GCS - 1)) --warmup 1\` on a snapshot of the same graph (\`bench/v8/graph.js\`, \`stealmark import v8\`), $V8_ROUNDS rounds alternating the two."
+    echo "node $(node --version): V8's \`mark=\` phase of \`--trace-gc-nvp\` for each full GC (\`gc()\`), median of $((V8_GCS - 1)) after a warm-up; 1 thread is \`--single-threaded-gc\`, N threads \`--v8-pool-size=N-1\` (the main thread and N-1 V8 worker threads). stealmark: the median pause of \`stealmark mark --runs $((V8_GCS - 1)) --warmup 1\` on a snapshot of the same graph (\`bench/v8/graph.js\`, \`stealmark import v8\`), $V8_ROUNDS rounds alternating the two."
 }
 if command -v node >/dev/null; then
     SHOW="node --expose-gc --trace-gc-nvp [--single-threaded-gc | --v8-pool-size=N-1] bench/v8/graph.js random|tree $V8_RANDOM $V8_GCS, alternated with $SM mark \$HEAPS/v8-GRAPH.smk --threads N --runs $((V8_GCS - 1)) --warmup 1 (bench/headline.sh, v8_table)" \
