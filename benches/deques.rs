@@ -3,8 +3,7 @@
 //!
 //! `cargo bench --bench deques` runs the criterion groups, then an
 //! alternating pass that times every configuration once per round, round
-//! after round, and prints medians and ratios (the figures recorded in
-//! `docs/benchmarks.md`). `cargo bench --bench deques -- ratios` runs only
+//! after round, and prints medians and ratios. `cargo bench --bench deques -- ratios` runs only
 //! the alternating pass; `STEALMARK_BENCH_ROUNDS` sets its rounds (default 15).
 
 use std::hint::black_box;

@@ -7,7 +7,7 @@
 //! ([`HeapView::store_slot`]) while GC workers scan them, and a plain read
 //! racing with a write is undefined behaviour even when any value read would
 //! do. On x86-64 and AArch64 a relaxed load is an ordinary load, so scanning
-//! costs the same (`docs/benchmarks.md` measures it).
+//! costs the same.
 //!
 //! Each location is always accessed with the same width, so no mixed-size
 //! access ever races with a store:

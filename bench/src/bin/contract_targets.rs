@@ -5,8 +5,11 @@
 //! affects both alike.
 //!
 //! ```text
-//! cargo run --release -p stealmark-bench --bin contract_targets -- [RUNS] [GROUP...]
+//! cargo run --release -p stealmark-bench --bin contract_targets -- [--scale F] [RUNS] [GROUP...]
 //! ```
+//!
+//! `--scale F` multiplies every group's object and root count (default 1:
+//! the sizes below), for a quick check of the program itself.
 //!
 //! Groups (default: all):
 //! - `roots`: ten million roots in a thousand chunks (a random permutation
@@ -138,7 +141,7 @@ fn roots_scaling(runs: usize) {
 /// `workers` (the first is 1), alternated: the root phase and the pause of
 /// 1 worker over those of each other count, paired.
 fn roots_at(group: &str, runs: usize, workers: &[usize]) {
-    let n = 10_000_000;
+    let n = usize::try_from(scaled(10_000_000)).expect("root count");
     let heap = Leaves(n);
     let chunks = random_chunks(n);
     println!("{group}: {n} roots in {} chunks", chunks.len());
@@ -172,7 +175,7 @@ fn roots_at(group: &str, runs: usize, workers: &[usize]) {
 /// against a thousand empty chunks (the step's fixed costs), at 1 and 2
 /// workers.
 fn roots_diag(runs: usize) {
-    let n = 10_000_000;
+    let n = usize::try_from(scaled(10_000_000)).expect("root count");
     let heap = Leaves(n);
     let random = random_chunks(n);
     let sorted: Vec<Vec<ObjRef>> = (0..n)
@@ -248,8 +251,8 @@ fn collect_subject(g: &Generated, mut m: Marker) -> Run<'_> {
 
 fn chain(runs: usize) {
     let chain =
-        generate_heap(&GenConfig::new(Shape::EphemeronChain, 1_000_000)).expect("generator");
-    let list = generate_heap(&GenConfig::new(Shape::List, 1_000_000)).expect("generator");
+        generate_heap(&GenConfig::new(Shape::EphemeronChain, scaled(1_000_000))).expect("generator");
+    let list = generate_heap(&GenConfig::new(Shape::List, scaled(1_000_000))).expect("generator");
     println!(
         "chain: ephemeron-chain {} objects, list {} objects",
         chain.info.objects, list.info.objects
@@ -299,7 +302,7 @@ fn step_medians(steps: &[Vec<(String, f64)>]) -> String {
 
 fn chain_profile(runs: usize) {
     let chain =
-        generate_heap(&GenConfig::new(Shape::EphemeronChain, 1_000_000)).expect("generator");
+        generate_heap(&GenConfig::new(Shape::EphemeronChain, scaled(1_000_000))).expect("generator");
     let view = chain.heap.view();
     let mut m = marker(1);
     let mut steps: Vec<Vec<(String, f64)>> = Vec::new();
@@ -332,7 +335,7 @@ fn cpu_ms() -> Option<f64> {
 /// `runs` times after a warm-up; prints the medians of the pause and each
 /// step, and the CPU time per collection.
 fn contract_profile(runs: usize, all_strong: bool) {
-    let g = generate_heap(&GenConfig::new(Shape::Weak, 8_000_000).all_strong(all_strong))
+    let g = generate_heap(&GenConfig::new(Shape::Weak, scaled(8_000_000)).all_strong(all_strong))
         .expect("generator");
     let view = g.heap.view();
     let mut m = marker(2);
@@ -360,7 +363,7 @@ fn contract_profile(runs: usize, all_strong: bool) {
 }
 
 fn contract(runs: usize) {
-    let n = 8_000_000;
+    let n = scaled(8_000_000);
     let weak = generate_heap(&GenConfig::new(Shape::Weak, n)).expect("generator");
     let strong =
         generate_heap(&GenConfig::new(Shape::Weak, n).all_strong(true)).expect("generator");
@@ -419,7 +422,7 @@ fn print_steps(g: &Generated, workers: usize) {
 
 fn count(runs: usize) {
     for shape in [Shape::Random, Shape::Runtime] {
-        let g = generate_heap(&GenConfig::new(shape, 4_000_000)).expect("generator");
+        let g = generate_heap(&GenConfig::new(shape, scaled(4_000_000))).expect("generator");
         println!("count: {shape} {} objects", g.info.objects);
         for workers in [1, 2] {
             let mut off = MarkerConfig::with_workers(workers);
@@ -442,8 +445,26 @@ fn count(runs: usize) {
     }
 }
 
+/// The factor of `--scale` on every group's object and root count.
+static SCALE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+
+/// `n` times `--scale`, at least 1.
+fn scaled(n: u64) -> u64 {
+    let f = SCALE.get().copied().unwrap_or(1.0);
+    ((n as f64 * f).round() as u64).max(1)
+}
+
 fn main() {
     let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some("--scale") {
+        args.next();
+        let f: f64 = args
+            .next()
+            .and_then(|a| a.parse().ok())
+            .filter(|f: &f64| *f > 0.0 && f.is_finite())
+            .expect("--scale takes a positive factor");
+        SCALE.set(f).expect("set once");
+    }
     let runs: usize = match args.peek().and_then(|a| a.parse().ok()) {
         Some(r) => {
             args.next();

@@ -1,6 +1,5 @@
 //! Times the sequential oracle (`mark_sequential`) on snapshot files, for
-//! paired comparisons between layouts and between builds (the measurements
-//! of `docs/benchmarks.md`, "Snapshot format v2").
+//! paired comparisons between layouts and between builds.
 //!
 //! ```text
 //! cargo run --release -p stealmark-bench --bin oracle_ab -- gen SHAPE N FILE [wide|compressed]

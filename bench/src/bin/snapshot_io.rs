@@ -1,4 +1,4 @@
-//! Snapshot I/O figures for `docs/benchmarks.md` (section "Heap"):
+//! Snapshot I/O figures:
 //!
 //! 1. resident memory of opening and marking a mapped snapshot: anonymous
 //!    memory added beyond the mapped file pages, against the mark bitmap, for

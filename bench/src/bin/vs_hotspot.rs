@@ -1,5 +1,4 @@
-//! stealmark against HotSpot's Parallel GC, marking the same object graph
-//! (`docs/benchmarks.md`, "Against HotSpot Parallel GC").
+//! stealmark against HotSpot's Parallel GC, marking the same object graph.
 //!
 //! ```sh
 //! cargo run --release -p stealmark-bench --bin vs_hotspot  # everything, defaults

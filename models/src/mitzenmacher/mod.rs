@@ -29,7 +29,7 @@ use crate::{limits, ModelError};
 /// The default simulated time (model time units, mean service time = 1):
 /// half of the paper's 10 × 100,000. With 128 processors, four seeds agree
 /// within 0.6% at λ ≤ 0.95 (within 0.3% at λ ≤ 0.9); at 100,000 two seeds
-/// differed by 1.3% at λ = 0.95 (docs/benchmarks.md, "Balancing models").
+/// differed by 1.3% at λ = 0.95.
 pub const DEFAULT_TIME: f64 = 500_000.0;
 
 /// The fraction of the simulated time discarded as warm-up (the paper

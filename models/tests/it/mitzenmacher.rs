@@ -4,7 +4,7 @@
 use stealmark_models::mitzenmacher::{fluid, run, MitzenmacherConfig, MitzenmacherReport};
 
 /// Long enough that the estimate's noise is far below the 3% tolerance (the
-/// measured errors at this length are below 1%, see docs/benchmarks.md).
+/// measured errors at this length are below 1%).
 const TIME: f64 = 40_000.0;
 
 fn simple(lambda: f64) -> MitzenmacherConfig {
