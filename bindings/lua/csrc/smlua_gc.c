@@ -80,6 +80,12 @@ static size_t smlua_one_chunk(void *ctx) {
   return 1;
 }
 
+/* The finalizable set is one chunk, or none when 'finobj' is empty: the
+ * engine then skips its finalization step. */
+static size_t smlua_finobj_chunks(void *ctx) {
+  return ((global_State *)ctx)->finobj != NULL;
+}
+
 /* The roots: the running and main threads, the registry, the basic types'
  * metatables and the objects still waiting for their finalizers. */
 static void smlua_visit_roots(void *ctx, size_t chunk,
@@ -162,7 +168,7 @@ static lu_mem smlua_atomic(lua_State *L) {
   roots.visit_chunk = smlua_visit_roots;
   memset(&finalizable, 0, sizeof(finalizable));
   finalizable.ctx = g;
-  finalizable.chunk_count = smlua_one_chunk;
+  finalizable.chunk_count = smlua_finobj_chunks;
   finalizable.visit_chunk = smlua_visit_finobj;
 
   memset(&collection, 0, sizeof(collection));
