@@ -1,8 +1,8 @@
 /*
  * smlua_gc.c: Lua 5.4's mark phase run by stealmark.
  *
- * Included at the end of the patched lgc.c (it uses lgc.c's static
- * helpers: clearkey, cleargraylists, findlast). atomic() calls
+ * Included at the end of the patched lgc.c, after smlua_time.c (it uses
+ * lgc.c's static helpers: clearkey, cleargraylists, findlast). atomic() calls
  * smlua_atomic(), which hands the whole mark phase to the engine through
  * its C interface (stealmark.h), stop-the-world, then does in Lua's order
  * what must stay single-threaded: clearing weak entries and dead keys,
@@ -17,7 +17,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "smlua_model.c"
 
@@ -29,7 +28,6 @@
 /* The process's engine, made on the first collection. */
 static sm_marker *smlua_marker = NULL;
 static unsigned long smlua_collections = 0;
-static int smlua_stats_on = -1;
 
 /* Stops the process: the collector cannot go on (Lua has no way to report
  * a failed mark phase, and sweeping after one would free live objects). */
@@ -38,11 +36,6 @@ static void smlua_fatal(const char *what, sm_status status) {
           sm_status_name(status), sm_last_error());
   fflush(stderr);
   abort();
-}
-
-static int smlua_env_flag(const char *name) {
-  const char *v = getenv(name);
-  return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
 }
 
 static sm_marker *smlua_get_marker(void) {
@@ -118,12 +111,6 @@ static void smlua_visit_finobj(void *ctx, size_t chunk,
 #include "smlua_check.c"
 #include "smlua_after.c"
 
-static uint64_t smlua_now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* The whole mark phase of a collection, with what atomic() does after it. */
 static lu_mem smlua_atomic(lua_State *L) {
   global_State *g = G(L);
@@ -197,9 +184,8 @@ static lu_mem smlua_atomic(lua_State *L) {
   t2 = smlua_now_ns();
 
   smlua_collections++;
-  if (smlua_stats_on < 0)
-    smlua_stats_on = smlua_env_flag("STEALMARK_LUA_STATS");
-  if (smlua_stats_on)
+  smlua_time_mark(t1 - t0);
+  if (smlua_stats())
     fprintf(stderr,
             "stealmark-lua gc %lu: mark %.3f ms, after %.3f ms, marked %llu, "
             "workers %u/%u, cleared %llu entries %llu dead keys, "
