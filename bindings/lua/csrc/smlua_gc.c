@@ -11,6 +11,9 @@
  *
  * Environment:
  *   STEALMARK_LUA_WORKERS  GC workers (default: the machine's cores)
+ *   STEALMARK_LUA_SOLO_BELOW  a collection after one that marked fewer
+ *                          objects runs on the calling thread alone
+ *                          (default 16384; 0: never)
  *   STEALMARK_LUA_STATS=1  one line per collection on stderr
  *   STEALMARK_LUA_CHECK=1  after every marking, walk Lua's object lists and
  *                          check the marks (smlua_check.c)
@@ -43,6 +46,7 @@ static sm_marker *smlua_get_marker(void) {
     sm_config config;
     sm_status st;
     const char *workers = getenv("STEALMARK_LUA_WORKERS");
+    const char *solo = getenv("STEALMARK_LUA_SOLO_BELOW");
     sm_config_init(&config);
     config.count_live = 0;
     if (workers != NULL && workers[0] != '\0') {
@@ -54,6 +58,16 @@ static sm_marker *smlua_get_marker(void) {
         exit(EXIT_FAILURE);
       }
       config.workers = (uint32_t)n;
+    }
+    if (solo != NULL && solo[0] != '\0') {
+      char *end;
+      unsigned long long n = strtoull(solo, &end, 10);
+      if (*end != '\0') {
+        fprintf(stderr, "stealmark-lua: STEALMARK_LUA_SOLO_BELOW='%s' is not "
+                        "an object count\n", solo);
+        exit(EXIT_FAILURE);
+      }
+      config.solo_below = (uint64_t)n;
     }
     st = sm_marker_new(&config, &smlua_marker);
     if (st != SM_OK)
