@@ -60,11 +60,11 @@ pub const PATCHES: &[Patch] = &[
         until: None,
     },
     Patch {
-        name: "a generational step does a full collection",
+        name: "a generational step does a full collection, paced as one",
         anchor: "      youngcollection(L, g);
       setminordebt(g);",
         with: "      fullgen(L, g);  /* stealmark: no young collections */
-      setminordebt(g);",
+      setpause(g);  /* a full collection's pause, not a young one's debt */",
         until: None,
     },
     Patch {
