@@ -115,6 +115,17 @@ fn compile(
     if name == "stock" {
         build.define("SMLUA_STOCK", None);
     }
+    if sanitize_thread() {
+        // Under ThreadSanitizer (rustc's runtime), Lua's longjmp-based
+        // errors crash in the runtime's longjmp interceptor; compiled as
+        // C++, Lua throws and catches exceptions instead (ldo.c's
+        // LUAI_THROW). The C++ standard library is linked (`link_bin`).
+        build
+            .cpp(true)
+            .cpp_link_stdlib(None)
+            .std("c++2b")
+            .flag("-fsanitize=thread");
+    }
     for file in library {
         if file.file_name().is_some_and(|n| n == "lgc.c") {
             build.file(lgc);
@@ -133,6 +144,15 @@ fn link_bin(bin: &str, objects: &[PathBuf]) {
     for object in objects {
         println!("cargo:rustc-link-arg-bin={bin}={}", object.display());
     }
+    if sanitize_thread() {
+        println!("cargo:rustc-link-arg-bin={bin}=-lstdc++");
+    }
     println!("cargo:rustc-link-arg-bin={bin}=-lm");
     println!("cargo:rustc-link-arg-bin={bin}=-ldl");
+}
+
+/// Whether the crate is built with `-Zsanitizer=thread`: Lua is then
+/// compiled as C++ with `-fsanitize=thread` (`bindings/lua/run-tsan.sh`).
+fn sanitize_thread() -> bool {
+    env::var("CARGO_CFG_SANITIZE").is_ok_and(|s| s.split(',').any(|s| s == "thread"))
 }
