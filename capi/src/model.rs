@@ -170,11 +170,22 @@ impl CModel {
     }
 }
 
-/// `entry`'s kind, or a contract violation.
-#[inline]
+/// `entry`'s kind, or a contract violation. Inlined into the scan loop,
+/// with a strong slot (the common kind) decided first; the other kinds
+/// are out of line.
+#[inline(always)]
 fn slot_kind(bounds: Bounds, obj: ObjRef, entry: &sm_slot) -> SlotKind {
+    if entry.kind == SM_SLOT_STRONG {
+        SlotKind::Strong
+    } else {
+        other_slot_kind(bounds, obj, entry)
+    }
+}
+
+/// [`slot_kind`] of a slot that is not strong.
+#[inline(never)]
+fn other_slot_kind(bounds: Bounds, obj: ObjRef, entry: &sm_slot) -> SlotKind {
     match entry.kind {
-        SM_SLOT_STRONG => SlotKind::Strong,
         SM_SLOT_SOFT => SlotKind::Soft,
         SM_SLOT_WEAK => SlotKind::Weak,
         SM_SLOT_PHANTOM => SlotKind::Phantom,

@@ -1,14 +1,30 @@
 #!/usr/bin/env bash
 # Runs the GC-heavy programs of this folder with stock Lua and with
-# stealmark-lua at 1 and 2 workers, alternating, and checks that every run
-# prints what stock Lua prints. Reports each run's wall time, and for
-# stealmark-lua the summed and the largest mark time of its collections
-# (STEALMARK_LUA_STATS). Timings need a quiet machine.
-# Usage: bench/run.sh [bin_dir] [repeats]   (bin_dir: target/release)
+# stealmark-lua at 1 and 2 workers, paired and alternated (stock, 1 worker,
+# 2 workers, stock, ...), and checks that every run prints what stock Lua
+# prints. Per program and build it reports the medians over the rounds of:
+#   wall   the run's wall time;
+#   gc     the time spent in Lua's collector (every luaC_step and
+#          luaC_fullgc call, finalizers included: Lua collects on the
+#          mutator's thread, so each call is a pause);
+#   pause  the largest such pause;
+#   mark   the largest mark of one collection: the engine's marking in
+#          stealmark-lua, atomic() in stock Lua (in generational mode,
+#          the default, all of stock Lua's marking is in atomic()). It is
+#          the mark of the collection of the largest heap: the programs'
+#          full collections at their peaks (full_mark.lua: one of 3 million
+#          objects).
+# and each figure's ratio to stock Lua's. Both interpreters time the same
+# way (csrc/smlua_time.c, STEALMARK_LUA_STATS=1). Timings need a release
+# build and a quiet machine; the load average is printed at the end.
+# Usage: bench/run.sh [bin_dir] [rounds] [programs...]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bin="${1:-$here/../../../target/release}"
-repeats="${2:-3}"
+rounds="${2:-3}"
+shift $(($# > 2 ? 2 : $#))
+programs=("$@")
+[ ${#programs[@]} -gt 0 ] || programs=(binary_trees weak_graph closures full_mark)
 stock="$bin/stealmark-lua-stock"
 hooked="$bin/stealmark-lua"
 for b in "$stock" "$hooked"; do
@@ -17,20 +33,57 @@ done
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 now() { date +%s.%N; }
-for prog in binary_trees weak_graph closures; do
+configs=(stock w1 w2)
+
+# One run of program $1 in configuration $2; appends "wall gc pause mark"
+# to $tmp/$1.$2.
+run_one() {
+  local prog=$1 config=$2 t0 t1
+  local cmd=("$hooked")
+  case $config in
+    stock) cmd=("$stock") ;;
+    w1) cmd=(env STEALMARK_LUA_WORKERS=1 "$hooked") ;;
+    w2) cmd=(env STEALMARK_LUA_WORKERS=2 "$hooked") ;;
+  esac
+  t0=$(now)
+  STEALMARK_LUA_STATS=1 "${cmd[@]}" "$here/$prog.lua" > "$tmp/out" 2> "$tmp/stats"
+  t1=$(now)
+  cmp -s "$tmp/out" "$tmp/expected" ||
+    { echo "$prog: $config prints something else than stock Lua" >&2; exit 1; }
+  awk -v wall="$(echo "$t1 - $t0" | bc)" '
+    / gc summary: / {
+      for (i = 1; i <= NF; i++) {
+        if ($i == "gc" && $(i+1) ~ /^[0-9]/) gc = $(i+1)
+        if ($i == "pause") pause = $(i+1)
+        if ($i == "largest" && $(i+1) == "mark") mark = $(i+2)
+      }
+      found = 1
+    }
+    END {
+      if (!found) { print "no gc summary" > "/dev/stderr"; exit 1 }
+      printf "%.3f %.3f %.3f %.3f\n", wall * 1000, gc, pause, mark
+    }' "$tmp/stats" >> "$tmp/$prog.$config"
+}
+
+ratio() { if [ "$(echo "$2 == 0" | bc)" = 1 ]; then echo 0; else echo "scale=4; $1 / $2" | bc; fi; }
+median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+
+for prog in "${programs[@]}"; do
   "$stock" "$here/$prog.lua" > "$tmp/expected"
-  for r in $(seq "$repeats"); do
-    t0=$(now); "$stock" "$here/$prog.lua" > "$tmp/out"; t1=$(now)
-    cmp -s "$tmp/out" "$tmp/expected" || { echo "$prog: stock output differs between runs" >&2; exit 1; }
-    printf '%-13s run %d  stock            %6.3f s\n' "$prog" "$r" "$(echo "$t1 - $t0" | bc)"
-    for w in 1 2; do
-      t0=$(now)
-      STEALMARK_LUA_WORKERS=$w STEALMARK_LUA_STATS=1 "$hooked" "$here/$prog.lua" > "$tmp/out" 2> "$tmp/stats"
-      t1=$(now)
-      cmp -s "$tmp/out" "$tmp/expected" || { echo "$prog: stealmark-lua ($w workers) prints something else than stock Lua" >&2; exit 1; }
-      marks=$(awk '/^stealmark-lua gc/ {s += $5; if ($5 > m) m = $5; n++} END {printf "%d collections, mark %.1f ms, largest %.2f ms", n, s, m}' "$tmp/stats")
-      printf '%-13s run %d  stealmark %d wkr  %6.3f s  (%s)\n' "$prog" "$r" "$w" "$(echo "$t1 - $t0" | bc)" "$marks"
+  for r in $(seq "$rounds"); do
+    for config in "${configs[@]}"; do run_one "$prog" "$config"; done
+  done
+  echo "$prog ($rounds rounds; medians in ms, ratio to stock in brackets)"
+  printf '  %-6s %18s %18s %18s %18s\n' build wall gc "largest pause" "mark (largest)"
+  declare -A base=()
+  for config in "${configs[@]}"; do
+    line="  $(printf '%-6s' "$config")"
+    for col in 1 2 3 4; do
+      m=$(cut -d' ' -f$col "$tmp/$prog.$config" | median)
+      [ "$config" = stock ] && base[$col]=$m
+      line+=$(printf ' %10.2f [%5.2f]' "$m" "$(ratio "$m" "${base[$col]}")")
     done
+    echo "$line"
   done
 done
-echo "every run printed what stock Lua prints"
+echo "every run printed what stock Lua prints; load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,6 +1,7 @@
 //! Builds two Lua 5.4.9 interpreters from the `lua-src` crate's sources:
 //! `stealmark-lua`, whose `lgc.c` is patched to mark through stealmark, and
-//! `stealmark-lua-stock`, the same sources and flags without the hooks.
+//! `stealmark-lua-stock`, the same sources and flags without the hooks
+//! (both time their collector's pauses the same way, `csrc/smlua_time.c`).
 //!
 //! The C objects of each are handed to the linker of its own binary only
 //! (`cargo:rustc-link-arg-bin`): both define the same Lua symbols.
@@ -35,15 +36,22 @@ fn run() -> Result<(), String> {
 
     let library = library_files(&src)?;
 
-    let stock = compile("stock", &out, &src, &csrc, &capi_include, &library, None)?;
-    link_bin("stealmark-lua-stock", &stock);
-
     let lgc = fs::read_to_string(src.join("lgc.c"))
         .map_err(|e| format!("cannot read {}: {e}", src.join("lgc.c").display()))?;
-    let patched_dir = out.join("patched");
-    fs::create_dir_all(&patched_dir).map_err(|e| e.to_string())?;
-    let patched = patched_dir.join("lgc.c");
-    fs::write(&patched, patch::patch_lgc(&lgc)?).map_err(|e| e.to_string())?;
+
+    let stock_lgc = write_lgc(&out.join("stock-lgc"), &patch::patch_stock_lgc(&lgc)?)?;
+    let stock = compile(
+        "stock",
+        &out,
+        &src,
+        &csrc,
+        &capi_include,
+        &library,
+        &stock_lgc,
+    )?;
+    link_bin("stealmark-lua-stock", &stock);
+
+    let patched = write_lgc(&out.join("patched"), &patch::patch_lgc(&lgc)?)?;
     let hooked = compile(
         "hooked",
         &out,
@@ -51,10 +59,18 @@ fn run() -> Result<(), String> {
         &csrc,
         &capi_include,
         &library,
-        Some(&patched),
+        &patched,
     )?;
     link_bin("stealmark-lua", &hooked);
     Ok(())
+}
+
+/// Writes `text` as `dir/lgc.c`; its path.
+fn write_lgc(dir: &Path, text: &str) -> Result<PathBuf, String> {
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = dir.join("lgc.c");
+    fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
 }
 
 /// The `.c` files of Lua's library in `src`, sorted.
@@ -71,8 +87,9 @@ fn library_files(src: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
-/// Compiles Lua's library (with `lgc` in place of `lgc.c` when given) and
-/// the interpreter's main into objects under `OUT_DIR/<name>`.
+/// Compiles Lua's library (with `lgc` in place of `lgc.c`) and the
+/// interpreter's main into objects under `OUT_DIR/<name>`; the stock
+/// interpreter's are compiled with `SMLUA_STOCK` defined.
 fn compile(
     name: &str,
     out: &Path,
@@ -80,7 +97,7 @@ fn compile(
     csrc: &Path,
     capi_include: &Path,
     library: &[PathBuf],
-    lgc: Option<&Path>,
+    lgc: &Path,
 ) -> Result<Vec<PathBuf>, String> {
     let mut build = cc::Build::new();
     // The same flags as lua-src's own build of Lua 5.4 on Linux, optimised
@@ -95,12 +112,26 @@ fn compile(
         .include(csrc)
         .include(capi_include)
         .out_dir(out.join(name));
+    if name == "stock" {
+        build.define("SMLUA_STOCK", None);
+    }
+    if sanitize_thread() {
+        // Under ThreadSanitizer (rustc's runtime), Lua's longjmp-based
+        // errors crash in the runtime's longjmp interceptor; compiled as
+        // C++, Lua throws and catches exceptions instead (ldo.c's
+        // LUAI_THROW). The C++ standard library is linked (`link_bin`).
+        build
+            .cpp(true)
+            .cpp_link_stdlib(None)
+            .std("c++2b")
+            .flag("-fsanitize=thread");
+    }
     for file in library {
-        let is_lgc = file.file_name().is_some_and(|n| n == "lgc.c");
-        match (is_lgc, lgc) {
-            (true, Some(patched)) => build.file(patched),
-            _ => build.file(file),
-        };
+        if file.file_name().is_some_and(|n| n == "lgc.c") {
+            build.file(lgc);
+        } else {
+            build.file(file);
+        }
     }
     build.file(csrc.join("smlua_main.c"));
     build
@@ -113,6 +144,15 @@ fn link_bin(bin: &str, objects: &[PathBuf]) {
     for object in objects {
         println!("cargo:rustc-link-arg-bin={bin}={}", object.display());
     }
+    if sanitize_thread() {
+        println!("cargo:rustc-link-arg-bin={bin}=-lstdc++");
+    }
     println!("cargo:rustc-link-arg-bin={bin}=-lm");
     println!("cargo:rustc-link-arg-bin={bin}=-ldl");
+}
+
+/// Whether the crate is built with `-Zsanitizer=thread`: Lua is then
+/// compiled as C++ with `-fsanitize=thread` (`bindings/lua/run-tsan.sh`).
+fn sanitize_thread() -> bool {
+    env::var("CARGO_CFG_SANITIZE").is_ok_and(|s| s.split(',').any(|s| s == "thread"))
 }

@@ -60,11 +60,11 @@ pub const PATCHES: &[Patch] = &[
         until: None,
     },
     Patch {
-        name: "a generational step does a full collection",
+        name: "a generational step does a full collection, paced as one",
         anchor: "      youngcollection(L, g);
       setminordebt(g);",
         with: "      fullgen(L, g);  /* stealmark: no young collections */
-      setminordebt(g);",
+      setpause(g);  /* a full collection's pause, not a young one's debt */",
         until: None,
     },
     Patch {
@@ -86,15 +86,64 @@ static lu_mem atomic (lua_State *L) {
     },
 ];
 
-/// The line appended to the patched file: the binding's collector code
-/// (`smlua_gc.c`), included there so that it can use `lgc.c`'s own static
-/// helpers (`clearkey`, `cleargraylists`, `findlast`).
-pub const APPENDIX: &str = "\n#include \"smlua_gc.c\"\n";
+/// The patches of both interpreters: Lua's `luaC_step` and `luaC_fullgc`
+/// are renamed, and `smlua_time.c` defines them, timing each pause.
+pub const TIMING: &[Patch] = &[
+    Patch {
+        name: "luaC_step is timed",
+        anchor: "void luaC_step (lua_State *L) {",
+        with: "static void smlua_untimed_step (lua_State *L) {",
+        until: None,
+    },
+    Patch {
+        name: "luaC_fullgc is timed",
+        anchor: "void luaC_fullgc (lua_State *L, int isemergency) {",
+        with: "static void smlua_untimed_fullgc (lua_State *L, int isemergency) {",
+        until: None,
+    },
+];
 
-/// Applies [`PATCHES`] to `source` and appends [`APPENDIX`].
+/// The stock interpreter's patch beside [`TIMING`]: `atomic()` is renamed,
+/// and `smlua_time.c` defines it, timing stock Lua's mark.
+pub const STOCK_TIMING: &[Patch] = &[Patch {
+    name: "the stock atomic() is timed",
+    anchor: "static lu_mem atomic (lua_State *L) {\n",
+    with: "static lu_mem smlua_stock_atomic (lua_State *L) {\n",
+    until: None,
+}];
+
+/// The lines appended to the stock interpreter's `lgc.c`: the timing.
+pub const STOCK_APPENDIX: &str = "\n#include \"smlua_time.c\"\n";
+
+/// The lines appended to `stealmark-lua`'s `lgc.c`: the timing and the
+/// binding's collector code (`smlua_gc.c`), included there so that it can
+/// use `lgc.c`'s own static helpers (`clearkey`, `cleargraylists`,
+/// `findlast`).
+pub const APPENDIX: &str = "\n#include \"smlua_time.c\"\n#include \"smlua_gc.c\"\n";
+
+/// Applies [`TIMING`] and [`PATCHES`] to `source` and appends
+/// [`APPENDIX`]: `stealmark-lua`'s `lgc.c`.
 pub fn patch_lgc(source: &str) -> Result<String, String> {
+    let text = apply(source, TIMING)?;
+    let mut text = apply(&text, PATCHES)?;
+    text.push_str(APPENDIX);
+    Ok(text)
+}
+
+/// Applies [`TIMING`] and [`STOCK_TIMING`] to `source` and appends
+/// [`STOCK_APPENDIX`]: the stock interpreter's `lgc.c`, whose collector
+/// is Lua's own.
+pub fn patch_stock_lgc(source: &str) -> Result<String, String> {
+    let text = apply(source, TIMING)?;
+    let mut text = apply(&text, STOCK_TIMING)?;
+    text.push_str(STOCK_APPENDIX);
+    Ok(text)
+}
+
+/// Applies `patches` to `source`, in order.
+fn apply(source: &str, patches: &[Patch]) -> Result<String, String> {
     let mut text = source.to_string();
-    for patch in PATCHES {
+    for patch in patches {
         let found = text.matches(patch.anchor).count();
         if found != 1 {
             return Err(format!(
@@ -117,6 +166,5 @@ pub fn patch_lgc(source: &str) -> Result<String, String> {
         };
         text.replace_range(start..end, patch.with);
     }
-    text.push_str(APPENDIX);
     Ok(text)
 }

@@ -81,7 +81,7 @@ static void smlua_check_before(global_State *g) {
   while (size < 2 * objects + 64)
     size *= 2;
   free((void *)smlua_check_set);
-  smlua_check_set = calloc(size, sizeof(*smlua_check_set));
+  smlua_check_set = (_Atomic(uintptr_t) *)calloc(size, sizeof(*smlua_check_set));
   if (smlua_check_set == NULL)
     smlua_check_fail("no memory for the cross-check's set", NULL);
   smlua_check_mask = size - 1;

@@ -1,8 +1,8 @@
 /*
  * smlua_gc.c: Lua 5.4's mark phase run by stealmark.
  *
- * Included at the end of the patched lgc.c (it uses lgc.c's static
- * helpers: clearkey, cleargraylists, findlast). atomic() calls
+ * Included at the end of the patched lgc.c, after smlua_time.c (it uses
+ * lgc.c's static helpers: clearkey, cleargraylists, findlast). atomic() calls
  * smlua_atomic(), which hands the whole mark phase to the engine through
  * its C interface (stealmark.h), stop-the-world, then does in Lua's order
  * what must stay single-threaded: clearing weak entries and dead keys,
@@ -11,13 +11,15 @@
  *
  * Environment:
  *   STEALMARK_LUA_WORKERS  GC workers (default: the machine's cores)
+ *   STEALMARK_LUA_SOLO_BELOW  a collection after one that marked fewer
+ *                          objects runs on the calling thread alone
+ *                          (default 16384; 0: never)
  *   STEALMARK_LUA_STATS=1  one line per collection on stderr
  *   STEALMARK_LUA_CHECK=1  after every marking, walk Lua's object lists and
  *                          check the marks (smlua_check.c)
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "smlua_model.c"
 
@@ -29,7 +31,6 @@
 /* The process's engine, made on the first collection. */
 static sm_marker *smlua_marker = NULL;
 static unsigned long smlua_collections = 0;
-static int smlua_stats_on = -1;
 
 /* Stops the process: the collector cannot go on (Lua has no way to report
  * a failed mark phase, and sweeping after one would free live objects). */
@@ -40,16 +41,12 @@ static void smlua_fatal(const char *what, sm_status status) {
   abort();
 }
 
-static int smlua_env_flag(const char *name) {
-  const char *v = getenv(name);
-  return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
-}
-
 static sm_marker *smlua_get_marker(void) {
   if (smlua_marker == NULL) {
     sm_config config;
     sm_status st;
     const char *workers = getenv("STEALMARK_LUA_WORKERS");
+    const char *solo = getenv("STEALMARK_LUA_SOLO_BELOW");
     sm_config_init(&config);
     config.count_live = 0;
     if (workers != NULL && workers[0] != '\0') {
@@ -61,6 +58,16 @@ static sm_marker *smlua_get_marker(void) {
         exit(EXIT_FAILURE);
       }
       config.workers = (uint32_t)n;
+    }
+    if (solo != NULL && solo[0] != '\0') {
+      char *end;
+      unsigned long long n = strtoull(solo, &end, 10);
+      if (*end != '\0') {
+        fprintf(stderr, "stealmark-lua: STEALMARK_LUA_SOLO_BELOW='%s' is not "
+                        "an object count\n", solo);
+        exit(EXIT_FAILURE);
+      }
+      config.solo_below = (uint64_t)n;
     }
     st = sm_marker_new(&config, &smlua_marker);
     if (st != SM_OK)
@@ -78,6 +85,12 @@ typedef struct smlua_roots {
 static size_t smlua_one_chunk(void *ctx) {
   UNUSED(ctx);
   return 1;
+}
+
+/* The finalizable set is one chunk, or none when 'finobj' is empty: the
+ * engine then skips its finalization step. */
+static size_t smlua_finobj_chunks(void *ctx) {
+  return ((global_State *)ctx)->finobj != NULL;
 }
 
 /* The roots: the running and main threads, the registry, the basic types'
@@ -111,12 +124,6 @@ static void smlua_visit_finobj(void *ctx, size_t chunk,
 
 #include "smlua_check.c"
 #include "smlua_after.c"
-
-static uint64_t smlua_now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 /* The whole mark phase of a collection, with what atomic() does after it. */
 static lu_mem smlua_atomic(lua_State *L) {
@@ -162,7 +169,7 @@ static lu_mem smlua_atomic(lua_State *L) {
   roots.visit_chunk = smlua_visit_roots;
   memset(&finalizable, 0, sizeof(finalizable));
   finalizable.ctx = g;
-  finalizable.chunk_count = smlua_one_chunk;
+  finalizable.chunk_count = smlua_finobj_chunks;
   finalizable.visit_chunk = smlua_visit_finobj;
 
   memset(&collection, 0, sizeof(collection));
@@ -191,9 +198,8 @@ static lu_mem smlua_atomic(lua_State *L) {
   t2 = smlua_now_ns();
 
   smlua_collections++;
-  if (smlua_stats_on < 0)
-    smlua_stats_on = smlua_env_flag("STEALMARK_LUA_STATS");
-  if (smlua_stats_on)
+  smlua_time_mark(t1 - t0);
+  if (smlua_stats())
     fprintf(stderr,
             "stealmark-lua gc %lu: mark %.3f ms, after %.3f ms, marked %llu, "
             "workers %u/%u, cleared %llu entries %llu dead keys, "

@@ -244,7 +244,11 @@ static int smlua_pmain(lua_State *L) {
   return 1;
 }
 
-/* The entry point, called from the Rust binary's main. */
+/* The entry point, called from the Rust binary's main (with C linkage
+ * when Lua is compiled as C++, for ThreadSanitizer: see build/main.rs). */
+#ifdef __cplusplus
+extern "C" int smlua_main(int argc, char **argv);
+#endif
 int smlua_main(int argc, char **argv) {
   int status, ok;
   lua_State *L = luaL_newstate();

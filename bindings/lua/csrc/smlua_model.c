@@ -143,11 +143,17 @@ static void smlua_entry_kinds(smlua_weakness w, const GCObject *k,
   }
 }
 
+/* The size of 'h''s array part: luaH_realasize without its call in the
+ * common case (the limit is the size). */
+static size_t smlua_asize(const Table *h) {
+  return isrealasize(h) ? (size_t)h->alimit : (size_t)luaH_realasize(h);
+}
+
 static size_t smlua_scan_table(global_State *g, const Table *h,
                                smlua_scan *s) {
   smlua_weakness w = smlua_table_weakness(g, h);
   int weakarray = (w == SMLUA_WEAK_VALUES || w == SMLUA_ALL_WEAK);
-  size_t asize = luaH_realasize(h);
+  size_t asize = smlua_asize(h);
   size_t nsize = allocsizenode(h);
   size_t base = 1 + asize, i, j;
   SMLUA_PUT(s, 0, obj2gco(h->metatable), SM_SLOT_STRONG, NULL);
@@ -281,7 +287,7 @@ static size_t smlua_count_slots(const GCObject *o) {
   switch (o->tt) {
     case LUA_VTABLE: {
       const Table *h = gco2t(o);
-      return 1 + luaH_realasize(h) + 2 * (size_t)allocsizenode(h);
+      return 1 + smlua_asize(h) + 2 * (size_t)allocsizenode(h);
     }
     case LUA_VUSERDATA: return 1 + (size_t)gco2u(o)->nuvalue;
     case LUA_VLCL: return 1 + (size_t)gco2lcl(o)->nupvalues;

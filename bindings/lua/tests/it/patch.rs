@@ -4,10 +4,11 @@
 #[path = "../../build/patch.rs"]
 mod patch;
 
-/// A text holding every anchor once (and each range patch's end).
-fn all_anchors() -> String {
+/// A text holding every anchor of `patches` once (and each range patch's
+/// end).
+fn anchors_of(patches: &[&[patch::Patch]]) -> String {
     let mut text = String::new();
-    for p in patch::PATCHES {
+    for p in patches.iter().flat_map(|ps| ps.iter()) {
         text.push_str(p.anchor);
         text.push_str("\n/* between */\n");
         if let Some(until) = p.until {
@@ -17,19 +18,39 @@ fn all_anchors() -> String {
     text
 }
 
+/// A text holding every anchor of `stealmark-lua`'s patches once.
+fn all_anchors() -> String {
+    anchors_of(&[patch::TIMING, patch::PATCHES])
+}
+
 #[test]
 fn every_patch_applies_once_and_the_appendix_follows() {
     let out = patch::patch_lgc(&all_anchors()).expect("all anchors present");
-    for p in patch::PATCHES {
+    for p in patch::TIMING.iter().chain(patch::PATCHES) {
         assert!(out.contains(p.with), "{} not applied", p.name);
     }
     assert!(out.ends_with(patch::APPENDIX));
     assert!(!out.contains("youngcollection(L, g);"));
+    assert!(!out.contains("void luaC_step (lua_State *L) {"));
+}
+
+#[test]
+fn the_stock_lgc_gets_the_timing_only() {
+    let text = anchors_of(&[patch::TIMING, patch::STOCK_TIMING]);
+    let out = patch::patch_stock_lgc(&text).expect("all anchors present");
+    for p in patch::TIMING.iter().chain(patch::STOCK_TIMING) {
+        assert!(out.contains(p.with), "{} not applied", p.name);
+    }
+    assert!(out.ends_with(patch::STOCK_APPENDIX));
+    assert!(!out.contains("smlua_gc.c") && !out.contains("smlua_atomic"));
+    let err = patch::patch_stock_lgc(&text.replacen(patch::TIMING[0].anchor, "", 1))
+        .expect_err("an anchor is missing");
+    assert!(err.contains(patch::TIMING[0].name), "{err}");
 }
 
 #[test]
 fn a_missing_anchor_fails_naming_the_patch() {
-    for p in patch::PATCHES {
+    for p in patch::TIMING.iter().chain(patch::PATCHES) {
         let text = all_anchors().replacen(p.anchor, "", 1);
         let err = patch::patch_lgc(&text).expect_err("an anchor is missing");
         assert!(err.contains(p.name) && err.contains("0 times"), "{err}");

@@ -121,7 +121,9 @@ fn all_lua_under_the_cross_check() {
 }
 
 /// Lua's clearing order and finalizer order (`tests/lua/order.lua`), the
-/// same on stock Lua and on `stealmark-lua` in both modes.
+/// same on stock Lua and on `stealmark-lua` in both modes; at 2 workers
+/// every collection is parallel (`STEALMARK_LUA_SOLO_BELOW=0`), so that
+/// the objects to finalize come back from several workers.
 #[test]
 fn clearing_order_matches_stock_lua() {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lua/order.lua");
@@ -135,6 +137,10 @@ fn clearing_order_matches_stock_lua() {
                 &[
                     ("STEALMARK_LUA_WORKERS", workers),
                     ("STEALMARK_LUA_CHECK", "1"),
+                    (
+                        "STEALMARK_LUA_SOLO_BELOW",
+                        if workers == "1" { "" } else { "0" },
+                    ),
                 ],
             );
         }

@@ -71,4 +71,32 @@ end
 collectgarbage()
 assert(table.concat(order, ",") == "5,4,3,2,1", "finalizer order " .. table.concat(order, ","))
 
+-- 6. The same with many objects, each holding a chain of tables (work for
+--    every worker while they are resurrected), some of them kept alive:
+--    the engine reports the objects to finalize in no definite order, and
+--    the binding moves them in registration order.
+--    The collector is stopped while they are made: collections in between
+--    would reorder Lua's lists (generational mode keeps them by age).
+order = {}
+local kept = {}
+collectgarbage("stop")
+do
+  for i = 1, 3000 do
+    local chain = {}
+    for j = 1, 20 do chain = { chain, j } end
+    local o = setmetatable({ chain }, { __gc = function() order[#order + 1] = i end })
+    if i % 3 == 0 then kept[#kept + 1] = o end
+  end
+end
+collectgarbage("restart")
+collectgarbage()
+assert(#order == 2000, "finalized " .. #order .. " objects, expected 2000")
+local previous = math.huge
+for _, i in ipairs(order) do
+  assert(i % 3 ~= 0, "a kept object was finalized")
+  assert(i < previous, "finalizers ran out of reverse registration order")
+  previous = i
+end
+assert(#kept == 1000)
+
 print("order OK")
