@@ -4,6 +4,7 @@
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use stealmark_marker::model::prefetch_read;
 use stealmark_marker::{MarkIndex, ObjRef, ObjectModel, SlotKind};
@@ -51,22 +52,23 @@ impl Bounds {
         }
     }
 
-    /// `word` as a reference, or a contract violation naming `what` gave it.
+    /// `word` as a reference, if it is one inside the bounds.
     #[inline]
-    pub(crate) fn check(self, word: usize, what: impl FnOnce() -> String) -> ObjRef {
-        match ObjRef::from_word(word) {
-            Some(r) if self.0.is_none_or(|(lo, hi)| (lo..hi).contains(&word)) => r,
-            Some(_) => {
-                let (lo, hi) = self.0.unwrap_or_default();
-                violated(format!(
-                    "{} gave the reference {word:#x}, outside the heap [{lo:#x}, {hi:#x})",
-                    what()
-                ))
+    pub(crate) fn get(self, word: usize) -> Option<ObjRef> {
+        ObjRef::from_word(word).filter(|_| self.0.is_none_or(|(lo, hi)| (lo..hi).contains(&word)))
+    }
+
+    /// Why `word`, which `what` gave, is not a reference inside the bounds.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn why(self, word: usize, what: String) -> String {
+        match (ObjRef::from_word(word), self.0) {
+            (Some(_), Some((lo, hi))) => {
+                format!("{what} gave the reference {word:#x}, outside the heap [{lo:#x}, {hi:#x})")
             }
-            None => violated(format!(
-                "{} gave the reference {word:#x}, which is null or not a multiple of 8",
-                what()
-            )),
+            _ => {
+                format!("{what} gave the reference {word:#x}, which is null or not a multiple of 8")
+            }
         }
     }
 }
@@ -85,6 +87,10 @@ pub(crate) struct CModel {
     bounds: Bounds,
     /// The dense index callback, its context and bound (side bitmap only).
     dense: Option<(RefFn, *mut c_void, usize)>,
+    /// The first contract violation found in the callbacks' answers: a
+    /// mark cycle turns the panic that reports it into its poisoned state,
+    /// which keeps no payload, so the message is kept here.
+    violation: OnceLock<String>,
 }
 
 // SAFETY: the header requires every callback to be callable from any GC
@@ -130,6 +136,7 @@ impl CModel {
             prefetch_off: model.prefetch_off != 0,
             bounds: Bounds::of(model),
             dense,
+            violation: OnceLock::new(),
         })
     }
 
@@ -161,6 +168,7 @@ impl CModel {
             prefetch_off: true,
             bounds: Bounds::of_none(),
             dense: None,
+            violation: OnceLock::new(),
         }
     }
 
@@ -168,30 +176,54 @@ impl CModel {
     pub(crate) fn bounds(&self) -> Bounds {
         self.bounds
     }
+
+    /// The first contract violation found in this model's callbacks.
+    pub(crate) fn violation(&self) -> Option<&str> {
+        self.violation.get().map(String::as_str)
+    }
+
+    /// Keeps `message` (if it is the first) and reports the violation.
+    #[cold]
+    #[inline(never)]
+    fn violated(&self, message: String) -> ! {
+        let _ = self.violation.set(message.clone());
+        violated(message)
+    }
+
+    /// `word` as a reference, or a violation naming `what` gave it.
+    #[inline]
+    fn target(&self, word: usize, what: impl FnOnce() -> String) -> ObjRef {
+        match self.bounds.get(word) {
+            Some(r) => r,
+            None => self.violated(self.bounds.why(word, what())),
+        }
+    }
 }
 
-/// `entry`'s kind, or a contract violation.
-#[inline]
-fn slot_kind(bounds: Bounds, obj: ObjRef, entry: &sm_slot) -> SlotKind {
-    match entry.kind {
-        SM_SLOT_STRONG => SlotKind::Strong,
-        SM_SLOT_SOFT => SlotKind::Soft,
-        SM_SLOT_WEAK => SlotKind::Weak,
-        SM_SLOT_PHANTOM => SlotKind::Phantom,
-        SM_SLOT_EPHEMERON => SlotKind::Ephemeron {
-            key: bounds.check(entry.key, || {
-                format!(
-                    "scan_slots({:#x}) slot {} (ephemeron key)",
-                    obj.word(),
-                    entry.index
-                )
-            }),
-        },
-        k => violated(format!(
-            "scan_slots({:#x}) slot {} has the unknown kind {k}",
-            obj.word(),
-            entry.index
-        )),
+impl CModel {
+    /// `entry`'s kind, or a contract violation.
+    #[inline]
+    fn slot_kind(&self, obj: ObjRef, entry: &sm_slot) -> SlotKind {
+        match entry.kind {
+            SM_SLOT_STRONG => SlotKind::Strong,
+            SM_SLOT_SOFT => SlotKind::Soft,
+            SM_SLOT_WEAK => SlotKind::Weak,
+            SM_SLOT_PHANTOM => SlotKind::Phantom,
+            SM_SLOT_EPHEMERON => SlotKind::Ephemeron {
+                key: self.target(entry.key, || {
+                    format!(
+                        "scan_slots({:#x}) slot {} (ephemeron key)",
+                        obj.word(),
+                        entry.index
+                    )
+                }),
+            },
+            k => self.violated(format!(
+                "scan_slots({:#x}) slot {} has the unknown kind {k}",
+                obj.word(),
+                entry.index
+            )),
+        }
     }
 }
 
@@ -242,13 +274,13 @@ impl ObjectModel for CModel {
                 )
             };
             if n == SM_SCAN_FAILED {
-                violated(format!(
+                self.violated(format!(
                     "scan_slots({:#x}) returned SM_SCAN_FAILED",
                     obj.word()
                 ));
             }
             if n > SLOT_BATCH {
-                violated(format!(
+                self.violated(format!(
                     "scan_slots({:#x}) returned {n}, more than the buffer's {SLOT_BATCH} entries",
                     obj.word()
                 ));
@@ -259,7 +291,7 @@ impl ObjectModel for CModel {
                 // (the header's contract); `sm_slot` is plain integers.
                 let entry = unsafe { entry.assume_init_ref() };
                 if !(next..slots.end).contains(&entry.index) {
-                    violated(format!(
+                    self.violated(format!(
                         "scan_slots({:#x}, {}, {}) gave slot index {}, outside [{next}, {}) \
                          (indices must rise within the range asked for)",
                         obj.word(),
@@ -270,8 +302,8 @@ impl ObjectModel for CModel {
                     ));
                 }
                 next = entry.index + 1;
-                let kind = slot_kind(self.bounds, obj, entry);
-                let target = self.bounds.check(entry.target, || {
+                let kind = self.slot_kind(obj, entry);
+                let target = self.target(entry.target, || {
                     format!("scan_slots({:#x}) slot {}", obj.word(), entry.index)
                 });
                 visit(entry.index, target, kind);
@@ -296,7 +328,7 @@ impl ObjectModel for CModel {
         // SAFETY: as in `size_bytes`.
         let t = unsafe { f(self.ctx, obj.word()) };
         if t >= self.type_count {
-            violated(format!(
+            self.violated(format!(
                 "type_id({:#x}) = {t}, not below type_count = {}",
                 obj.word(),
                 self.type_count
@@ -326,13 +358,13 @@ impl MarkIndex for CModel {
     #[inline]
     fn mark_index(&self, obj: ObjRef) -> usize {
         let Some((f, ctx, bound)) = self.dense else {
-            violated("a dense index was asked for without SM_MARKS_SIDE_BITMAP".to_owned());
+            self.violated("a dense index was asked for without SM_MARKS_SIDE_BITMAP".to_owned());
         };
         // SAFETY: a present callback of the runtime (`sm_marks.dense_index`),
         // called as the header documents.
         let i = unsafe { f(ctx, obj.word()) };
         if i >= bound {
-            violated(format!(
+            self.violated(format!(
                 "dense_index({:#x}) = {i}, not below dense_bound = {bound}",
                 obj.word()
             ));
