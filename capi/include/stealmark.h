@@ -485,9 +485,11 @@ sm_status sm_report_is_marked(const sm_report *report, size_t dense_index,
  * The mutator's duties (the SATB barrier): before overwriting a reference
  * slot, pass its old value to sm_mutator_pre_write; give every object
  * allocated during the cycle to sm_mutator_allocate_black before storing a
- * reference to it anywhere; detach (or free) every barrier handle at the
- * safepoint before sm_cycle_finish. Objects reachable at the start or
- * allocated black are then marked at the end.
+ * reference to it anywhere; pass a referent read from a non-strong slot (a
+ * weak, soft or phantom slot, or an ephemeron's value) to
+ * sm_mutator_pre_write before using it; detach (or free) every barrier
+ * handle at the safepoint before sm_cycle_finish. Objects reachable at the
+ * start or allocated black are then marked at the end.
  *
  * The callbacks and contexts of sm_cycle_start's model and marks are copied
  * by the call (the structs themselves need not outlive it), but their ctx
