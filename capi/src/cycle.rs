@@ -11,10 +11,12 @@ use stealmark_marker::{
     Backpressure, Collection, CycleError, CycleOptions, MarkStore, ObjRef, OwnedCycle,
 };
 
-use crate::handle::{poisoned, sm_marker, Soft};
+use crate::bounds::Bounds;
+use crate::marker::{lent, poisoned, sm_marker};
 use crate::marks::{HeaderByte, MarkCallbacks};
-use crate::model::{Bounds, CModel};
+use crate::model::CModel;
 use crate::refs::CRefs;
+use crate::soft::Soft;
 use crate::status::{
     guard, panic_text, sm_status, Error, SM_ERR_BUSY, SM_ERR_CONFIG, SM_ERR_ENDED, SM_ERR_MARKS,
     SM_ERR_POISONED, SM_ERR_RESOURCE,
@@ -207,7 +209,7 @@ pub unsafe extern "C" fn sm_cycle_start(
         if state.poisoned {
             return Err(poisoned());
         }
-        let engine = state.marker.take().ok_or_else(crate::handle::lent)?;
+        let engine = state.marker.take().ok_or_else(lent)?;
         state.collection += 1;
         state.valid = false;
         let started = catch_unwind(AssertUnwindSafe(|| {

@@ -9,8 +9,9 @@ use std::sync::OnceLock;
 use stealmark_marker::model::prefetch_read;
 use stealmark_marker::{MarkIndex, ObjRef, ObjectModel, SlotKind};
 
+use crate::bounds::Bounds;
 use crate::contract::violated;
-use crate::status::{Error, SM_ERR_MARKS, SM_ERR_RANGE};
+use crate::status::{Error, SM_ERR_MARKS};
 use crate::types::{
     sm_object_model, sm_slot, SM_SCAN_FAILED, SM_SLOT_EPHEMERON, SM_SLOT_PHANTOM, SM_SLOT_SOFT,
     SM_SLOT_STRONG, SM_SLOT_WEAK,
@@ -25,52 +26,15 @@ type RefFn = unsafe extern "C" fn(*mut c_void, usize) -> usize;
 /// The slot scanner, present.
 type ScanFn = unsafe extern "C" fn(*mut c_void, usize, usize, usize, *mut sm_slot, usize) -> usize;
 
-/// The heap bounds every reference must lie in, if the runtime gave them.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Bounds(Option<(usize, usize)>);
-
-impl Bounds {
-    /// The bounds of `model` (none unless `heap_end > heap_start`).
-    pub(crate) fn of(model: &sm_object_model) -> Bounds {
-        Bounds((model.heap_end > model.heap_start).then_some((model.heap_start, model.heap_end)))
-    }
-
-    /// No bounds.
-    pub(crate) fn of_none() -> Bounds {
-        Bounds(None)
-    }
-
-    /// `word` as a reference, or an `SM_ERR_RANGE` error naming `what`
-    /// (for references the runtime passes in a call, not a callback).
-    pub(crate) fn checked(self, word: usize, what: &str) -> Result<ObjRef, Error> {
-        match ObjRef::from_word(word) {
-            Some(r) if self.0.is_none_or(|(lo, hi)| (lo..hi).contains(&word)) => Ok(r),
-            _ => Err(Error::new(
-                SM_ERR_RANGE,
-                format!("{what} {word:#x} is not a multiple of 8 inside the heap bounds"),
-            )),
-        }
-    }
-
-    /// `word` as a reference, if it is one inside the bounds.
-    #[inline]
-    pub(crate) fn get(self, word: usize) -> Option<ObjRef> {
-        ObjRef::from_word(word).filter(|_| self.0.is_none_or(|(lo, hi)| (lo..hi).contains(&word)))
-    }
-
-    /// Why `word`, which `what` gave, is not a reference inside the bounds.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn why(self, word: usize, what: String) -> String {
-        match (ObjRef::from_word(word), self.0) {
-            (Some(_), Some((lo, hi))) => {
-                format!("{what} gave the reference {word:#x}, outside the heap [{lo:#x}, {hi:#x})")
-            }
-            _ => {
-                format!("{what} gave the reference {word:#x}, which is null or not a multiple of 8")
-            }
-        }
-    }
+/// How the engine prefetches an object it is about to scan.
+#[derive(Clone, Copy)]
+enum Prefetch {
+    /// A read prefetch of the reference as an address (the default).
+    Address,
+    /// Nothing (`prefetch_off`).
+    Off,
+    /// The runtime's `prefetch` callback.
+    Callback(unsafe extern "C" fn(*mut c_void, usize)),
 }
 
 /// The object model of a collection: the runtime's callbacks, checked
@@ -82,8 +46,7 @@ pub(crate) struct CModel {
     scan_slots: ScanFn,
     type_count: usize,
     type_id: Option<RefFn>,
-    prefetch: Option<unsafe extern "C" fn(*mut c_void, usize)>,
-    prefetch_off: bool,
+    prefetch: Prefetch,
     bounds: Bounds,
     /// The dense index callback, its context and bound (side bitmap only).
     dense: Option<(RefFn, *mut c_void, usize)>,
@@ -132,8 +95,11 @@ impl CModel {
                 .ok_or_else(|| Error::null("model.scan_slots"))?,
             type_count: model.type_count,
             type_id,
-            prefetch: model.prefetch,
-            prefetch_off: model.prefetch_off != 0,
+            prefetch: match (model.prefetch_off != 0, model.prefetch) {
+                (true, _) => Prefetch::Off,
+                (false, Some(f)) => Prefetch::Callback(f),
+                (false, None) => Prefetch::Address,
+            },
             bounds: Bounds::of(model),
             dense,
             violation: OnceLock::new(),
@@ -164,8 +130,7 @@ impl CModel {
             scan_slots: none,
             type_count: 0,
             type_id: None,
-            prefetch: None,
-            prefetch_off: true,
+            prefetch: Prefetch::Off,
             bounds: Bounds::of_none(),
             dense: None,
             violation: OnceLock::new(),
@@ -201,9 +166,10 @@ impl CModel {
 }
 
 impl CModel {
-    /// `entry`'s kind, or a contract violation.
-    #[inline]
-    fn slot_kind(&self, obj: ObjRef, entry: &sm_slot) -> SlotKind {
+    /// The kind of `entry`, which is not a strong slot, or a contract
+    /// violation (out of line: non-strong slots are rare).
+    #[inline(never)]
+    fn other_kind(&self, obj: ObjRef, entry: &sm_slot) -> SlotKind {
         match entry.kind {
             SM_SLOT_STRONG => SlotKind::Strong,
             SM_SLOT_SOFT => SlotKind::Soft,
@@ -225,6 +191,45 @@ impl CModel {
             )),
         }
     }
+
+    /// Reports a count `n` that `scan_slots` returned above the buffer's.
+    #[cold]
+    #[inline(never)]
+    fn bad_count(&self, obj: ObjRef, n: usize) -> ! {
+        if n == SM_SCAN_FAILED {
+            self.violated(format!(
+                "scan_slots({:#x}) returned SM_SCAN_FAILED",
+                obj.word()
+            ));
+        }
+        self.violated(format!(
+            "scan_slots({:#x}) returned {n}, more than the buffer's {SLOT_BATCH} entries",
+            obj.word()
+        ))
+    }
+
+    /// Reports an entry whose index is not in `next..end`.
+    #[cold]
+    #[inline(never)]
+    fn bad_index(&self, obj: ObjRef, slots: Range<usize>, next: usize, entry: &sm_slot) -> ! {
+        self.violated(format!(
+            "scan_slots({:#x}, {}, {}) gave slot index {}, outside [{next}, {}) \
+             (indices must rise within the range asked for)",
+            obj.word(),
+            slots.start,
+            slots.end,
+            entry.index,
+            slots.end
+        ))
+    }
+
+    /// Reports an entry whose target is not a reference inside the heap.
+    #[cold]
+    #[inline(never)]
+    fn bad_target(&self, obj: ObjRef, entry: &sm_slot) -> ! {
+        let what = format!("scan_slots({:#x}) slot {}", obj.word(), entry.index);
+        self.violated(self.bounds.why(entry.target, what))
+    }
 }
 
 impl ObjectModel for CModel {
@@ -235,13 +240,23 @@ impl ObjectModel for CModel {
         unsafe { (self.size_bytes)(self.ctx, obj.word()) }
     }
 
+    /// One `size_bytes` call: the footprint is the size (the default would
+    /// call the runtime twice).
+    #[inline]
+    fn live_bytes(&self, obj: ObjRef) -> (usize, usize) {
+        let size = self.size_bytes(obj);
+        (size, size)
+    }
+
     #[inline]
     fn slot_count(&self, obj: ObjRef) -> usize {
         // SAFETY: as in `size_bytes`.
         unsafe { (self.slot_count)(self.ctx, obj.word()) }
     }
 
-    #[inline]
+    /// Inlined into the engine's scan, so that an object costs no call
+    /// besides the runtime's.
+    #[inline(always)]
     fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
         &self,
         obj: ObjRef,
@@ -257,9 +272,10 @@ impl ObjectModel for CModel {
         } else {
             slots
         };
+        let end = slots.end;
         let mut buf = [MaybeUninit::<sm_slot>::uninit(); SLOT_BATCH];
         let mut from = slots.start;
-        while from < slots.end {
+        while from < end {
             // SAFETY: a present callback, called as the header documents;
             // `buf` has room for `SLOT_BATCH` entries and lives across the
             // call.
@@ -268,44 +284,33 @@ impl ObjectModel for CModel {
                     self.ctx,
                     obj.word(),
                     from,
-                    slots.end,
+                    end,
                     buf.as_mut_ptr().cast(),
                     SLOT_BATCH,
                 )
             };
-            if n == SM_SCAN_FAILED {
-                self.violated(format!(
-                    "scan_slots({:#x}) returned SM_SCAN_FAILED",
-                    obj.word()
-                ));
-            }
+            // `SM_SCAN_FAILED` is above the buffer's size too.
             if n > SLOT_BATCH {
-                self.violated(format!(
-                    "scan_slots({:#x}) returned {n}, more than the buffer's {SLOT_BATCH} entries",
-                    obj.word()
-                ));
+                self.bad_count(obj, n);
             }
+            // SAFETY: the callback wrote the `n <= SLOT_BATCH` entries it
+            // returned (the header's contract); `sm_slot` is plain integers.
+            let entries = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<sm_slot>(), n) };
             let mut next = from;
-            for entry in &buf[..n] {
-                // SAFETY: the callback wrote the `n` entries it returned
-                // (the header's contract); `sm_slot` is plain integers.
-                let entry = unsafe { entry.assume_init_ref() };
-                if !(next..slots.end).contains(&entry.index) {
-                    self.violated(format!(
-                        "scan_slots({:#x}, {}, {}) gave slot index {}, outside [{next}, {}) \
-                         (indices must rise within the range asked for)",
-                        obj.word(),
-                        slots.start,
-                        slots.end,
-                        entry.index,
-                        slots.end
-                    ));
+            for entry in entries {
+                // `next <= end`: one comparison checks `next <= index < end`.
+                if entry.index.wrapping_sub(next) >= end - next {
+                    self.bad_index(obj, slots.clone(), next, entry);
                 }
                 next = entry.index + 1;
-                let kind = self.slot_kind(obj, entry);
-                let target = self.target(entry.target, || {
-                    format!("scan_slots({:#x}) slot {}", obj.word(), entry.index)
-                });
+                let Some(target) = self.bounds.get(entry.target) else {
+                    self.bad_target(obj, entry)
+                };
+                let kind = if entry.kind == SM_SLOT_STRONG {
+                    SlotKind::Strong
+                } else {
+                    self.other_kind(obj, entry)
+                };
                 visit(entry.index, target, kind);
             }
             if n < SLOT_BATCH {
@@ -339,13 +344,11 @@ impl ObjectModel for CModel {
 
     #[inline]
     fn prefetch(&self, obj: ObjRef) {
-        if self.prefetch_off {
-            return;
-        }
         match self.prefetch {
+            Prefetch::Address => prefetch_read(obj.addr()),
+            Prefetch::Off => {}
             // SAFETY: as in `size_bytes`.
-            Some(f) => unsafe { f(self.ctx, obj.word()) },
-            None => prefetch_read(obj.addr()),
+            Prefetch::Callback(f) => unsafe { f(self.ctx, obj.word()) },
         }
     }
 }

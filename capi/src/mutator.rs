@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use stealmark_marker::{CycleError, OwnedMutator};
 
+use crate::bounds::Bounds;
 use crate::cycle::{cycle_error, sm_cycle, CStore};
-use crate::model::{Bounds, CModel};
+use crate::model::CModel;
 use crate::status::{guard, sm_status, Error};
 
 /// The barrier handle (`sm_mutator`).

@@ -9,8 +9,8 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use stealmark_marker::model::ROOT_CHUNK;
 use stealmark_marker::{ObjRef, RootSource};
 
+use crate::bounds::Bounds;
 use crate::contract::{violated, Violation};
-use crate::model::Bounds;
 use crate::status::{Error, SM_ERR_CONTRACT};
 use crate::types::{sm_refs, VisitFn};
 

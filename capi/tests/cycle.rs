@@ -218,12 +218,7 @@ fn remark(roots: &sm_refs) -> sm_remark {
     sm_remark {
         roots,
         finalizable: std::ptr::null(),
-        soft: sm_soft_policy {
-            mode: SM_SOFT_CLEAR_ALL,
-            reserved: 0,
-            ctx: std::ptr::null_mut(),
-            keep: None,
-        },
+        soft: clear_all(),
     }
 }
 
