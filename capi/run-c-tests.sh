@@ -27,7 +27,7 @@ cp "$out/header.c" "$out/header.cpp"
 "$CXX" -std=c++17 -Wall -Wextra -Werror "$out/header_cpp.o" "$lib/libstealmark_capi.a" "${syslibs[@]}" -o "$out/header_cpp"
 "$out/header_cpp"
 
-cflags=(-std=c11 -O2 -g -Wall -Wextra -Werror -pedantic -Icapi/include)
+cflags=(-std=c11 -O2 -g -Wall -Wextra -Werror -pedantic -pthread -Icapi/include)
 
 echo "== the example runtime, static"
 "$CC" "${cflags[@]}" capi/examples/runtime.c "$lib/libstealmark_capi.a" "${syslibs[@]}" -o "$out/runtime"

@@ -6,24 +6,31 @@
 //!   callbacks reading an arena) against the Rust API (a monomorphised
 //!   `ObjectModel` reading the same arena), both with the header-byte mark
 //!   store, at 1 and 2 workers;
-//! - (b) `small`: the latency of collecting a 1,000-object heap through the
-//!   C interface, solo (calling thread only) and with the pool woken;
+//! - (b) `small`: the latency of a call collecting a 1,000-object heap
+//!   through the C interface, solo (calling thread only) and with the pool
+//!   woken, beside the Rust API's solo collection, and the two paired;
 //! - (c) `header-vs-callbacks`: the header byte that the engine sets itself
 //!   against the runtime's `try_mark`/`is_marked` callbacks.
 //!
 //! `cargo bench -p stealmark-capi --bench capi [-- a|b|c]`;
 //! `STEALMARK_CAPI_OBJECTS` sets the heap of (a) and (c) (default 8M),
-//! `STEALMARK_CAPI_ROUNDS` the rounds (default 11). Timings need a quiet
-//! machine.
+//! `STEALMARK_CAPI_ROUNDS` the rounds (default 11). Every time is the
+//! wall-clock time of the collecting call. Timings need a quiet machine.
 
 use std::ffi::c_void;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::time::Instant;
 
 use stealmark_capi::*;
 use stealmark_marker::{
     Collection, MarkStore, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind,
 };
+
+/// Helpers shared with the integration tests.
+#[path = "../tests/it/common/ffi.rs"]
+mod ffi;
+use ffi::{bit0, c_refs, clear_all, config, new_marker};
 
 /// A heap in one arena of words: object `i` starts at `starts[i]` with a
 /// header word (mark byte in its low byte, slot count above), then its
@@ -139,21 +146,8 @@ unsafe extern "C" fn c_is_marked(_: *mut c_void, r: usize) -> bool {
     unsafe { &*(r as *const AtomicU8) }.load(Ordering::Relaxed) & 1 != 0
 }
 
-fn c_marker(workers: u32, solo_below: u64) -> *mut sm_marker {
-    let mut c = std::mem::MaybeUninit::uninit();
-    // SAFETY: valid for writes.
-    unsafe { sm_config_init(c.as_mut_ptr()) };
-    // SAFETY: initialised above.
-    let mut c = unsafe { c.assume_init() };
-    c.workers = workers;
-    c.solo_below = solo_below;
-    let mut m = std::ptr::null_mut();
-    // SAFETY: valid pointers.
-    assert_eq!(unsafe { sm_marker_new(&c, &mut m) }, SM_OK);
-    m
-}
-
-/// One collection of `arena` through the C interface; its pause in ns.
+/// One collection of `arena` through the C interface; the call's time in
+/// ns (the engine's pause and the interface's own work).
 fn through_c(arena: &Arena, marker: *mut sm_marker, mode: u32) -> u64 {
     arena.clear_marks();
     let model = sm_object_model {
@@ -172,13 +166,7 @@ fn through_c(arena: &Arena, marker: *mut sm_marker, mode: u32) -> u64 {
     let marks = sm_marks {
         mode,
         reserved: 0,
-        header: sm_mark_byte {
-            offset: 0,
-            test_mask: 1,
-            test_value: 1,
-            set_bits: 1,
-            clear_bits: 0,
-        },
+        header: bit0(0),
         ctx: std::ptr::null_mut(),
         try_mark: Some(c_try_mark),
         is_marked: Some(c_is_marked),
@@ -186,35 +174,25 @@ fn through_c(arena: &Arena, marker: *mut sm_marker, mode: u32) -> u64 {
         dense_bound: 0,
     };
     let root = [arena.root()];
-    let roots = sm_refs {
-        refs: root.as_ptr(),
-        len: 1,
-        ctx: std::ptr::null_mut(),
-        chunk_count: None,
-        visit_chunk: None,
-        scan_chunk: None,
-    };
+    let roots = c_refs(&root);
     let c = sm_collection {
         model: &model,
         marks: &marks,
         roots: &roots,
         finalizable: std::ptr::null(),
-        soft: sm_soft_policy {
-            mode: SM_SOFT_CLEAR_ALL,
-            reserved: 0,
-            ctx: std::ptr::null_mut(),
-            keep: None,
-        },
+        soft: clear_all(),
     };
     let mut report = sm_report::default();
     let mut stats = sm_stats::default();
+    let t0 = Instant::now();
     // SAFETY: valid pointers; the arena outlives the call.
-    unsafe {
-        assert_eq!(sm_collect(marker, &c, &mut report), SM_OK);
-        assert_eq!(sm_report_stats(&report, &mut stats), SM_OK);
-    }
+    let status = unsafe { sm_collect(marker, &c, &mut report) };
+    let ns = t0.elapsed().as_nanos() as u64;
+    assert_eq!(status, SM_OK);
+    // SAFETY: a current report.
+    assert_eq!(unsafe { sm_report_stats(&report, &mut stats) }, SM_OK);
     assert_eq!(stats.live_objects as usize, arena.starts.len());
-    stats.pause_ns
+    ns
 }
 
 // ---- the Rust side --------------------------------------------------------
@@ -269,12 +247,20 @@ impl MarkStore<RustArena> for RustMarks {
     }
 }
 
-fn through_rust(arena: &Arena, marker: &mut Marker) -> u64 {
+/// One collection of `arena` through the Rust API (solo or not); the call's
+/// time in ns.
+fn through_rust(arena: &Arena, marker: &mut Marker, solo: bool) -> u64 {
     arena.clear_marks();
     let root = [ObjRef::from_word(arena.root()).unwrap()];
-    let r = marker.collect_with(&RustArena, &RustMarks, &Collection::new(&root[..]));
+    let t0 = Instant::now();
+    let r = marker.collect_with(
+        &RustArena,
+        &RustMarks,
+        &Collection::new(&root[..]).solo(solo),
+    );
+    let ns = t0.elapsed().as_nanos() as u64;
     assert_eq!(r.live_objects() as usize, arena.starts.len());
-    r.stats.pause_ns
+    ns
 }
 
 // ---- the harness ----------------------------------------------------------
@@ -329,14 +315,14 @@ fn main() {
     if run("a") || run("c") {
         let arena = Arena::new(objects);
         for workers in [1u32, 2] {
-            let cm = c_marker(workers, 0);
+            let cm = new_marker(&config(workers, 0));
             if run("a") {
                 let mut rm = Marker::new(MarkerConfig::with_workers(workers as usize)).unwrap();
                 paired(
                     &format!("(a) {objects} objects, {workers} worker(s), C ABI / Rust API"),
                     rounds,
                     || through_c(&arena, cm, SM_MARKS_HEADER_BYTE),
-                    || through_rust(&arena, &mut rm),
+                    || through_rust(&arena, &mut rm, false),
                 );
             }
             if run("c") {
@@ -353,19 +339,48 @@ fn main() {
     }
     if run("b") {
         let small = Arena::new(1000);
-        let solo = c_marker(2, u64::MAX);
-        let pool = c_marker(2, 0);
-        let lat = |m: *mut sm_marker| {
-            let mut v: Vec<u64> = (0..2000)
-                .map(|_| through_c(&small, m, SM_MARKS_HEADER_BYTE))
-                .collect();
+        let solo = new_marker(&config(2, u64::MAX));
+        let pool = new_marker(&config(2, 0));
+        let mut rust = Marker::new(MarkerConfig::with_workers(2)).unwrap();
+        let lat = |f: &mut dyn FnMut() -> u64| {
+            let mut v: Vec<u64> = (0..2000).map(|_| f()).collect();
             v.sort();
             (v[v.len() / 2], v[v.len() * 99 / 100])
         };
-        for (name, m) in [("solo", solo), ("pool woken", pool)] {
-            let (p50, p99) = lat(m);
-            println!("(b) 1000 objects, 2 workers, {name}: median {:.1} us, p99 {:.1} us (target < 50 us)", p50 as f64 / 1e3, p99 as f64 / 1e3);
+        let runs: [(&str, &mut dyn FnMut() -> u64); 3] = [
+            ("C ABI, solo", &mut || {
+                through_c(&small, solo, SM_MARKS_HEADER_BYTE)
+            }),
+            ("C ABI, pool woken", &mut || {
+                through_c(&small, pool, SM_MARKS_HEADER_BYTE)
+            }),
+            ("Rust API, solo", &mut || {
+                through_rust(&small, &mut rust, true)
+            }),
+        ];
+        for (name, f) in runs {
+            let (p50, p99) = lat(f);
+            println!(
+                "(b) 1000 objects, 2 workers, {name}: median {:.1} us, p99 {:.1} us per call \
+                 (target < 50 us through the C ABI)",
+                p50 as f64 / 1e3,
+                p99 as f64 / 1e3
+            );
         }
+        paired(
+            "(b) 1000 objects, solo, C ABI / Rust API (x1000 calls)",
+            rounds,
+            || {
+                (0..1000)
+                    .map(|_| through_c(&small, solo, SM_MARKS_HEADER_BYTE))
+                    .sum()
+            },
+            || {
+                (0..1000)
+                    .map(|_| through_rust(&small, &mut rust, true))
+                    .sum()
+            },
+        );
         // SAFETY: markers from `sm_marker_new`.
         unsafe {
             sm_marker_free(solo);

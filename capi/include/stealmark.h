@@ -485,17 +485,23 @@ sm_status sm_report_is_marked(const sm_report *report, size_t dense_index,
  * The mutator's duties (the SATB barrier): before overwriting a reference
  * slot, pass its old value to sm_mutator_pre_write; give every object
  * allocated during the cycle to sm_mutator_allocate_black before storing a
- * reference to it anywhere; detach (or free) every barrier handle at the
- * safepoint before sm_cycle_finish. Objects reachable at the start or
- * allocated black are then marked at the end.
+ * reference to it anywhere; pass a referent read from a non-strong slot (a
+ * weak, soft or phantom slot, or an ephemeron's value) to
+ * sm_mutator_pre_write before using it; detach (or free) every barrier
+ * handle at the safepoint before sm_cycle_finish. Objects reachable at the
+ * start or allocated black are then marked at the end.
  *
  * The callbacks and contexts of sm_cycle_start's model and marks are copied
  * by the call (the structs themselves need not outlive it), but their ctx
  * pointers and everything the callbacks read must stay valid until the
  * cycle is freed. A scan callback that breaks its contract, or an engine
- * panic, poisons the cycle: later calls on it return SM_ERR_POISONED and
+ * panic, poisons the cycle: the call that meets it and every later call on
+ * the cycle and its barrier handles return SM_ERR_POISONED, with a message
+ * that names the broken contract (as sm_collect's SM_ERR_CONTRACT would);
  * sm_cycle_finish never returns a report; sm_cycle_free then gives the
- * engine back to its marker, usable. */
+ * engine back to its marker, usable. A root or finalizable reference that
+ * breaks the contract fails sm_cycle_start or sm_cycle_finish with
+ * SM_ERR_CONTRACT instead, the cycle unchanged. */
 typedef struct sm_cycle sm_cycle;
 
 /* A mutator thread's barrier handle for one cycle. */
@@ -590,10 +596,12 @@ void sm_cycle_free(sm_cycle *cycle);
 sm_status sm_mutator_new(const sm_cycle *cycle, sm_mutator **out);
 
 /* The SATB write barrier: call it with a reference slot's old value before
- * overwriting the slot (0 returns at once). A plain call whose fast path
+ * overwriting the slot (0 records nothing). A plain call whose fast path
  * appends to the handle's buffer. SM_ERR_RANGE for a word that is not a
- * reference inside the heap bounds, SM_ERR_ENDED after the cycle ended,
- * SM_ERR_POISONED after a failure.
+ * reference inside the heap bounds; SM_ERR_POISONED once the cycle is
+ * poisoned (also for 0, and on a handle still holding a buffer: stop
+ * mutating and free the cycle), the message naming the contract violation
+ * that poisoned it, if one did; SM_ERR_ENDED after the cycle ended.
  * Thread rules for every sm_mutator_* function: one thread at a time per
  * handle (the handle may move between threads), concurrently with other
  * handles and with every sm_cycle_* call; a handle does not point into its
@@ -601,7 +609,8 @@ sm_status sm_mutator_new(const sm_cycle *cycle, sm_mutator **out);
 sm_status sm_mutator_pre_write(sm_mutator *m, sm_ref old);
 
 /* Marks `obj`, allocated during the cycle, black (before any reference to
- * it is stored). SM_ERR_ENDED after the cycle ended: obj is not marked. */
+ * it is stored). SM_ERR_ENDED after the cycle ended: obj is not marked;
+ * SM_ERR_POISONED as sm_mutator_pre_write. */
 sm_status sm_mutator_allocate_black(sm_mutator *m, sm_ref obj);
 
 /* Hands the recorded entries to the marker now; stays attached. */

@@ -11,10 +11,12 @@ use stealmark_marker::{
     Backpressure, Collection, CycleError, CycleOptions, MarkStore, ObjRef, OwnedCycle,
 };
 
-use crate::handle::{poisoned, sm_marker, Soft};
+use crate::bounds::Bounds;
+use crate::marker::{lent, poisoned, sm_marker};
 use crate::marks::{HeaderByte, MarkCallbacks};
-use crate::model::{Bounds, CModel};
+use crate::model::CModel;
 use crate::refs::CRefs;
+use crate::soft::Soft;
 use crate::status::{
     guard, panic_text, sm_status, Error, SM_ERR_BUSY, SM_ERR_CONFIG, SM_ERR_ENDED, SM_ERR_MARKS,
     SM_ERR_POISONED, SM_ERR_RESOURCE,
@@ -54,6 +56,8 @@ pub struct sm_cycle {
     /// The marker the engine came from and goes back to.
     marker: *const sm_marker,
     pub(crate) cycle: OwnedCycle<CModel, CStore>,
+    /// The cycle's object model, which keeps the first contract violation.
+    pub(crate) model: Arc<CModel>,
     /// The heap bounds, to check references handed to the barrier.
     pub(crate) bounds: Bounds,
     mode: u32,
@@ -112,8 +116,15 @@ fn store(marks: &sm_marks) -> Result<CStore, Error> {
     }
 }
 
-/// The status of a cycle's refusal.
-pub(crate) fn cycle_error(e: CycleError) -> Error {
+/// The status of a cycle's refusal; a poisoned cycle's message names the
+/// contract violation that poisoned it, if one did.
+pub(crate) fn cycle_error(e: CycleError, model: &CModel) -> Error {
+    if let (CycleError::Panicked { .. }, Some(v)) = (&e, model.violation()) {
+        return Error::new(
+            SM_ERR_POISONED,
+            format!("the cycle is poisoned: a callback broke its contract: {v}"),
+        );
+    }
     let status = match e {
         CycleError::LeakedBuffers { .. } | CycleError::BackgroundRunning => SM_ERR_BUSY,
         CycleError::Panicked { .. } => SM_ERR_POISONED,
@@ -124,6 +135,13 @@ pub(crate) fn cycle_error(e: CycleError) -> Error {
         _ => SM_ERR_BUSY,
     };
     Error::new(status, e.to_string())
+}
+
+impl sm_cycle {
+    /// The error of a refusal of this cycle.
+    fn failed(&self, e: CycleError) -> Error {
+        cycle_error(e, &self.model)
+    }
 }
 
 /// The cycle behind `cycle`.
@@ -184,18 +202,18 @@ pub unsafe extern "C" fn sm_cycle_start(
         // SAFETY: as above.
         let options = cycle_options(unsafe { options.as_ref() })?;
         let store = store(marks)?;
-        let heap = CModel::new(model, None)?;
+        let heap = Arc::new(CModel::new(model, None)?);
         let bounds = heap.bounds();
-        let roots = CRefs::new(roots, "roots", bounds)?;
+        let roots = CRefs::new(roots, "roots", bounds)?.collect()?;
         let mut state = handle.write()?;
         if state.poisoned {
             return Err(poisoned());
         }
-        let engine = state.marker.take().ok_or_else(crate::handle::lent)?;
+        let engine = state.marker.take().ok_or_else(lent)?;
         state.collection += 1;
         state.valid = false;
         let started = catch_unwind(AssertUnwindSafe(|| {
-            OwnedCycle::start(engine, Arc::new(heap), Arc::new(store), &roots, options)
+            OwnedCycle::start(engine, heap.clone(), Arc::new(store), &roots[..], options)
         }));
         let cycle = match started {
             Ok(cycle) => cycle,
@@ -213,6 +231,7 @@ pub unsafe extern "C" fn sm_cycle_start(
         let cycle = Box::new(sm_cycle {
             marker,
             cycle,
+            model: heap,
             bounds,
             mode: marks.mode,
         });
@@ -236,7 +255,7 @@ pub unsafe extern "C" fn sm_cycle_step(
 ) -> sm_status {
     guard(|| {
         let c = get(cycle)?;
-        let finished = c.cycle.step(budget).map_err(cycle_error)?;
+        let finished = c.cycle.step(budget).map_err(|e| c.failed(e))?;
         if !done.is_null() {
             // SAFETY: the caller's promise.
             unsafe { done.write(finished) };
@@ -252,7 +271,10 @@ pub unsafe extern "C" fn sm_cycle_step(
 /// `cycle` null or live.
 #[no_mangle]
 pub unsafe extern "C" fn sm_cycle_start_background(cycle: *const sm_cycle) -> sm_status {
-    guard(|| get(cycle)?.cycle.start_background().map_err(cycle_error))
+    guard(|| {
+        let c = get(cycle)?;
+        c.cycle.start_background().map_err(|e| c.failed(e))
+    })
 }
 
 /// Stops the background marking and waits for its workers.
@@ -262,7 +284,10 @@ pub unsafe extern "C" fn sm_cycle_start_background(cycle: *const sm_cycle) -> sm
 /// `cycle` null or live.
 #[no_mangle]
 pub unsafe extern "C" fn sm_cycle_stop_background(cycle: *const sm_cycle) -> sm_status {
-    guard(|| get(cycle)?.cycle.stop_background().map_err(cycle_error))
+    guard(|| {
+        let c = get(cycle)?;
+        c.cycle.stop_background().map_err(|e| c.failed(e))
+    })
 }
 
 /// Whether the background marking is quiet.
@@ -323,17 +348,17 @@ pub unsafe extern "C" fn sm_cycle_finish(
         let r = unsafe { remark.as_ref() }.ok_or_else(|| Error::null("remark"))?;
         // SAFETY: as above.
         let roots = unsafe { r.roots.as_ref() }.ok_or_else(|| Error::null("remark.roots"))?;
-        let roots = CRefs::new(roots, "roots", c.bounds)?;
+        let roots = CRefs::new(roots, "roots", c.bounds)?.collect()?;
         // SAFETY: as above.
         let finalizable = match unsafe { r.finalizable.as_ref() } {
-            Some(f) => CRefs::new(f, "finalizable", c.bounds)?,
-            None => CRefs::empty("finalizable"),
+            Some(f) => CRefs::new(f, "finalizable", c.bounds)?.collect()?,
+            None => Vec::new(),
         };
         let soft = Soft::new(&r.soft)?;
-        let collection = Collection::new(&roots)
-            .finalizable(&finalizable)
+        let collection = Collection::new(&roots[..])
+            .finalizable(&finalizable[..])
             .soft_refs(soft.refs());
-        let mut done = c.cycle.finish(&collection).map_err(cycle_error)?;
+        let mut done = c.cycle.finish(&collection).map_err(|e| c.failed(e))?;
         let live = done.report().live_objects();
         let engine = done.into_marker();
         // SAFETY: the header requires the marker to outlive its cycles.

@@ -98,26 +98,30 @@
 //! assert_eq!(garbage.mark.into_inner(), 0);
 //! ```
 
+mod bounds;
+mod collect;
+mod config;
 mod contract;
 mod cycle;
-mod handle;
+mod marker;
 mod marks;
 mod model;
 mod mutator;
 mod refs;
 mod report;
+mod soft;
 mod status;
 mod types;
 
+pub use collect::sm_collect;
+pub use config::{sm_config_init, sm_marker_free, sm_marker_new, DEFAULT_SOLO_BELOW};
 pub use contract::Violation;
 pub use cycle::{
     sm_cycle, sm_cycle_finish, sm_cycle_free, sm_cycle_is_quiet, sm_cycle_options_init,
     sm_cycle_start, sm_cycle_start_background, sm_cycle_step, sm_cycle_stop_background,
     sm_cycle_wait_quiet,
 };
-pub use handle::{
-    sm_collect, sm_config_init, sm_marker, sm_marker_free, sm_marker_new, DEFAULT_SOLO_BELOW,
-};
+pub use marker::sm_marker;
 pub use marks::HeaderByte;
 pub use model::SLOT_BATCH;
 pub use mutator::{

@@ -4,12 +4,14 @@
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use stealmark_marker::model::prefetch_read;
 use stealmark_marker::{MarkIndex, ObjRef, ObjectModel, SlotKind};
 
+use crate::bounds::Bounds;
 use crate::contract::violated;
-use crate::status::{Error, SM_ERR_MARKS, SM_ERR_RANGE};
+use crate::status::{Error, SM_ERR_MARKS};
 use crate::types::{
     sm_object_model, sm_slot, SM_SCAN_FAILED, SM_SLOT_EPHEMERON, SM_SLOT_PHANTOM, SM_SLOT_SOFT,
     SM_SLOT_STRONG, SM_SLOT_WEAK,
@@ -24,51 +26,15 @@ type RefFn = unsafe extern "C" fn(*mut c_void, usize) -> usize;
 /// The slot scanner, present.
 type ScanFn = unsafe extern "C" fn(*mut c_void, usize, usize, usize, *mut sm_slot, usize) -> usize;
 
-/// The heap bounds every reference must lie in, if the runtime gave them.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Bounds(Option<(usize, usize)>);
-
-impl Bounds {
-    /// The bounds of `model` (none unless `heap_end > heap_start`).
-    pub(crate) fn of(model: &sm_object_model) -> Bounds {
-        Bounds((model.heap_end > model.heap_start).then_some((model.heap_start, model.heap_end)))
-    }
-
-    /// No bounds.
-    pub(crate) fn of_none() -> Bounds {
-        Bounds(None)
-    }
-
-    /// `word` as a reference, or an `SM_ERR_RANGE` error naming `what`
-    /// (for references the runtime passes in a call, not a callback).
-    pub(crate) fn checked(self, word: usize, what: &str) -> Result<ObjRef, Error> {
-        match ObjRef::from_word(word) {
-            Some(r) if self.0.is_none_or(|(lo, hi)| (lo..hi).contains(&word)) => Ok(r),
-            _ => Err(Error::new(
-                SM_ERR_RANGE,
-                format!("{what} {word:#x} is not a multiple of 8 inside the heap bounds"),
-            )),
-        }
-    }
-
-    /// `word` as a reference, or a contract violation naming `what` gave it.
-    #[inline]
-    pub(crate) fn check(self, word: usize, what: impl FnOnce() -> String) -> ObjRef {
-        match ObjRef::from_word(word) {
-            Some(r) if self.0.is_none_or(|(lo, hi)| (lo..hi).contains(&word)) => r,
-            Some(_) => {
-                let (lo, hi) = self.0.unwrap_or_default();
-                violated(format!(
-                    "{} gave the reference {word:#x}, outside the heap [{lo:#x}, {hi:#x})",
-                    what()
-                ))
-            }
-            None => violated(format!(
-                "{} gave the reference {word:#x}, which is null or not a multiple of 8",
-                what()
-            )),
-        }
-    }
+/// How the engine prefetches an object it is about to scan.
+#[derive(Clone, Copy)]
+enum Prefetch {
+    /// A read prefetch of the reference as an address (the default).
+    Address,
+    /// Nothing (`prefetch_off`).
+    Off,
+    /// The runtime's `prefetch` callback.
+    Callback(unsafe extern "C" fn(*mut c_void, usize)),
 }
 
 /// The object model of a collection: the runtime's callbacks, checked
@@ -80,11 +46,14 @@ pub(crate) struct CModel {
     scan_slots: ScanFn,
     type_count: usize,
     type_id: Option<RefFn>,
-    prefetch: Option<unsafe extern "C" fn(*mut c_void, usize)>,
-    prefetch_off: bool,
+    prefetch: Prefetch,
     bounds: Bounds,
     /// The dense index callback, its context and bound (side bitmap only).
     dense: Option<(RefFn, *mut c_void, usize)>,
+    /// The first contract violation found in the callbacks' answers: a
+    /// mark cycle turns the panic that reports it into its poisoned state,
+    /// which keeps no payload, so the message is kept here.
+    violation: OnceLock<String>,
 }
 
 // SAFETY: the header requires every callback to be callable from any GC
@@ -126,10 +95,14 @@ impl CModel {
                 .ok_or_else(|| Error::null("model.scan_slots"))?,
             type_count: model.type_count,
             type_id,
-            prefetch: model.prefetch,
-            prefetch_off: model.prefetch_off != 0,
+            prefetch: match (model.prefetch_off != 0, model.prefetch) {
+                (true, _) => Prefetch::Off,
+                (false, Some(f)) => Prefetch::Callback(f),
+                (false, None) => Prefetch::Address,
+            },
             bounds: Bounds::of(model),
             dense,
+            violation: OnceLock::new(),
         })
     }
 
@@ -157,10 +130,10 @@ impl CModel {
             scan_slots: none,
             type_count: 0,
             type_id: None,
-            prefetch: None,
-            prefetch_off: true,
+            prefetch: Prefetch::Off,
             bounds: Bounds::of_none(),
             dense: None,
+            violation: OnceLock::new(),
         }
     }
 
@@ -168,41 +141,94 @@ impl CModel {
     pub(crate) fn bounds(&self) -> Bounds {
         self.bounds
     }
-}
 
-/// `entry`'s kind, or a contract violation. Inlined into the scan loop,
-/// with a strong slot (the common kind) decided first; the other kinds
-/// are out of line.
-#[inline(always)]
-fn slot_kind(bounds: Bounds, obj: ObjRef, entry: &sm_slot) -> SlotKind {
-    if entry.kind == SM_SLOT_STRONG {
-        SlotKind::Strong
-    } else {
-        other_slot_kind(bounds, obj, entry)
+    /// The first contract violation found in this model's callbacks.
+    pub(crate) fn violation(&self) -> Option<&str> {
+        self.violation.get().map(String::as_str)
+    }
+
+    /// Keeps `message` (if it is the first) and reports the violation.
+    #[cold]
+    #[inline(never)]
+    fn violated(&self, message: String) -> ! {
+        let _ = self.violation.set(message.clone());
+        violated(message)
+    }
+
+    /// `word` as a reference, or a violation naming `what` gave it.
+    #[inline]
+    fn target(&self, word: usize, what: impl FnOnce() -> String) -> ObjRef {
+        match self.bounds.get(word) {
+            Some(r) => r,
+            None => self.violated(self.bounds.why(word, what())),
+        }
     }
 }
 
-/// [`slot_kind`] of a slot that is not strong.
-#[inline(never)]
-fn other_slot_kind(bounds: Bounds, obj: ObjRef, entry: &sm_slot) -> SlotKind {
-    match entry.kind {
-        SM_SLOT_SOFT => SlotKind::Soft,
-        SM_SLOT_WEAK => SlotKind::Weak,
-        SM_SLOT_PHANTOM => SlotKind::Phantom,
-        SM_SLOT_EPHEMERON => SlotKind::Ephemeron {
-            key: bounds.check(entry.key, || {
-                format!(
-                    "scan_slots({:#x}) slot {} (ephemeron key)",
-                    obj.word(),
-                    entry.index
-                )
-            }),
-        },
-        k => violated(format!(
-            "scan_slots({:#x}) slot {} has the unknown kind {k}",
+impl CModel {
+    /// The kind of `entry`, which is not a strong slot, or a contract
+    /// violation (out of line: non-strong slots are rare).
+    #[inline(never)]
+    fn other_kind(&self, obj: ObjRef, entry: &sm_slot) -> SlotKind {
+        match entry.kind {
+            SM_SLOT_STRONG => SlotKind::Strong,
+            SM_SLOT_SOFT => SlotKind::Soft,
+            SM_SLOT_WEAK => SlotKind::Weak,
+            SM_SLOT_PHANTOM => SlotKind::Phantom,
+            SM_SLOT_EPHEMERON => SlotKind::Ephemeron {
+                key: self.target(entry.key, || {
+                    format!(
+                        "scan_slots({:#x}) slot {} (ephemeron key)",
+                        obj.word(),
+                        entry.index
+                    )
+                }),
+            },
+            k => self.violated(format!(
+                "scan_slots({:#x}) slot {} has the unknown kind {k}",
+                obj.word(),
+                entry.index
+            )),
+        }
+    }
+
+    /// Reports a count `n` that `scan_slots` returned above the buffer's.
+    #[cold]
+    #[inline(never)]
+    fn bad_count(&self, obj: ObjRef, n: usize) -> ! {
+        if n == SM_SCAN_FAILED {
+            self.violated(format!(
+                "scan_slots({:#x}) returned SM_SCAN_FAILED",
+                obj.word()
+            ));
+        }
+        self.violated(format!(
+            "scan_slots({:#x}) returned {n}, more than the buffer's {SLOT_BATCH} entries",
+            obj.word()
+        ))
+    }
+
+    /// Reports an entry whose index is not in `next..end`.
+    #[cold]
+    #[inline(never)]
+    fn bad_index(&self, obj: ObjRef, slots: Range<usize>, next: usize, entry: &sm_slot) -> ! {
+        self.violated(format!(
+            "scan_slots({:#x}, {}, {}) gave slot index {}, outside [{next}, {}) \
+             (indices must rise within the range asked for)",
             obj.word(),
-            entry.index
-        )),
+            slots.start,
+            slots.end,
+            entry.index,
+            slots.end
+        ))
+    }
+
+    /// Reports an entry whose target is not a reference inside the heap.
+    #[cold]
+    #[inline(never)]
+    fn bad_target(&self, obj: ObjRef, entry: &sm_slot) -> ! {
+        let what = format!("scan_slots({:#x}) slot {}", obj.word(), entry.index);
+        self.violated(self.bounds.why(entry.target, what))
     }
 }
 
@@ -214,13 +240,23 @@ impl ObjectModel for CModel {
         unsafe { (self.size_bytes)(self.ctx, obj.word()) }
     }
 
+    /// One `size_bytes` call: the footprint is the size (the default would
+    /// call the runtime twice).
+    #[inline]
+    fn live_bytes(&self, obj: ObjRef) -> (usize, usize) {
+        let size = self.size_bytes(obj);
+        (size, size)
+    }
+
     #[inline]
     fn slot_count(&self, obj: ObjRef) -> usize {
         // SAFETY: as in `size_bytes`.
         unsafe { (self.slot_count)(self.ctx, obj.word()) }
     }
 
-    #[inline]
+    /// Inlined into the engine's scan, so that an object costs no call
+    /// besides the runtime's.
+    #[inline(always)]
     fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
         &self,
         obj: ObjRef,
@@ -236,9 +272,10 @@ impl ObjectModel for CModel {
         } else {
             slots
         };
+        let end = slots.end;
         let mut buf = [MaybeUninit::<sm_slot>::uninit(); SLOT_BATCH];
         let mut from = slots.start;
-        while from < slots.end {
+        while from < end {
             // SAFETY: a present callback, called as the header documents;
             // `buf` has room for `SLOT_BATCH` entries and lives across the
             // call.
@@ -247,44 +284,33 @@ impl ObjectModel for CModel {
                     self.ctx,
                     obj.word(),
                     from,
-                    slots.end,
+                    end,
                     buf.as_mut_ptr().cast(),
                     SLOT_BATCH,
                 )
             };
-            if n == SM_SCAN_FAILED {
-                violated(format!(
-                    "scan_slots({:#x}) returned SM_SCAN_FAILED",
-                    obj.word()
-                ));
-            }
+            // `SM_SCAN_FAILED` is above the buffer's size too.
             if n > SLOT_BATCH {
-                violated(format!(
-                    "scan_slots({:#x}) returned {n}, more than the buffer's {SLOT_BATCH} entries",
-                    obj.word()
-                ));
+                self.bad_count(obj, n);
             }
+            // SAFETY: the callback wrote the `n <= SLOT_BATCH` entries it
+            // returned (the header's contract); `sm_slot` is plain integers.
+            let entries = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<sm_slot>(), n) };
             let mut next = from;
-            for entry in &buf[..n] {
-                // SAFETY: the callback wrote the `n` entries it returned
-                // (the header's contract); `sm_slot` is plain integers.
-                let entry = unsafe { entry.assume_init_ref() };
-                if !(next..slots.end).contains(&entry.index) {
-                    violated(format!(
-                        "scan_slots({:#x}, {}, {}) gave slot index {}, outside [{next}, {}) \
-                         (indices must rise within the range asked for)",
-                        obj.word(),
-                        slots.start,
-                        slots.end,
-                        entry.index,
-                        slots.end
-                    ));
+            for entry in entries {
+                // `next <= end`: one comparison checks `next <= index < end`.
+                if entry.index.wrapping_sub(next) >= end - next {
+                    self.bad_index(obj, slots.clone(), next, entry);
                 }
                 next = entry.index + 1;
-                let kind = slot_kind(self.bounds, obj, entry);
-                let target = self.bounds.check(entry.target, || {
-                    format!("scan_slots({:#x}) slot {}", obj.word(), entry.index)
-                });
+                let Some(target) = self.bounds.get(entry.target) else {
+                    self.bad_target(obj, entry)
+                };
+                let kind = if entry.kind == SM_SLOT_STRONG {
+                    SlotKind::Strong
+                } else {
+                    self.other_kind(obj, entry)
+                };
                 visit(entry.index, target, kind);
             }
             if n < SLOT_BATCH {
@@ -307,7 +333,7 @@ impl ObjectModel for CModel {
         // SAFETY: as in `size_bytes`.
         let t = unsafe { f(self.ctx, obj.word()) };
         if t >= self.type_count {
-            violated(format!(
+            self.violated(format!(
                 "type_id({:#x}) = {t}, not below type_count = {}",
                 obj.word(),
                 self.type_count
@@ -318,13 +344,11 @@ impl ObjectModel for CModel {
 
     #[inline]
     fn prefetch(&self, obj: ObjRef) {
-        if self.prefetch_off {
-            return;
-        }
         match self.prefetch {
+            Prefetch::Address => prefetch_read(obj.addr()),
+            Prefetch::Off => {}
             // SAFETY: as in `size_bytes`.
-            Some(f) => unsafe { f(self.ctx, obj.word()) },
-            None => prefetch_read(obj.addr()),
+            Prefetch::Callback(f) => unsafe { f(self.ctx, obj.word()) },
         }
     }
 }
@@ -337,13 +361,13 @@ impl MarkIndex for CModel {
     #[inline]
     fn mark_index(&self, obj: ObjRef) -> usize {
         let Some((f, ctx, bound)) = self.dense else {
-            violated("a dense index was asked for without SM_MARKS_SIDE_BITMAP".to_owned());
+            self.violated("a dense index was asked for without SM_MARKS_SIDE_BITMAP".to_owned());
         };
         // SAFETY: a present callback of the runtime (`sm_marks.dense_index`),
         // called as the header documents.
         let i = unsafe { f(ctx, obj.word()) };
         if i >= bound {
-            violated(format!(
+            self.violated(format!(
                 "dense_index({:#x}) = {i}, not below dense_bound = {bound}",
                 obj.word()
             ));

@@ -5,10 +5,13 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use stealmark_marker::OwnedMutator;
+use std::sync::Arc;
 
+use stealmark_marker::{CycleError, OwnedMutator};
+
+use crate::bounds::Bounds;
 use crate::cycle::{cycle_error, sm_cycle, CStore};
-use crate::model::{Bounds, CModel};
+use crate::model::CModel;
 use crate::status::{guard, sm_status, Error};
 
 /// The barrier handle (`sm_mutator`).
@@ -16,6 +19,15 @@ use crate::status::{guard, sm_status, Error};
 pub struct sm_mutator {
     barrier: OwnedMutator<CModel, CStore>,
     bounds: Bounds,
+    /// The cycle's object model, for the message of a poisoned cycle.
+    model: Arc<CModel>,
+}
+
+impl sm_mutator {
+    /// The error of a refusal of the handle's cycle.
+    fn failed(&self, e: CycleError) -> Error {
+        cycle_error(e, &self.model)
+    }
 }
 
 /// The handle behind `m`.
@@ -44,6 +56,7 @@ pub unsafe extern "C" fn sm_mutator_new(
         let handle = Box::new(sm_mutator {
             barrier: c.cycle.mutator(),
             bounds: c.bounds,
+            model: Arc::clone(&c.model),
         });
         // SAFETY: checked non-null; the caller's promise.
         unsafe { out.write(Box::into_raw(handle)) };
@@ -61,11 +74,11 @@ pub unsafe extern "C" fn sm_mutator_new(
 pub unsafe extern "C" fn sm_mutator_pre_write(m: *mut sm_mutator, old: usize) -> sm_status {
     guard(|| {
         let m = get(m)?;
-        if old == 0 {
-            return Ok(());
-        }
-        let obj = m.bounds.checked(old, "sm_mutator_pre_write's old value")?;
-        m.barrier.pre_write(Some(obj)).map_err(cycle_error)
+        let old = match old {
+            0 => None,
+            w => Some(m.bounds.checked(w, "sm_mutator_pre_write's old value")?),
+        };
+        m.barrier.pre_write(old).map_err(|e| m.failed(e))
     })
 }
 
@@ -81,7 +94,7 @@ pub unsafe extern "C" fn sm_mutator_allocate_black(m: *mut sm_mutator, obj: usiz
         let obj = m
             .bounds
             .checked(obj, "sm_mutator_allocate_black's object")?;
-        m.barrier.allocate_black(obj).map_err(cycle_error)
+        m.barrier.allocate_black(obj).map_err(|e| m.failed(e))
     })
 }
 
@@ -92,7 +105,10 @@ pub unsafe extern "C" fn sm_mutator_allocate_black(m: *mut sm_mutator, obj: usiz
 /// As [`sm_mutator_pre_write`].
 #[no_mangle]
 pub unsafe extern "C" fn sm_mutator_flush(m: *mut sm_mutator) -> sm_status {
-    guard(|| get(m)?.barrier.flush().map_err(cycle_error))
+    guard(|| {
+        let m = get(m)?;
+        m.barrier.flush().map_err(|e| m.failed(e))
+    })
 }
 
 /// Hands the entries off and gives the buffer back (before the remark).
@@ -102,7 +118,10 @@ pub unsafe extern "C" fn sm_mutator_flush(m: *mut sm_mutator) -> sm_status {
 /// As [`sm_mutator_pre_write`].
 #[no_mangle]
 pub unsafe extern "C" fn sm_mutator_detach(m: *mut sm_mutator) -> sm_status {
-    guard(|| get(m)?.barrier.detach().map_err(cycle_error))
+    guard(|| {
+        let m = get(m)?;
+        m.barrier.detach().map_err(|e| m.failed(e))
+    })
 }
 
 /// Detaches and frees a handle (null is ignored).

@@ -9,8 +9,9 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use stealmark_marker::model::ROOT_CHUNK;
 use stealmark_marker::{ObjRef, RootSource};
 
-use crate::model::Bounds;
-use crate::status::Error;
+use crate::bounds::Bounds;
+use crate::contract::{violated, Violation};
+use crate::status::{Error, SM_ERR_CONTRACT};
 use crate::types::{sm_refs, VisitFn};
 
 /// References per `scan_chunk` call (2 KiB on the worker's stack).
@@ -88,6 +89,27 @@ impl CRefs {
     }
 }
 
+impl CRefs {
+    /// Every reference of the source, read and checked on the calling
+    /// thread: a broken contract is an `SM_ERR_CONTRACT` error (any other
+    /// panic unwinds on).
+    pub(crate) fn collect(&self) -> Result<Vec<ObjRef>, Error> {
+        let mut refs = Vec::new();
+        let read = catch_unwind(AssertUnwindSafe(|| {
+            for chunk in 0..self.chunks {
+                self.scan_chunk(chunk, |r| refs.push(r));
+            }
+        }));
+        match read {
+            Ok(()) => Ok(refs),
+            Err(payload) => match payload.downcast::<Violation>() {
+                Ok(v) => Err(Error::new(SM_ERR_CONTRACT, v.0)),
+                Err(payload) => resume_unwind(payload),
+            },
+        }
+    }
+}
+
 /// What `visit_chunk`'s visitor works on: the engine's visitor, and the
 /// first failure (the visitor returns into C, so it must not unwind).
 struct Visiting<'v> {
@@ -120,7 +142,10 @@ impl RootSource for CRefs {
 
     fn scan_chunk<V: FnMut(ObjRef)>(&self, chunk: usize, mut visit: V) {
         let what = self.what;
-        let check = |word: usize| self.bounds.check(word, || format!("{what} chunk {chunk}"));
+        let check = |word: usize| match self.bounds.get(word) {
+            Some(r) => r,
+            None => violated(self.bounds.why(word, format!("{what} chunk {chunk}"))),
+        };
         match self.form {
             Form::Array(refs, len) => {
                 let lo = chunk * ROOT_CHUNK;
@@ -152,7 +177,7 @@ impl RootSource for CRefs {
                     // documents; `buf` has room for `REF_BATCH` references.
                     let n = unsafe { f(self.ctx, chunk, from, buf.as_mut_ptr().cast(), REF_BATCH) };
                     if n > REF_BATCH {
-                        crate::contract::violated(format!(
+                        violated(format!(
                             "{what}.scan_chunk({chunk}) returned {n}, more than the buffer's \
                              {REF_BATCH} entries"
                         ));

@@ -5,7 +5,7 @@ use std::sync::RwLockReadGuard;
 
 use stealmark_marker::{Report, SlotKind, WeakRef};
 
-use crate::handle::State;
+use crate::marker::State;
 use crate::status::{guard, sm_status, Error, SM_ERR_MARKS, SM_ERR_RANGE, SM_ERR_STALE};
 use crate::types::{
     sm_ref, sm_report, sm_stats, sm_type_count, sm_weak_ref, SM_MARKS_SIDE_BITMAP,
@@ -91,6 +91,38 @@ unsafe fn copy_out<T, I: Iterator<Item = T>>(
     Ok(n)
 }
 
+/// Copies items of the worker lists, taken in turn as one list, from
+/// position `from` on into `out` (at most `cap`); how many. `len` gives a
+/// list's length, `items` its items from a position on.
+///
+/// # Safety
+///
+/// As [`copy_out`].
+unsafe fn copy_paged<L, T, I: Iterator<Item = T>>(
+    lists: impl Iterator<Item = L>,
+    mut from: usize,
+    out: *mut T,
+    cap: usize,
+    len: impl Fn(&L) -> usize,
+    items: impl Fn(L, usize) -> I,
+) -> Result<usize, Error> {
+    let mut n = 0;
+    for list in lists {
+        let k = len(&list);
+        if from >= k {
+            from -= k;
+            continue;
+        }
+        // SAFETY: `out` has room for `cap` items, `n` of them used.
+        n += unsafe { copy_out(items(list, from), out.wrapping_add(n), cap - n) }?;
+        from = 0;
+        if n == cap {
+            break;
+        }
+    }
+    Ok(n)
+}
+
 /// The report's statistics.
 fn stats(state: &State) -> sm_stats {
     let report: Report<'_> = state.engine().last_report();
@@ -154,7 +186,7 @@ pub unsafe extern "C" fn sm_report_workers(report: *const sm_report, out: *mut u
 #[no_mangle]
 pub unsafe extern "C" fn sm_report_cleared(
     report: *const sm_report,
-    mut from: usize,
+    from: usize,
     out: *mut sm_weak_ref,
     cap: usize,
     written: *mut usize,
@@ -162,20 +194,18 @@ pub unsafe extern "C" fn sm_report_cleared(
     guard(|| {
         // SAFETY: the caller's promise.
         let state = unsafe { current(report) }?;
-        let mut n = 0;
-        for list in state.engine().last_report().cleared_by_worker() {
-            if from >= list.len() {
-                from -= list.len();
-                continue;
-            }
-            let items = list.iter().skip(from).map(weak_ref);
-            // SAFETY: `out` has room for `cap` items, `n` of them used.
-            n += unsafe { copy_out(items, out.wrapping_add(n), cap - n) }?;
-            from = 0;
-            if n == cap {
-                break;
-            }
-        }
+        let lists = state.engine().last_report().cleared_by_worker();
+        // SAFETY: the caller's promise: `out` has room for `cap` items.
+        let n = unsafe {
+            copy_paged(
+                lists,
+                from,
+                out,
+                cap,
+                |l| l.len(),
+                |l, at| l.iter().skip(at).map(weak_ref),
+            )
+        }?;
         // SAFETY: the caller's promise.
         unsafe { put(written, "written", n) }
     })
@@ -224,7 +254,7 @@ pub unsafe extern "C" fn sm_report_cleared_by_worker(
 #[no_mangle]
 pub unsafe extern "C" fn sm_report_to_finalize(
     report: *const sm_report,
-    mut from: usize,
+    from: usize,
     out: *mut sm_ref,
     cap: usize,
     written: *mut usize,
@@ -232,20 +262,18 @@ pub unsafe extern "C" fn sm_report_to_finalize(
     guard(|| {
         // SAFETY: the caller's promise.
         let state = unsafe { current(report) }?;
-        let mut n = 0;
-        for list in state.engine().last_report().to_finalize_by_worker() {
-            if from >= list.len() {
-                from -= list.len();
-                continue;
-            }
-            let items = list[from..].iter().map(|r| r.word());
-            // SAFETY: `out` has room for `cap` items, `n` of them used.
-            n += unsafe { copy_out(items, out.wrapping_add(n), cap - n) }?;
-            from = 0;
-            if n == cap {
-                break;
-            }
-        }
+        let lists = state.engine().last_report().to_finalize_by_worker();
+        // SAFETY: the caller's promise: `out` has room for `cap` items.
+        let n = unsafe {
+            copy_paged(
+                lists,
+                from,
+                out,
+                cap,
+                |l| l.len(),
+                |l, at| l[at..].iter().map(|r| r.word()),
+            )
+        }?;
         // SAFETY: the caller's promise.
         unsafe { put(written, "written", n) }
     })

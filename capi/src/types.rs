@@ -260,7 +260,7 @@ pub struct sm_type_count {
 #[derive(Debug, Clone, Copy)]
 pub struct sm_report {
     /// The marker.
-    pub marker: *mut crate::handle::sm_marker,
+    pub marker: *mut crate::marker::sm_marker,
     /// The collection's number on that marker.
     pub collection: u64,
 }

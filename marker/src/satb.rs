@@ -27,9 +27,15 @@
 //! remark's accounting.
 
 #[cfg(loom)]
-use loom::sync::{Condvar, Mutex, MutexGuard};
+use loom::sync::{
+    atomic::{AtomicBool, Ordering},
+    Condvar, Mutex, MutexGuard,
+};
 #[cfg(not(loom))]
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{
+    atomic::{AtomicBool, Ordering},
+    Condvar, Mutex, MutexGuard,
+};
 
 use std::time::Duration;
 
@@ -56,6 +62,9 @@ pub(crate) struct Queue<E> {
     per_thread: usize,
     /// Threads that mark (the marker's workers).
     markers: usize,
+    /// `State::failed`, readable without the lock: the barrier's fast path
+    /// refuses a poisoned cycle without taking the lock.
+    failed: AtomicBool,
 }
 
 /// The queue's state, under its lock.
@@ -164,6 +173,7 @@ impl<E: Copy> Queue<E> {
             progress: Condvar::new(),
             per_thread: per_thread.max(1),
             markers: markers.max(1),
+            failed: AtomicBool::new(false),
         }
     }
 
@@ -372,13 +382,17 @@ impl<E: Copy> Queue<E> {
     pub(crate) fn fail(&self) {
         let mut st = self.lock();
         st.failed = true;
+        // Release: pairs with the Acquire load of `failed`.
+        self.failed.store(true, Ordering::Release);
         self.work.notify_all();
         self.progress.notify_all();
     }
 
-    /// Whether a part of the cycle panicked.
+    /// Whether a part of the cycle panicked (without taking the lock).
+    #[inline]
     pub(crate) fn failed(&self) -> bool {
-        self.lock().failed
+        // Acquire: pairs with the Release store of `fail`.
+        self.failed.load(Ordering::Acquire)
     }
 
     /// Whether the background marking has nothing to do: the coordinator

@@ -292,12 +292,7 @@ fn solo_collections_use_one_worker_and_the_others_do_not() {
             marks: &marks,
             roots: &roots,
             finalizable: std::ptr::null(),
-            soft: sm_soft_policy {
-                mode: SM_SOFT_CLEAR_ALL,
-                reserved: 0,
-                ctx: std::ptr::null_mut(),
-                keep: None,
-            },
+            soft: clear_all(),
         };
         let mut report = sm_report::default();
         let mut stats = sm_stats::default();

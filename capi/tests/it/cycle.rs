@@ -218,12 +218,7 @@ fn remark(roots: &sm_refs) -> sm_remark {
     sm_remark {
         roots,
         finalizable: std::ptr::null(),
-        soft: sm_soft_policy {
-            mode: SM_SOFT_CLEAR_ALL,
-            reserved: 0,
-            ctx: std::ptr::null_mut(),
-            keep: None,
-        },
+        soft: clear_all(),
     }
 }
 
@@ -328,6 +323,8 @@ fn a_failing_scan_poisons_the_cycle_and_free_gives_the_marker_back() {
     // SAFETY: live handles from this test; valid out-parameters.
     unsafe {
         assert_eq!(sm_mutator_new(cycle, &mut m), SM_OK);
+        // The handle holds a buffer from here on: its barrier's fast path.
+        assert_eq!(sm_mutator_pre_write(m, heap.addr(1)), SM_OK);
         let mut done = false;
         let mut s = SM_OK;
         for _ in 0..100 {
@@ -338,8 +335,15 @@ fn a_failing_scan_poisons_the_cycle_and_free_gives_the_marker_back() {
         }
         assert_eq!(s, SM_ERR_POISONED, "done: {done}");
         assert!(last_error().contains("poisoned"), "{}", last_error());
+        assert!(last_error().contains("SM_SCAN_FAILED"), "{}", last_error());
         assert_eq!(sm_cycle_step(cycle, 1000, &mut done), SM_ERR_POISONED);
         assert_eq!(sm_cycle_start_background(cycle), SM_ERR_POISONED);
+        // The barrier refuses a poisoned cycle, also on its fast path and
+        // for a null old value.
+        assert_eq!(sm_mutator_pre_write(m, heap.addr(2)), SM_ERR_POISONED);
+        assert!(last_error().contains("SM_SCAN_FAILED"), "{}", last_error());
+        assert_eq!(sm_mutator_pre_write(m, 0), SM_ERR_POISONED);
+        assert_eq!(sm_mutator_allocate_black(m, heap.addr(3)), SM_ERR_POISONED);
         report.collection = 77;
         assert_eq!(sm_cycle_finish(cycle, &r, &mut report), SM_ERR_POISONED);
         assert_eq!(report.collection, 77, "no report from a poisoned cycle");
@@ -362,6 +366,136 @@ fn a_failing_scan_poisons_the_cycle_and_free_gives_the_marker_back() {
             "{}",
             last_error()
         );
+        sm_marker_free(marker);
+    }
+}
+
+/// A scanner that reports a slot index past the end of the range asked for.
+unsafe extern "C" fn scan_out_of_range(
+    _: *mut c_void,
+    r: usize,
+    _: usize,
+    end: usize,
+    out: *mut sm_slot,
+    _: usize,
+) -> usize {
+    // SAFETY: `out` has room for at least 64 entries.
+    unsafe {
+        out.write(sm_slot {
+            index: end + 5,
+            target: r,
+            key: 0,
+            kind: SM_SLOT_STRONG,
+            reserved: 0,
+        })
+    };
+    1
+}
+
+#[test]
+fn a_contract_violation_in_a_cycle_comes_back_with_its_message() {
+    let heap = Heap::random(500, 4);
+    // On a GC worker (the background marking) and on the calling thread (a
+    // step): either way the cycle's error names the broken contract.
+    for background in [true, false] {
+        heap.clear_marks();
+        let mut model = c_model(&heap);
+        model.scan_slots = Some(scan_out_of_range);
+        let (marker, cycle, root_addrs) = start(&heap, &model);
+        let roots = c_refs(&root_addrs);
+        let r = remark(&roots);
+        let mut report = sm_report::default();
+        let mut m = std::ptr::null_mut();
+        // SAFETY: live handles from this test; valid out-parameters.
+        unsafe {
+            assert_eq!(sm_mutator_new(cycle, &mut m), SM_OK);
+            let s = if background {
+                assert_eq!(sm_cycle_start_background(cycle), SM_OK);
+                assert_eq!(sm_cycle_wait_quiet(cycle, -1, std::ptr::null_mut()), SM_OK);
+                sm_cycle_finish(cycle, &r, &mut report)
+            } else {
+                sm_cycle_step(cycle, 1000, std::ptr::null_mut())
+            };
+            assert_eq!(s, SM_ERR_POISONED, "background {background}");
+            let message = last_error();
+            assert!(
+                message.contains("broke its contract") && message.contains("outside"),
+                "background {background}: {message}"
+            );
+            assert_eq!(sm_mutator_pre_write(m, heap.addr(1)), SM_ERR_POISONED);
+            assert!(last_error().contains("outside"), "{}", last_error());
+            sm_mutator_free(m);
+            sm_cycle_free(cycle);
+            sm_marker_free(marker);
+        }
+    }
+}
+
+/// Roots of three chunks whose second holds a reference that is not one.
+unsafe extern "C" fn bad_root_chunk(
+    ctx: *mut c_void,
+    chunk: usize,
+    _: usize,
+    out: *mut usize,
+    _: usize,
+) -> usize {
+    // SAFETY: `ctx` is a live `Heap` in the test; `out` has room for 256.
+    unsafe {
+        out.write(if chunk == 1 {
+            12
+        } else {
+            (*ctx.cast::<Heap>()).addr(0)
+        })
+    };
+    1
+}
+
+unsafe extern "C" fn three_chunks(_: *mut c_void) -> usize {
+    3
+}
+
+#[test]
+fn a_bad_root_fails_the_call_with_a_contract_error_and_leaves_the_marker_usable() {
+    let heap = Heap::random(100, 2);
+    let model = c_model(&heap);
+    let marks = c_marks(&heap, SM_MARKS_HEADER_BYTE);
+    let bad = sm_refs {
+        refs: std::ptr::null(),
+        len: 0,
+        ctx: (&raw const heap).cast_mut().cast(),
+        chunk_count: Some(three_chunks),
+        visit_chunk: None,
+        scan_chunk: Some(bad_root_chunk),
+    };
+    let marker = new_marker(&config(2, 0));
+    let mut cycle = std::ptr::null_mut();
+    // SAFETY: valid pointers; the heap outlives the calls.
+    unsafe {
+        let s = sm_cycle_start(marker, &model, &marks, &bad, std::ptr::null(), &mut cycle);
+        assert_eq!(s, SM_ERR_CONTRACT);
+        assert!(last_error().contains("roots chunk 1"), "{}", last_error());
+        assert!(cycle.is_null());
+    }
+    // The marker still has its engine: a cycle starts, and a bad remark
+    // root fails the remark, which can then be done again.
+    let root_addrs: Vec<usize> = heap.roots.iter().map(|&i| heap.addr(i)).collect();
+    let roots = c_refs(&root_addrs);
+    let mut report = sm_report::default();
+    // SAFETY: as above.
+    unsafe {
+        let s = sm_cycle_start(marker, &model, &marks, &roots, std::ptr::null(), &mut cycle);
+        assert_eq!(s, SM_OK, "{}", last_error());
+        assert_eq!(
+            sm_cycle_finish(cycle, &remark(&bad), &mut report),
+            SM_ERR_CONTRACT
+        );
+        assert_eq!(
+            sm_cycle_finish(cycle, &remark(&roots), &mut report),
+            SM_OK,
+            "{}",
+            last_error()
+        );
+        sm_cycle_free(cycle);
         sm_marker_free(marker);
     }
 }

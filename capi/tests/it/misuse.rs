@@ -25,12 +25,7 @@ fn collect(
         marks,
         roots: &roots,
         finalizable: std::ptr::null(),
-        soft: sm_soft_policy {
-            mode: SM_SOFT_CLEAR_ALL,
-            reserved: 0,
-            ctx: std::ptr::null_mut(),
-            keep: None,
-        },
+        soft: clear_all(),
     };
     // SAFETY: valid pointers for the call.
     unsafe { sm_collect(marker, &c, report) }

@@ -344,9 +344,9 @@ pub struct OwnedMutator<H: ObjectModel, S: MarkStore<H>> {
 
 impl<H: ObjectModel, S: MarkStore<H>> OwnedMutator<H, S> {
     /// The write barrier: call it with a reference slot's old value before
-    /// overwriting the slot (`None` for a null slot). The fast path skips a
-    /// null, compares the length with the capacity (a detached handle has
-    /// none), and appends.
+    /// overwriting the slot (`None` for a null slot). The fast path reads
+    /// the cycle's poisoned flag, skips a null, compares the length with the
+    /// capacity (a detached handle has none), and appends.
     ///
     /// # Errors
     ///
@@ -354,6 +354,9 @@ impl<H: ObjectModel, S: MarkStore<H>> OwnedMutator<H, S> {
     /// once a part of the cycle panicked (also an assist's, on this thread).
     #[inline]
     pub fn pre_write(&mut self, old: Option<ObjRef>) -> Result<(), CycleError> {
+        if self.core.queue.failed() {
+            return Err(self.refused());
+        }
         if let Some(old) = old {
             if !self.rec.attached || self.rec.entries.len() >= BUFFER_CAPACITY {
                 self.make_room()?;
@@ -369,9 +372,13 @@ impl<H: ObjectModel, S: MarkStore<H>> OwnedMutator<H, S> {
     /// # Errors
     ///
     /// [`CycleError::Ended`] after the cycle ended (the object is not
-    /// marked: the store may already serve the next cycle).
+    /// marked: the store may already serve the next cycle);
+    /// [`CycleError::Panicked`] once a part of the cycle panicked.
     #[inline]
     pub fn allocate_black(&mut self, obj: ObjRef) -> Result<(), CycleError> {
+        if self.core.queue.failed() {
+            return Err(self.refused());
+        }
         if !self.rec.attached {
             self.make_room()?;
         }
@@ -406,6 +413,13 @@ impl<H: ObjectModel, S: MarkStore<H>> OwnedMutator<H, S> {
     /// Whether the handle holds a buffer of its cycle.
     pub fn is_attached(&self) -> bool {
         self.rec.attached
+    }
+
+    /// The refusal of a poisoned cycle.
+    #[cold]
+    #[inline(never)]
+    fn refused(&self) -> CycleError {
+        self.core.refusal(crate::satb::Closed::Failed).into_error()
     }
 
     #[cold]

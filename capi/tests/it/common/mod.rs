@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use stealmark_capi::*;
 use stealmark_marker::{MarkStore, ObjRef, ObjectModel, SlotKind};
 
+mod ffi;
+pub use ffi::*;
+
 /// A slot: the target's node index, its kind, and an ephemeron's key index.
 #[derive(Clone, Copy, Debug)]
 pub struct Slot {
@@ -233,59 +236,13 @@ pub fn c_marks(heap: &Heap, mode: u32) -> sm_marks {
     sm_marks {
         mode,
         reserved: 0,
-        header: sm_mark_byte {
-            offset: std::mem::offset_of!(Node, mark) as isize,
-            test_mask: 1,
-            test_value: 1,
-            set_bits: 1,
-            clear_bits: 0,
-        },
+        header: bit0(std::mem::offset_of!(Node, mark) as isize),
         ctx: std::ptr::null_mut(),
         try_mark: Some(c_try_mark),
         is_marked: Some(c_is_marked),
         dense_index: Some(c_dense),
         dense_bound: heap.nodes.len(),
     }
-}
-
-/// A plain array of references.
-pub fn c_refs(refs: &[usize]) -> sm_refs {
-    sm_refs {
-        refs: refs.as_ptr(),
-        len: refs.len(),
-        ctx: std::ptr::null_mut(),
-        chunk_count: None,
-        visit_chunk: None,
-        scan_chunk: None,
-    }
-}
-
-/// A configuration with `workers` workers and solo collections below
-/// `solo_below`.
-pub fn config(workers: u32, solo_below: u64) -> sm_config {
-    let mut c = std::mem::MaybeUninit::uninit();
-    // SAFETY: `c` is valid for writes; `sm_config_init` fills it.
-    unsafe { sm_config_init(c.as_mut_ptr()) };
-    // SAFETY: initialised above.
-    let mut c = unsafe { c.assume_init() };
-    c.workers = workers;
-    c.solo_below = solo_below;
-    c
-}
-
-pub fn new_marker(c: &sm_config) -> *mut sm_marker {
-    let mut m = std::ptr::null_mut();
-    // SAFETY: valid pointers.
-    let s = unsafe { sm_marker_new(c, &mut m) };
-    assert_eq!(s, SM_OK, "{}", last_error());
-    m
-}
-
-pub fn last_error() -> String {
-    // SAFETY: a NUL-terminated string valid until the next failing call.
-    unsafe { std::ffi::CStr::from_ptr(sm_last_error()) }
-        .to_string_lossy()
-        .into_owned()
 }
 
 // ---- the same heap for the Rust API --------------------------------------
