@@ -53,8 +53,8 @@ use stealmark_heap::{generate_heap, GenConfig, Generated, HeapGraph, Shape};
 use stealmark_marker::bench::median_f64;
 use stealmark_marker::{Collection, MarkStats, Marker, MarkerConfig, ObjRef};
 
-use stealmark_bench::leaves;
 use leaves::Leaves;
+use stealmark_bench::leaves;
 
 /// One measurement: the pause, and a second figure (the root phase).
 #[derive(Clone, Copy)]
@@ -250,8 +250,8 @@ fn collect_subject(g: &Generated, mut m: Marker) -> Run<'_> {
 }
 
 fn chain(runs: usize) {
-    let chain =
-        generate_heap(&GenConfig::new(Shape::EphemeronChain, scaled(1_000_000))).expect("generator");
+    let chain = generate_heap(&GenConfig::new(Shape::EphemeronChain, scaled(1_000_000)))
+        .expect("generator");
     let list = generate_heap(&GenConfig::new(Shape::List, scaled(1_000_000))).expect("generator");
     println!(
         "chain: ephemeron-chain {} objects, list {} objects",
@@ -301,8 +301,8 @@ fn step_medians(steps: &[Vec<(String, f64)>]) -> String {
 }
 
 fn chain_profile(runs: usize) {
-    let chain =
-        generate_heap(&GenConfig::new(Shape::EphemeronChain, scaled(1_000_000))).expect("generator");
+    let chain = generate_heap(&GenConfig::new(Shape::EphemeronChain, scaled(1_000_000)))
+        .expect("generator");
     let view = chain.heap.view();
     let mut m = marker(1);
     let mut steps: Vec<Vec<(String, f64)>> = Vec::new();

@@ -50,8 +50,8 @@ use rand_pcg::Pcg64;
 use stealmark_marker::bench::median_f64;
 use stealmark_marker::{Collection, MarkBitmap, Marker, MarkerConfig, ObjRef};
 
-use stealmark_bench::leaves;
 use leaves::Leaves;
+use stealmark_bench::leaves;
 
 /// The number of roots (and leaf objects).
 const N: usize = 10_000_000;

@@ -1,7 +1,7 @@
 //! The crate's integration tests, one binary: a module per topic.
 
-mod common;
 mod abi_vs_rust;
+mod common;
 mod cycle;
 mod header;
 mod misuse;

@@ -1,7 +1,7 @@
 //! The crate's integration tests, one binary: a module per topic.
 
-mod import_common;
 mod hotspot_resurrected;
+mod import_common;
 mod import_hprof;
 mod import_v8;
 mod input_stream;

@@ -1,7 +1,7 @@
 //! The crate's integration tests, one binary: a module per topic.
 
-mod common;
 mod barrier_bounds;
+mod common;
 mod concurrent;
 mod contract;
 mod contract_resurrect;

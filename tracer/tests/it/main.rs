@@ -1,6 +1,5 @@
 //! The crate's integration tests, one binary: a module per topic.
 
-mod common;
 mod cli_bench;
 mod cli_bench_modes;
 mod cli_contract;
@@ -10,6 +9,7 @@ mod cli_info;
 mod cli_mark;
 mod cli_outputs;
 mod closed_stdout;
+mod common;
 mod import;
 mod import_streams;
 mod simulate;
