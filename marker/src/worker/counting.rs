@@ -4,8 +4,8 @@
 //!
 //! With such a deque (`idempotent`) and more than one worker (`copies`),
 //! an object whose deque ticket (`stealmark_deques::copies`) says it may
-//! have another copy carries the tag `Word::MAY_COPY` in its word, from its pop
-//! through the prefetch FIFO into the batch. Before counting a batch, the
+//! have another copy carries the tag `Word::MAY_COPY` in its word, from
+//! its pop through the prefetch FIFO into the batch. Before counting a batch, the
 //! worker asks its deque for a horizon (one fence): when it saw a new
 //! theft, every word not yet counted is tagged. A tagged object is counted
 //! only through a claim in a set shared by all workers (`Engine::counted`),
@@ -24,16 +24,16 @@ use crate::stats::TypeCount;
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Whether popped objects that may have another copy carry the tag
-    /// `Word::MAY_COPY` to the count (`copies`; never with an exactly-once kind,
-    /// where this folds to `false`).
+    /// `Word::MAY_COPY` to the count (`copies`; never with an exactly-once
+    /// kind, where this folds to `false`).
     #[inline(always)]
     pub(super) fn copies(&self) -> bool {
         !D::KIND.exactly_once() && self.copies
     }
 
     /// The word of object `w`, popped with `ticket`, as it enters the
-    /// prefetch FIFO: tagged `Word::MAY_COPY` if, with `copies`, the ticket says
-    /// another copy may exist. The ticket's index is dropped: a horizon
+    /// prefetch FIFO: tagged `Word::MAY_COPY` if, with `copies`, the ticket
+    /// says another copy may exist. The ticket's index is dropped: a horizon
     /// that saw a new theft tags every word not yet counted
     /// ([`Worker::take_horizon`]), which covers every index it could name.
     #[inline(always)]
@@ -55,9 +55,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// With `copies`: takes the deque's horizon (one fence) and, when it
-    /// saw new thefts, tags `Word::MAY_COPY` every word not yet counted: those of
-    /// the objects scanned and not yet counted (`scanned`) and those still
-    /// in the prefetch FIFO `fifo`. A word's tag is then the only thing the
+    /// saw new thefts, tags `Word::MAY_COPY` every word not yet counted:
+    /// those of the objects scanned and not yet counted (`scanned`) and
+    /// those still in the prefetch FIFO `fifo`. A word's tag is then the only thing the
     /// count reads.
     ///
     /// Why every word not yet counted: a pop returns an item that a thief

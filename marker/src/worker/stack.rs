@@ -93,7 +93,7 @@ impl Word {
     /// The word tagged [`Word::MAY_COPY`] if `may_copy`.
     #[inline(always)]
     pub(crate) fn tagged_if(self, may_copy: bool) -> Word {
-        Word(self.0 | usize::from(may_copy) * Self::MAY_COPY)
+        Word(self.0 | (usize::from(may_copy) * Self::MAY_COPY))
     }
 
     /// The word tagged [`Word::MAY_COPY`].
