@@ -2,9 +2,8 @@
 //!
 //! An object with more than `2 × array_chunk` slots gets a descriptor here:
 //! the object, its chunk count and an atomic claim counter. The mark stack
-//! then carries *tokens* (the descriptor's index, tagged with
-//! [`ARRAY_TAG`] in the low bits that an [`ObjRef`](stealmark_model::ObjRef)
-//! always has clear) instead of the object. A worker holding a token claims
+//! then carries *tokens* (the descriptor's index, as a token word of the
+//! worker's mark stack) instead of the object. A worker holding a token claims
 //! the next chunk with `fetch_add`, pushes the token back while chunks
 //! remain (plus one extra copy, up to one copy per worker, so that idle
 //! workers find copies to steal), and scans its chunk. Every live copy holds
@@ -28,15 +27,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
-
-/// The tag bit of array tokens on the mark stack.
-pub(crate) const ARRAY_TAG: usize = 1;
-
-/// The number of bits a descriptor index is shifted by in a token.
-const TOKEN_SHIFT: u32 = 3;
+use stealmark_model::ObjRef;
 
 struct Descriptor {
-    /// The array, as a word (set before the first token is published).
+    /// The array's word (set before the first token is published).
     obj: AtomicUsize,
     /// The number of chunks.
     chunks: AtomicUsize,
@@ -48,8 +42,8 @@ struct Descriptor {
 
 /// What a worker claimed from a token.
 pub(crate) struct Claim {
-    /// The array, as a word.
-    pub(crate) obj: usize,
+    /// The array.
+    pub(crate) obj: ObjRef,
     /// The chunk index claimed.
     pub(crate) chunk: usize,
     /// Token copies the worker must push back (0, 1 or 2).
@@ -95,32 +89,29 @@ impl ArrayTable {
         free.extend((0..self.descs.len()).rev());
     }
 
-    /// Whether `w` is a token.
-    #[inline]
-    pub(crate) fn is_token(w: usize) -> bool {
-        w & ARRAY_TAG != 0
-    }
-
     /// Creates a descriptor for `obj` with `chunks` chunks and returns its
-    /// token (holding one reference), or `None` if the table is full.
-    pub(crate) fn open(&self, obj: usize, chunks: usize) -> Option<usize> {
+    /// index, for the array's token (holding one reference), or `None` if
+    /// the table is full.
+    pub(crate) fn open(&self, obj: ObjRef, chunks: usize) -> Option<usize> {
         let index = self.free.lock().pop()?;
         let d = &self.descs[index];
         // Relaxed: the descriptor is unshared until its token is pushed on a
         // deque, whose release/acquire publishes these stores; a previous
         // user's accesses are ordered before ours by the free list's mutex.
-        d.obj.store(obj, Ordering::Relaxed);
+        d.obj.store(obj.word(), Ordering::Relaxed);
         d.chunks.store(chunks, Ordering::Relaxed);
         d.next.store(0, Ordering::Relaxed);
         d.refs.store(1, Ordering::Relaxed);
-        Some((index << TOKEN_SHIFT) | ARRAY_TAG)
+        Some(index)
     }
 
-    /// Claims the next chunk for the holder of one copy of `token`. On `None`
-    /// every chunk was already claimed and the copy has been dropped.
-    pub(crate) fn claim(&self, token: usize) -> Option<Claim> {
-        let index = token >> TOKEN_SHIFT;
+    /// Claims the next chunk for the holder of one copy of the token of
+    /// descriptor `index`. On `None` every chunk was already claimed and
+    /// the copy has been dropped.
+    pub(crate) fn claim(&self, index: usize) -> Option<Claim> {
         let d = &self.descs[index];
+        // Relaxed: `open`'s stores reach this worker through the token's
+        // push (release) and its pop or steal (acquire) by the deque.
         let obj = d.obj.load(Ordering::Relaxed);
         let chunks = d.chunks.load(Ordering::Relaxed);
         // Relaxed: the counter only hands out distinct chunk indices; the
@@ -141,6 +132,9 @@ impl ArrayTable {
             2
         } else {
             1
+        };
+        let Some(obj) = ObjRef::from_word(obj) else {
+            unreachable!("an opened descriptor holds its array");
         };
         Some(Claim {
             obj,
@@ -171,13 +165,13 @@ mod tests {
     #[test]
     fn chunks_are_claimed_once_and_descriptor_recycled() {
         let t = ArrayTable::new(1, 4, true);
-        let tok = t.open(64, 5).unwrap();
-        assert!(t.open(128, 3).is_none(), "capacity 1");
+        let tok = t.open(ObjRef::from_index(7), 5).unwrap();
+        assert!(t.open(ObjRef::from_index(15), 3).is_none(), "capacity 1");
         let mut stack = vec![tok];
         let mut seen = Vec::new();
         while let Some(tok) = stack.pop() {
             if let Some(c) = t.claim(tok) {
-                assert_eq!(c.obj, 64);
+                assert_eq!(c.obj, ObjRef::from_index(7));
                 seen.push(c.chunk);
                 stack.extend(std::iter::repeat_n(tok, c.push_back));
             }
@@ -185,7 +179,7 @@ mod tests {
         seen.sort_unstable();
         assert_eq!(seen, vec![0, 1, 2, 3, 4]);
         assert!(
-            t.open(128, 3).is_some(),
+            t.open(ObjRef::from_index(15), 3).is_some(),
             "descriptor freed by the last copy"
         );
     }
@@ -193,21 +187,24 @@ mod tests {
     #[test]
     fn without_recycling_duplicated_copies_claim_each_chunk_once() {
         let t = ArrayTable::new(1, 4, false);
-        let tok = t.open(64, 5).unwrap();
+        let tok = t.open(ObjRef::from_index(7), 5).unwrap();
         // Every copy is delivered twice, as an idempotent deque may.
         let mut stack = vec![tok, tok];
         let mut seen = Vec::new();
         while let Some(tok) = stack.pop() {
             if let Some(c) = t.claim(tok) {
-                assert_eq!(c.obj, 64);
+                assert_eq!(c.obj, ObjRef::from_index(7));
                 seen.push(c.chunk);
                 stack.extend(std::iter::repeat_n(tok, 2 * c.push_back));
             }
         }
         seen.sort_unstable();
         assert_eq!(seen, vec![0, 1, 2, 3, 4]);
-        assert!(t.open(128, 3).is_none(), "not recycled before the reset");
+        assert!(
+            t.open(ObjRef::from_index(15), 3).is_none(),
+            "not recycled before the reset"
+        );
         t.reset();
-        assert!(t.open(128, 3).is_some());
+        assert!(t.open(ObjRef::from_index(15), 3).is_some());
     }
 }

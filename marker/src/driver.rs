@@ -185,7 +185,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
     fn run(&mut self) -> Result<(), Panic> {
         self.step(StepKind::Roots)?;
         let roots_end = self.start.elapsed().as_nanos() as u64;
-        let last_work = self.slots_max(|s| s.record().stats.last_work_ns);
+        let last_work = self.max_over_workers(|s| s.record().stats.last_work_ns);
         self.complete(Some(roots_end.saturating_sub(last_work)))
     }
 
@@ -203,7 +203,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         }
         if self
             .engine
-            .slots()
+            .states()
             .any(|s| !s.record().weak_refs.is_empty())
         {
             self.step(StepKind::Judge)?;
@@ -242,7 +242,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
     /// to be registered and no soft slot waits for the policy.
     fn settle_contract(&mut self) -> Result<(), Panic> {
         loop {
-            let pending: usize = self.engine.slots().map(|s| s.pending()).sum();
+            let pending: usize = self.engine.states().map(|s| s.pending()).sum();
             if pending > 0 {
                 if self.watch == Watch::Off {
                     self.index.reset(pending, self.store.dense_bound(self.heap));
@@ -260,7 +260,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
                 continue;
             }
             let asked = matches!(self.soft, SoftRefs::Ask(_));
-            if asked && self.engine.slots().any(|s| s.soft_unasked() > 0) {
+            if asked && self.engine.states().any(|s| s.soft_unasked() > 0) {
                 self.step(StepKind::Soft)?;
                 continue;
             }
@@ -275,16 +275,16 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
     /// Whether every ephemeron entry registered so far was released (each
     /// is released at most once, so equal counts mean all of them).
     fn all_released(&mut self) -> bool {
-        let (registered, released) = self.engine.slots().fold((0, 0), |(g, l), s| {
+        let (registered, released) = self.engine.states().fold((0, 0), |(g, l), s| {
             let st = &s.record().stats;
             (g + st.ephemerons_registered, l + st.ephemerons_released)
         });
         registered == released
     }
 
-    /// The largest of `f` over the workers' slots.
-    fn slots_max(&mut self, f: impl Fn(&crate::worker::Slot<D>) -> u64) -> u64 {
-        self.engine.slots().map(|s| f(s)).max().unwrap_or(0)
+    /// The largest of `f` over the workers' states.
+    fn max_over_workers(&mut self, f: impl Fn(&crate::worker::WorkerState<D>) -> u64) -> u64 {
+        self.engine.states().map(|s| f(s)).max().unwrap_or(0)
     }
 
     /// Runs one step on every worker.

@@ -5,19 +5,7 @@
 //! scanned when it leaves, `depth` pops later, by which time its cache line
 //! has usually arrived (Cher, Hosking and Vijaykumar's buffered prefetch).
 
-use stealmark_model::ObjRef;
-
 use crate::config::MarkerConfig;
-
-/// The object a mark-stack word (without tag) names: what the FIFO and the
-/// batch hold.
-#[inline(always)]
-pub(crate) fn obj_ref(w: usize) -> ObjRef {
-    match ObjRef::from_word(w) {
-        Some(o) => o,
-        None => unreachable!("mark stack holds only object references and tagged tokens"),
-    }
-}
 
 /// A fixed array of `N` mark-stack words, `len` of them held: the storage
 /// of both the FIFO (as a ring) and the batch (as a stack).

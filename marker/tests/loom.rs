@@ -1,6 +1,6 @@
 //! loom models of the marker's own concurrency: the termination protocol
 //! (`src/termination.rs`) driven by its client as the workers run it
-//! (`src/worker/idling.rs`), and the pool's job hand-off and wait
+//! (`src/worker/stealing.rs`), and the pool's job hand-off and wait
 //! (`src/pool.rs`). The models run the real `Termination` and `Pool` on
 //! loom's primitives through `src/sync.rs`.
 //!
@@ -155,10 +155,10 @@ impl Work {
     }
 }
 
-/// One worker of the phase, as `worker/mod.rs::run` drives the protocol:
-/// drain what it holds (scanning creates children into the shared deque
-/// and, like `periodic`, wakes a parked worker if the hint shows one), then
-/// refill by stealing, then idle. Returns when the phase is over.
+/// One worker of the phase, as `Worker::trace_to_termination` drives the
+/// protocol: drain what it holds (scanning creates children into the shared
+/// deque and, like `periodic`, wakes a parked worker if the hint shows
+/// one), then refill by stealing, then idle. Returns when the phase is over.
 fn worker(t: &Termination, w: &Work, mut held: usize) {
     loop {
         while held > 0 {
@@ -189,7 +189,7 @@ fn worker(t: &Termination, w: &Work, mut held: usize) {
     }
 }
 
-/// `worker/idling.rs::idle`, with the shared fake deque as every victim:
+/// `Worker::idle` (`worker/stealing.rs`), with the shared fake deque as every victim:
 /// go idle; then probe (spin, yield, park) until the phase is over or a
 /// probe sees work, reactivate and refill. `true` when it holds work again.
 fn idle(t: &Termination, w: &Work, held: &mut usize) -> bool {

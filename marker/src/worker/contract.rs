@@ -8,8 +8,9 @@ use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs, WeakRef};
 
 use super::judge::JudgeLists;
-use super::mark_loop::mark;
-use super::{Worker, FROZEN, OFF, SHARED};
+use super::modes::{KeyWatch, Unwatched};
+use super::stack::MARKS_AHEAD;
+use super::{Watch, Worker};
 use crate::ephemeron;
 
 /// Objects to check collected before a worker fences and checks them
@@ -29,9 +30,6 @@ const DECIDERS_AHEAD: usize = 16;
 /// a smaller bitmap stays cached, and on the 1M chain (0.5 MiB) the hints
 /// cost about 7%, where the 8M `weak` heap (4 MiB) gains 0.7%.
 const DECIDER_HINT_MIN_BITS: usize = 1 << 23;
-/// How many objects ahead of the one being traced [`Worker::trace_each`]
-/// and the tracing of released values prefetch the mark.
-const MARKS_AHEAD: usize = 16;
 
 /// One worker's share of the contract's state during a collection. Its
 /// buffers keep their capacity from one collection to the next.
@@ -161,45 +159,6 @@ impl Contract {
 }
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
-    /// Marks `obj`; if this worker set the bit, pushes it and (while
-    /// watching) queues it for the key-index check. Returns whether it did.
-    #[inline]
-    pub(super) fn trace<const W: u8>(&mut self, obj: ObjRef) -> bool {
-        let phase = self.phase;
-        if !mark(phase.heap, phase.store, phase.unshared, obj) {
-            return false;
-        }
-        self.slot.record.stats.objects_marked += 1;
-        self.push(obj.word());
-        if W != OFF {
-            self.slot.contract.check(obj);
-        }
-        true
-    }
-
-    /// Traces each of `objs` in order, hinting the mark of the one
-    /// [`MARKS_AHEAD`] further on (the lists traced this way, ready values
-    /// and finalizable candidates, are scattered over the heap); calls
-    /// `marked` with each one this worker marked.
-    pub(super) fn trace_each<const W: u8>(
-        &mut self,
-        objs: &[ObjRef],
-        mut marked: impl FnMut(&mut Self, ObjRef),
-    ) {
-        let (heap, store) = (self.phase.heap, self.phase.store);
-        let hint = self.phase.config.prefetch > 0;
-        for (k, &obj) in objs.iter().enumerate() {
-            if hint {
-                if let Some(&ahead) = objs.get(k + MARKS_AHEAD) {
-                    store.prefetch(heap, ahead);
-                }
-            }
-            if self.trace::<W>(obj) {
-                marked(self, obj);
-            }
-        }
-    }
-
     /// Handles the non-strong slots recorded from `weak_refs[from]` on (just
     /// found in one object): an ephemeron's value is traced if its key is
     /// marked, else it waits (registered in the key index at once while the
@@ -210,10 +169,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// is handled as one: one test of the key's mark for both records.
     #[cold]
     #[inline(never)]
-    pub(super) fn found_weak<const W: u8>(&mut self, from: usize) {
+    pub(super) fn found_weak<W: KeyWatch>(&mut self, from: usize) {
         #[cfg(feature = "inject-delays")]
         self.inject_delay();
-        let end = self.slot.record.weak_refs.len();
+        let end = self.state.record.weak_refs.len();
         // With one record there is nothing to overlap its miss with; with a
         // cached bitmap there is no miss.
         let hint = end - from > 1 && self.phase.config.prefetch > 0 && self.marks_outgrow_cache();
@@ -225,11 +184,11 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 self.prefetch_deciders(ahead..to);
                 ahead = to;
             }
-            let r = self.slot.record.weak_refs[i];
+            let r = self.state.record.weak_refs[i];
             match r.kind {
                 SlotKind::Ephemeron { key } => self.found_entry::<W>(i, key, r.target, false),
                 SlotKind::Weak => {
-                    let next = self.slot.record.weak_refs[i + 1..end].first();
+                    let next = self.state.record.weak_refs[i + 1..end].first();
                     match next.map(|v| (v, is_key_slot(&r, v))) {
                         Some((&v, true)) => {
                             i += 1;
@@ -241,10 +200,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 SlotKind::Soft => {
                     if !self.phase.step.soft_strong {
                         if matches!(self.phase.soft, SoftRefs::Ask(_)) {
-                            self.slot.contract.soft_unasked += 1;
+                            self.state.contract.soft_unasked += 1;
                         }
-                    } else if self.trace::<W>(r.target) {
-                        self.slot.record.stats.soft_kept += 1;
+                    } else if self.shade::<W>(r.target) {
+                        self.state.record.stats.soft_kept += 1;
                     }
                     self.note_unsettled(i, &r);
                 }
@@ -272,7 +231,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     fn prefetch_deciders(&self, range: std::ops::Range<usize>) {
         let (heap, store) = (self.phase.heap, self.phase.store);
         let soft_strong = self.phase.step.soft_strong;
-        for r in &self.slot.record.weak_refs[range] {
+        for r in &self.state.record.weak_refs[range] {
             match r.kind {
                 SlotKind::Ephemeron { key } => {
                     store.prefetch(heap, key);
@@ -288,19 +247,19 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// `paired`: the record before it is its key slot ([`is_key_slot`]),
     /// which lives or dies with it.
     #[inline(always)]
-    fn found_entry<const W: u8>(&mut self, i: usize, key: ObjRef, value: ObjRef, paired: bool) {
-        self.slot.record.stats.ephemerons += 1;
+    fn found_entry<W: KeyWatch>(&mut self, i: usize, key: ObjRef, value: ObjRef, paired: bool) {
+        self.state.record.stats.ephemerons += 1;
         if self.phase.store.is_marked(self.phase.heap, key) {
             // The key slot's referent is marked too: neither is noted.
-            self.trace::<W>(value);
+            self.shade::<W>(value);
             return;
         }
-        if W == SHARED {
+        if W::ON && self.phase.step.watch == Watch::Shared {
             self.register(key, value);
         } else {
-            self.slot.contract.pending.push((key, value));
+            self.state.contract.pending.push((key, value));
         }
-        let lists = &mut self.slot.contract.judged;
+        let lists = &mut self.state.contract.judged;
         let list = if paired {
             &mut lists.pairs
         } else {
@@ -316,7 +275,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// so there is no other record to overlap the miss with).
     #[inline]
     fn note_unsettled(&mut self, i: usize, r: &WeakRef) {
-        let lists = &mut self.slot.contract.judged;
+        let lists = &mut self.state.contract.judged;
         let list = if r.kind == SlotKind::Phantom {
             &mut lists.phantom
         } else {
@@ -333,8 +292,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             .index
             .expect("a shared step has the index")
             .insert(key, value);
-        self.slot.contract.recheck.push(key);
-        self.slot.record.stats.ephemerons_registered += 1;
+        self.state.contract.recheck.push(key);
+        self.state.record.stats.ephemerons_registered += 1;
     }
 
     /// Checks the objects this worker marked (and, with the shared index,
@@ -342,30 +301,31 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// the values released (queueing them for checks in turn). The caller
     /// loops until nothing is left to check.
     #[cold]
-    pub(super) fn settle<const W: u8>(&mut self) {
+    pub(super) fn settle<W: KeyWatch>(&mut self) {
         #[cfg(feature = "inject-delays")]
         self.inject_delay();
-        let c = &mut self.slot.contract;
+        let c = &mut self.state.contract;
         std::mem::swap(&mut c.check, &mut c.checking);
-        if W == SHARED {
+        let watch = self.phase.step.watch;
+        if watch == Watch::Shared {
             self.settle_shared();
         } else if let Some(frozen) = self.phase.frozen {
             let (heap, store) = (self.phase.heap, self.phase.store);
-            let c = &mut self.slot.contract;
+            let c = &mut self.state.contract;
             for &obj in &c.checking {
                 if frozen.may_hold(obj) {
                     frozen.lookup(obj, store.dense_index(heap, obj), &mut c.released);
                 }
             }
         }
-        self.slot.contract.checking.clear();
-        if W == FROZEN {
+        self.state.contract.checking.clear();
+        if watch == Watch::Frozen {
             self.release_frozen();
         }
-        while let Some(value) = self.slot.contract.released.pop() {
+        while let Some(value) = self.state.contract.released.pop() {
             self.hint_released();
-            self.slot.record.stats.ephemerons_released += 1;
-            self.trace::<W>(value);
+            self.state.record.stats.ephemerons_released += 1;
+            self.shade::<W>(value);
         }
     }
 
@@ -385,14 +345,14 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         };
         let (heap, store) = (self.phase.heap, self.phase.store);
         for _ in 0..RELEASE_AHEAD {
-            let Some(value) = self.slot.contract.released.pop() else {
+            let Some(value) = self.state.contract.released.pop() else {
                 return;
             };
             self.hint_released();
-            self.slot.record.stats.ephemerons_released += 1;
-            // `OFF`: marked and pushed, not queued for a check: it is
-            // checked here.
-            if !self.trace::<OFF>(value) {
+            self.state.record.stats.ephemerons_released += 1;
+            // `Unwatched`: marked and pushed, not queued for a check: it
+            // is checked here.
+            if !self.shade::<Unwatched>(value) {
                 continue;
             }
             // Scanned after this loop: its header's miss overlaps the walk.
@@ -401,7 +361,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 frozen.lookup(
                     value,
                     store.dense_index(heap, value),
-                    &mut self.slot.contract.released,
+                    &mut self.state.contract.released,
                 );
             }
         }
@@ -413,7 +373,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// come one at a time, and then there is nothing to hint).
     #[inline]
     fn hint_released(&self) {
-        let released = &self.slot.contract.released;
+        let released = &self.state.contract.released;
         if self.phase.config.prefetch > 0 && released.len() >= MARKS_AHEAD {
             let ahead = released[released.len() - MARKS_AHEAD];
             self.phase.store.prefetch(self.phase.heap, ahead);
@@ -430,7 +390,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         // after its insert, a marker's after its mark): see
         // `crate::ephemeron`.
         ephemeron::fence();
-        let c = &mut self.slot.contract;
+        let c = &mut self.state.contract;
         std::mem::swap(&mut c.recheck, &mut c.rechecking);
         for &obj in &c.checking {
             if index.may_hold(obj) {

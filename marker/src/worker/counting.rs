@@ -4,8 +4,8 @@
 //!
 //! With such a deque (`idempotent`) and more than one worker (`copies`),
 //! an object whose deque ticket (`stealmark_deques::copies`) says it may
-//! have another copy carries the tag [`SHARED`] in its word, from its pop
-//! through the prefetch FIFO into the batch. Before counting a batch, the
+//! have another copy carries the tag `Word::MAY_COPY` in its word, from
+//! its pop through the prefetch FIFO into the batch. Before counting a batch, the
 //! worker asks its deque for a horizon (one fence): when it saw a new
 //! theft, every word not yet counted is tagged. A tagged object is counted
 //! only through a claim in a set shared by all workers (`Engine::counted`),
@@ -17,44 +17,28 @@ use stealmark_deques::{Owner, WorkDeque};
 use stealmark_model::{MarkStore, ObjectModel};
 
 use super::live::count_live;
+use super::stack::Word;
 use super::Worker;
-use crate::fifo::{obj_ref, Batch, Fifo};
+use crate::fifo::{Batch, Fifo};
 use crate::stats::TypeCount;
-
-/// With `copies`: the tag, in the word of an object in the prefetch FIFO
-/// or the batch, of an object that may have another copy, so that its
-/// count is claimed. Bit 1: an object reference's low three bits are zero
-/// (`ObjRef::ALIGN`), and bit 0 marks array tokens, which never carry it
-/// (they skip the FIFO and the batch).
-pub(super) const SHARED: usize = 2;
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Whether popped objects that may have another copy carry the tag
-    /// [`SHARED`] to the count (`copies`; never with an exactly-once kind,
-    /// where this folds to `false`).
+    /// `Word::MAY_COPY` to the count (`copies`; never with an exactly-once
+    /// kind, where this folds to `false`).
     #[inline(always)]
     pub(super) fn copies(&self) -> bool {
         !D::KIND.exactly_once() && self.copies
     }
 
     /// The word of object `w`, popped with `ticket`, as it enters the
-    /// prefetch FIFO: tagged [`SHARED`] if, with `copies`, the ticket says
-    /// another copy may exist. The ticket's index is dropped: a horizon
+    /// prefetch FIFO: tagged `Word::MAY_COPY` if, with `copies`, the ticket
+    /// says another copy may exist. The ticket's index is dropped: a horizon
     /// that saw a new theft tags every word not yet counted
     /// ([`Worker::take_horizon`]), which covers every index it could name.
     #[inline(always)]
-    pub(super) fn tag_popped(&self, w: usize, ticket: Ticket) -> usize {
-        w | (usize::from(self.copies() & ticket.is_shared()) * SHARED)
-    }
-
-    /// The object word `w` from the prefetch FIFO, without its tag.
-    #[inline(always)]
-    pub(super) fn untagged(w: usize) -> usize {
-        if D::KIND.exactly_once() {
-            w
-        } else {
-            w & !SHARED
-        }
+    pub(super) fn tag_popped(&self, w: Word, ticket: Ticket) -> Word {
+        w.tagged_if(self.copies() & ticket.is_shared())
     }
 
     /// Puts back a prefetched word that this step will not scan (an
@@ -62,18 +46,18 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// `copies`, its tag says another copy may exist: then back onto the
     /// deque as a copy, so that its count is claimed. The caller took a
     /// horizon ([`Worker::take_horizon`]) after the word's pop.
-    pub(super) fn return_unscanned(&mut self, w: usize) {
-        if !D::KIND.exactly_once() && w & SHARED != 0 {
-            self.push_copy(Self::untagged(w));
+    pub(super) fn return_unscanned(&mut self, w: Word) {
+        if !D::KIND.exactly_once() && w.may_copy() {
+            self.push_copy(w.untagged());
             return;
         }
-        self.slot.private.push(w);
+        self.state.private.push(w.raw());
     }
 
     /// With `copies`: takes the deque's horizon (one fence) and, when it
-    /// saw new thefts, tags [`SHARED`] every word not yet counted: those of
-    /// the objects scanned and not yet counted (`scanned`) and those still
-    /// in the prefetch FIFO `fifo`. A word's tag is then the only thing the
+    /// saw new thefts, tags `Word::MAY_COPY` every word not yet counted:
+    /// those of the objects scanned and not yet counted (`scanned`) and
+    /// those still in the prefetch FIFO `fifo`. A word's tag is then the only thing the
     /// count reads.
     ///
     /// Why every word not yet counted: a pop returns an item that a thief
@@ -104,7 +88,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// only items that `stolen_end` marks).
     #[inline(always)]
     pub(super) fn take_horizon(&mut self, fifo: &mut Fifo) {
-        if self.slot.owner.horizon() != Horizon::NONE {
+        if self.state.owner.horizon() != Horizon::NONE {
             self.tag_uncounted(fifo);
         }
     }
@@ -114,9 +98,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     #[inline(never)]
     fn tag_uncounted(&mut self, fifo: &mut Fifo) {
         for w in self.scanned.as_mut_slice() {
-            *w |= SHARED;
+            *w = Word::from_raw(*w).tagged().raw();
         }
-        fifo.rewrite(|w| w | SHARED);
+        fifo.rewrite(|w| Word::from_raw(w).tagged().raw());
     }
 
     /// Counts the objects not yet counted live: objects, bytes and per
@@ -140,7 +124,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             self.drop_counted_copies(fifo);
         }
         let heap = self.phase.heap;
-        let rec = &mut self.slot.record;
+        let rec = &mut self.state.record;
         rec.stats.objects_scanned += scans;
         let by_type: &mut [TypeCount] = if self.typed {
             &mut rec.live_by_type
@@ -163,8 +147,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     #[inline(always)]
     fn drop_counted_copies(&mut self, fifo: &mut Fifo) {
         self.take_horizon(fifo);
-        let tagged = self.scanned.as_slice().iter().fold(0, |tags, &w| tags | w) & SHARED;
-        if tagged != 0 {
+        if Word::any_may_copy(self.scanned.as_slice()) {
             self.claim_copies();
         }
     }
@@ -178,9 +161,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let counted = &self.phase.engine.counted;
         let mut kept = Batch::new();
         for &w in self.scanned.as_slice() {
-            let obj = w & !SHARED;
-            if w & SHARED == 0 || counted.claim(obj_ref(obj)) {
-                kept.push(obj);
+            let w = Word::from_raw(w);
+            if !w.may_copy() || counted.claim(w.obj()) {
+                kept.push(w.untagged().raw());
             }
         }
         self.scanned = kept;

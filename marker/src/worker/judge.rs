@@ -117,8 +117,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     pub(super) fn judge_weak(&mut self) {
         let (heap, store) = (self.phase.heap, self.phase.store);
         let marks = (heap, store, self.phase.config.prefetch > 0);
-        let lists = &mut self.slot.contract.judged;
-        let rec = &mut self.slot.record;
+        let lists = &mut self.state.contract.judged;
+        let rec = &mut self.state.record;
         let (refs, cleared) = (&rec.weak_refs, &mut rec.cleared);
         if lists.complete {
             // Soft and weak records are judged here, once.
@@ -147,7 +147,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 });
             }
         } else {
-            let settled = self.slot.contract.settled;
+            let settled = self.state.contract.settled;
             for (i, r) in refs.iter().enumerate().skip(settled) {
                 if matches!(r.kind, SlotKind::Soft | SlotKind::Weak)
                     && !store.is_marked(heap, r.target)
@@ -156,7 +156,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 }
             }
         }
-        self.slot.contract.j1_end = refs.len();
+        self.state.contract.j1_end = refs.len();
         rec.stats.cleared = cleared.len() as u64;
     }
 
@@ -167,9 +167,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     pub(super) fn judge_rest(&mut self) {
         let (heap, store) = (self.phase.heap, self.phase.store);
         let marks = (heap, store, self.phase.config.prefetch > 0);
-        let j1 = self.slot.contract.j1_end;
-        let c = &mut self.slot.contract;
-        let rec = &mut self.slot.record;
+        let j1 = self.state.contract.j1_end;
+        let c = &mut self.state.contract;
+        let rec = &mut self.state.record;
         let (refs, cleared) = (&rec.weak_refs, &mut rec.cleared);
         let live_entries = if c.judged.complete {
             let lists = &mut c.judged;

@@ -6,7 +6,7 @@
 
 use stealmark_model::ObjectModel;
 
-use crate::fifo::obj_ref;
+use super::stack::Word;
 use crate::stats::TypeCount;
 
 /// Sums the live bytes and footprint of the objects `words`, and counts
@@ -28,13 +28,13 @@ pub(crate) fn count_live<H: ObjectModel>(
     let (mut bytes, mut footprint) = (0, 0);
     if by_type.is_empty() {
         for &w in words {
-            let (size, foot) = heap.live_bytes(obj_ref(w));
+            let (size, foot) = heap.live_bytes(Word::from_raw(w).obj());
             bytes += size as u64;
             footprint += foot as u64;
         }
     } else {
         for &w in words {
-            let obj = obj_ref(w);
+            let obj = Word::from_raw(w).obj();
             let (size, foot) = heap.live_bytes(obj);
             let t = &mut by_type[heap.type_id(obj)];
             t.objects += 1;

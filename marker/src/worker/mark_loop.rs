@@ -1,33 +1,31 @@
 //! The mark loop, the hot path: pop a grey object (private stack first, then
 //! the deque, through the prefetch FIFO), count it live, scan its slots,
 //! mark each strong target (through the edge FIFO) and push the ones whose
-//! bit this worker set. Large arrays are scanned in chunks claimed through
-//! tokens. Non-strong slots are recorded and handled out of line
-//! (`contract`).
+//! bit this worker set. Large arrays are scanned in chunks: an array with
+//! more slots than `Worker::big_array` is opened in the descriptor table
+//! ([`ArrayTable`](crate::arrays::ArrayTable)), and its token, pushed to
+//! the deque, lets any worker claim and scan one chunk at a time.
+//! Non-strong slots are recorded and handled out of line (`contract`).
 
 use std::ops::Range;
 
-use stealmark_deques::copies::Ticket;
-use stealmark_deques::{Owner, WorkDeque};
+use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 
-use super::balancing::WAKE_GRAIN;
-use super::{Phase, Slot, Worker, OFF};
-use crate::arrays::ArrayTable;
-use crate::fifo::{obj_ref, Fifo, ACCOUNT_BATCH};
+use super::modes::{Configured, Fixed, KeyWatch, LoopMode};
+use super::stack::{mark, Word};
+use super::{Worker, WorkerState};
+use crate::fifo::{Fifo, ACCOUNT_BATCH};
 use crate::stats::WorkerRecord;
 
 /// A word popped for scanning ([`Worker::next_local`]).
 pub(super) enum Popped {
-    /// An object to scan (or to open as a large array).
-    Object(usize),
+    /// An object to scan (or to open as a large array), tagged if it may
+    /// have another copy.
+    Object(Word),
     /// A large array's token: a chunk to claim and scan.
-    Token(usize),
+    Token(Word),
 }
-
-/// Strong edges delayed between finding them and testing their mark bits,
-/// when prefetching is on.
-pub(crate) const EDGE_DEPTH: usize = 8;
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Scans until the private stack, the deque, both FIFOs and (when
@@ -35,13 +33,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     ///
     /// The FIFOs leave the worker for the loop (see
     /// [`Worker::drain_objects`]) and come back empty.
-    pub(super) fn drain<const W: u8>(&mut self) {
+    pub(super) fn drain<W: KeyWatch>(&mut self) {
         let mut fifo = std::mem::replace(&mut self.fifo, Fifo::new());
         let mut edges = std::mem::replace(&mut self.edges, Fifo::new());
         loop {
-            self.drain_objects_in_mode::<W>(&mut fifo, &mut edges);
+            self.drain_in_mode::<W>(&mut fifo, &mut edges);
             debug_assert_eq!(edges.len(), 0, "drain_objects marks the delayed edges");
-            if W != OFF && self.slot.contract.has_checks() {
+            if W::ON && self.state.contract.has_checks() {
                 self.settle::<W>();
             } else {
                 self.account(&mut fifo);
@@ -52,16 +50,39 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         self.edges = edges;
     }
 
+    /// Runs [`Worker::drain_objects`] in the mode for this worker's
+    /// settings (`super::modes`): a [`Fixed`] one when the step does not
+    /// watch the key index and the settings allow, else [`Configured`].
+    #[inline(always)]
+    fn drain_in_mode<W: KeyWatch>(&mut self, fifo: &mut Fifo, edges: &mut Fifo) {
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        if W::ON {
+            return self.drain_objects::<W, Configured>(heap, store, fifo, edges);
+        }
+        let s = &self.settings;
+        if !s.fixed() {
+            return self.drain_objects::<W, Configured>(heap, store, fifo, edges);
+        }
+        match (s.count_live, s.unshared) {
+            (true, true) => self.drain_objects::<W, Fixed<true, true>>(heap, store, fifo, edges),
+            (true, false) => self.drain_objects::<W, Fixed<true, false>>(heap, store, fifo, edges),
+            (false, true) => self.drain_objects::<W, Fixed<false, true>>(heap, store, fifo, edges),
+            (false, false) => {
+                self.drain_objects::<W, Fixed<false, false>>(heap, store, fifo, edges)
+            }
+        }
+    }
+
     /// Marks the targets still waiting in the edge FIFO.
-    pub(super) fn flush_edges<const W: u8>(&mut self, edges: &mut Fifo) {
+    pub(super) fn flush_edges<W: KeyWatch>(&mut self, edges: &mut Fifo) {
         while let Some(w) = edges.pop() {
-            self.trace::<W>(obj_ref(w));
+            self.shade::<W>(Word::from_raw(w).obj());
         }
     }
 
     /// Scans until the private stack, the deque, the object FIFO `fifo` and
     /// the edge FIFO `edges` are empty (the objects to check may still hold
-    /// some). `M` holds the settings fixed for the drain (`super::mode`).
+    /// some). `M` holds the settings fixed for the drain (`super::modes`).
     ///
     /// `heap` and `store` are the phase's, passed as parameters of a
     /// function of its own: a shared reference parameter tells the
@@ -70,7 +91,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// marker does, instead of once or twice per object and per slot (read
     /// through `self`, they might alias the worker's stores and calls).
     #[inline(never)]
-    pub(super) fn drain_objects<const W: u8, const M: u8>(
+    pub(super) fn drain_objects<W: KeyWatch, M: LoopMode>(
         &mut self,
         heap: &H,
         store: &S,
@@ -78,14 +99,14 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         edges: &mut Fifo,
     ) {
         let mut until_balance = self.until_balance;
-        let depth = self.depth;
+        let depth = self.settings.depth;
         loop {
             while let Some(popped) = self.next_local::<M>(heap, fifo, depth) {
                 match popped {
                     Popped::Object(w) => self.process_object::<W, M>(heap, store, w, fifo, edges),
                     Popped::Token(token) => self.scan_chunk::<W, M>(token, edges),
                 }
-                if W != OFF && self.slot.contract.checks_full() {
+                if W::ON && self.state.contract.checks_full() {
                     self.settle::<W>();
                 }
                 until_balance -= 1;
@@ -110,20 +131,21 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// through the prefetch FIFO (`depth` deep) when it is on. Each popped
     /// word is tested once for a token: a token skips the FIFO (there is
     /// nothing to prefetch), so the FIFO holds objects only, each tagged
-    /// with `copies` if it may have another copy ([`Worker::tag_popped`]).
+    /// [`Word::MAY_COPY`](Word) if it may have another copy
+    /// ([`Worker::tag_popped`]).
     /// Forced inline: out of line (as the compiler chose once the loop had
     /// three instantiations), the FIFO lives in memory across the call and
     /// the one-worker pause grew by a third.
     #[inline(always)]
-    pub(super) fn next_local<const M: u8>(
+    pub(super) fn next_local<M: LoopMode>(
         &mut self,
         heap: &H,
         fifo: &mut Fifo,
         depth: usize,
     ) -> Option<Popped> {
-        if !self.prefetching::<M>() {
+        if !M::prefetching(&self.settings) {
             let (w, ticket) = self.pop()?;
-            return Some(if ArrayTable::is_token(w) {
+            return Some(if w.is_token() {
                 Popped::Token(w)
             } else {
                 Popped::Object(self.tag_popped(w, ticket))
@@ -131,81 +153,15 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
         while fifo.len() < depth {
             match self.pop() {
-                Some((w, _)) if ArrayTable::is_token(w) => return Some(Popped::Token(w)),
+                Some((w, _)) if w.is_token() => return Some(Popped::Token(w)),
                 Some((w, ticket)) => {
-                    heap.prefetch(obj_ref(w));
-                    fifo.push(self.tag_popped(w, ticket));
+                    heap.prefetch(w.obj());
+                    fifo.push(self.tag_popped(w, ticket).raw());
                 }
                 None => break,
             }
         }
-        fifo.pop().map(Popped::Object)
-    }
-
-    /// Pops the newest private item, else the newest item of the deque,
-    /// with its deque ticket (a private item's is [`Ticket::ONLY`]).
-    #[inline(always)]
-    fn pop(&mut self) -> Option<(usize, Ticket)> {
-        match self.slot.private.pop() {
-            Some(w) => Some((w, Ticket::ONLY)),
-            None => {
-                let (w, ticket) = self.slot.owner.pop_ticketed()?;
-                #[cfg(feature = "inject-delays")]
-                let ticket = self.inject_duplicate(w, ticket);
-                Some((w, ticket))
-            }
-        }
-    }
-
-    /// Pushes a newly grey object: onto the private stack, or straight onto
-    /// the deque when private work is off.
-    #[inline]
-    pub(super) fn push(&mut self, w: usize) {
-        if self.private {
-            self.slot.private.push(w);
-        } else {
-            self.push_shared(w);
-        }
-    }
-
-    /// Pushes onto the deque, spilling to the overflow storage when full.
-    #[inline]
-    pub(super) fn push_shared(&mut self, w: usize) {
-        Self::push_to_deque(self.phase, self.slot, w);
-    }
-
-    /// Pushes onto the deque an item that may have another copy (one taken
-    /// by a single steal): the deque marks its ticket.
-    #[inline]
-    pub(super) fn push_copy(&mut self, w: usize) {
-        if let Err(w) = self.slot.owner.push_copy(w) {
-            Self::spill(self.phase, self.slot, w);
-        }
-    }
-
-    /// [`Worker::push_shared`] on the parts of the worker it uses, for the
-    /// slot loop, which holds the rest borrowed.
-    #[inline(always)]
-    fn push_to_deque(phase: &Phase<'_, D, H, S>, slot: &mut Slot<D>, w: usize) {
-        if let Err(w) = slot.owner.push(w) {
-            Self::spill(phase, slot, w);
-        }
-    }
-
-    /// The bounded deque is full: move the item and half the deque to the
-    /// shared overflow storage, and wake a parked worker to take some.
-    #[cold]
-    fn spill(phase: &Phase<'_, D, H, S>, slot: &mut Slot<D>, w: usize) {
-        let moved =
-            phase
-                .engine
-                .overflow
-                .spill(w, &mut slot.owner, phase.config.deque_capacity / 2);
-        slot.record.stats.overflow_pushes += moved as u64;
-        if phase.term.sleepers() > 0 {
-            let k = phase.term.wake(moved / WAKE_GRAIN);
-            slot.record.stats.wakeups_sent += k as u64;
-        }
+        fifo.pop().map(|w| Popped::Object(Word::from_raw(w)))
     }
 
     /// Scans an object, or opens it as a large array; queues it to be
@@ -213,27 +169,26 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// and a full batch is counted with `fifo`, the prefetch FIFO, see
     /// [`Worker::account`]).
     #[inline(always)]
-    pub(super) fn process_object<const W: u8, const M: u8>(
+    pub(super) fn process_object<W: KeyWatch, M: LoopMode>(
         &mut self,
         heap: &H,
         store: &S,
-        tagged: usize,
+        tagged: Word,
         fifo: &mut Fifo,
         edges: &mut Fifo,
     ) {
-        let w = Self::untagged(tagged);
-        let obj = obj_ref(w);
+        let obj = tagged.obj();
         let n = heap.slot_count(obj);
-        if self.counting::<M>() {
-            self.scanned.push(tagged);
+        if M::counting(&self.settings) {
+            self.scanned.push(tagged.raw());
             if self.scanned.len() == ACCOUNT_BATCH {
                 self.account(fifo);
             }
         } else {
-            self.slot.record.stats.objects_scanned += 1;
+            self.state.record.stats.objects_scanned += 1;
         }
         if n > self.big_array {
-            self.open_array::<W, M>(w, n, edges);
+            self.open_array::<W, M>(obj, n, edges);
         } else {
             self.scan::<W, M>(heap, store, obj, 0..n, true, edges);
         }
@@ -249,7 +204,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// records. Chunks of large arrays are claimed exactly once and need
     /// no claim.
     #[inline(always)]
-    pub(super) fn scan<const W: u8, const M: u8>(
+    pub(super) fn scan<W: KeyWatch, M: LoopMode>(
         &mut self,
         heap: &H,
         store: &S,
@@ -260,21 +215,21 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     ) {
         // Two instances of the slot loop, so that the private-or-shared
         // choice is made once per object, not once per marked target.
-        let (visited, marked, weak) = if self.private_on::<M>() {
-            self.visit_slots::<W, M>(heap, store, obj, slots, edges, |slot, w| {
-                slot.private.push(w)
+        let (visited, marked, weak) = if M::private(&self.settings) {
+            self.visit_slots::<W, M>(heap, store, obj, slots, edges, |state, obj| {
+                state.private.push(Word::object(obj).raw())
             })
         } else {
             let phase = self.phase;
-            self.visit_slots::<W, M>(heap, store, obj, slots, edges, |slot, w| {
-                Self::push_to_deque(phase, slot, w)
+            self.visit_slots::<W, M>(heap, store, obj, slots, edges, |state, obj| {
+                Self::push_to_deque(phase, state, Word::object(obj))
             })
         };
-        let st = &mut self.slot.record.stats;
+        let st = &mut self.state.record.stats;
         st.slots_scanned += visited;
         st.objects_marked += marked;
         if weak != 0 {
-            let from = self.slot.record.weak_refs.len() - weak;
+            let from = self.state.record.weak_refs.len() - weak;
             if whole && !D::KIND.exactly_once() && !self.phase.engine.holders.claim(obj) {
                 self.drop_duplicate(from);
             } else {
@@ -285,23 +240,23 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
 
     /// The slot loop of [`Worker::scan`]: visits `obj`'s `slots`, marks
     /// each strong target (through the edge FIFO) and hands the ones this
-    /// worker marked to `grey`; records the other slots. Returns the slots
+    /// worker marked to `push`; records the other slots. Returns the slots
     /// visited, the targets marked and the slots recorded. The per-slot
     /// closure keeps its counters in locals so that it inlines into the
     /// heap's `scan_slots` loop.
     #[inline(always)]
-    fn visit_slots<const W: u8, const M: u8>(
+    fn visit_slots<W: KeyWatch, M: LoopMode>(
         &mut self,
         heap: &H,
         store: &S,
         obj: ObjRef,
         slots: Range<usize>,
         edges: &mut Fifo,
-        mut grey: impl FnMut(&mut Slot<D>, usize),
+        mut push: impl FnMut(&mut WorkerState<D>, ObjRef),
     ) -> (u64, u64, usize) {
-        let edge_depth = self.edge_depth::<M>();
-        let unshared = self.unshared::<M>();
-        let slot = &mut *self.slot;
+        let edge_depth = M::edge_depth(&self.settings);
+        let unshared = M::unshared(&self.settings);
+        let state = &mut *self.state;
         let (mut visited, mut marked, mut weak) = (0u64, 0u64, 0usize);
         heap.scan_slots(
             obj,
@@ -315,18 +270,58 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     };
                     if mark(heap, store, unshared, target) {
                         marked += 1;
-                        grey(slot, target.word());
-                        if W != OFF {
-                            slot.contract.check(target);
+                        push(state, target);
+                        if W::ON {
+                            state.contract.check(target);
                         }
                     }
                 } else {
                     weak += 1;
-                    record_weak(&mut slot.record, obj, index, target, kind);
+                    record_weak(&mut state.record, obj, index, target, kind);
                 }
             },
         );
         (visited, marked, weak)
+    }
+
+    /// Starts scanning a large array in chunks (whole, if the descriptor
+    /// table is full).
+    /// With a deque that may deliver an item twice, the array is first
+    /// claimed as a holder (`crate::holders`): a second delivery of it is
+    /// a duplicate and opens nothing, so that its slots are scanned once.
+    #[cold]
+    fn open_array<W: KeyWatch, M: LoopMode>(&mut self, obj: ObjRef, n: usize, edges: &mut Fifo) {
+        if !D::KIND.exactly_once() && !self.phase.engine.holders.claim(obj) {
+            self.state.record.stats.duplicate_holders += 1;
+            return;
+        }
+        let chunk = self.phase.config.array_chunk;
+        match self.phase.engine.arrays.open(obj, n.div_ceil(chunk)) {
+            Some(descriptor) => self.scan_chunk::<W, M>(Word::token(descriptor), edges),
+            None => {
+                let (heap, store) = (self.phase.heap, self.phase.store);
+                self.scan::<W, M>(heap, store, obj, 0..n, false, edges);
+            }
+        }
+    }
+
+    /// Claims a chunk of a large array through a popped token, republishes
+    /// the token while chunks remain, and scans the chunk. A token carries
+    /// no tag for copies: its chunks are claimed exactly once and counted
+    /// with their array.
+    pub(super) fn scan_chunk<W: KeyWatch, M: LoopMode>(&mut self, token: Word, edges: &mut Fifo) {
+        let Some(claim) = self.phase.engine.arrays.claim(token.descriptor()) else {
+            return;
+        };
+        // Tokens are the array's parallelism: they go straight to the deque.
+        for _ in 0..claim.push_back {
+            self.push_shared(token);
+        }
+        let chunk = self.phase.config.array_chunk;
+        let lo = claim.chunk * chunk;
+        self.state.record.stats.array_chunks += 1;
+        let (heap, store) = (self.phase.heap, self.phase.store);
+        self.scan::<W, M>(heap, store, claim.obj, lo..lo + chunk, false, edges);
     }
 
     /// Another scan of this holder recorded its non-strong slots: drops
@@ -334,7 +329,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     #[cold]
     #[inline(never)]
     fn drop_duplicate(&mut self, from: usize) {
-        let rec = &mut self.slot.record;
+        let rec = &mut self.state.record;
         rec.stats.weak_refs -= (rec.weak_refs.len() - from) as u64;
         rec.weak_refs.truncate(from);
         rec.stats.duplicate_holders += 1;
@@ -360,26 +355,10 @@ fn record_weak(
     });
 }
 
-/// Sets `obj`'s mark; whether this call set it. `unshared` (a step whose
-/// worker is the only thread marking, `Phase::unshared`) marks without an
-/// atomic read-modify-write.
-#[inline(always)]
-pub(super) fn mark<H: ObjectModel, S: MarkStore<H>>(
-    heap: &H,
-    store: &S,
-    unshared: bool,
-    obj: ObjRef,
-) -> bool {
-    if unshared {
-        store.try_mark_unshared(heap, obj)
-    } else {
-        store.try_mark(heap, obj)
-    }
-}
-
-/// Delays a strong edge (or a root) through the edge FIFO: prefetches `target`'s mark
-/// bit and returns the edge `depth` edges older, whose mark word should have
-/// arrived (or `target` itself when the FIFO is off or not yet full).
+/// Delays a strong edge (or a root) through the edge FIFO: prefetches
+/// `target`'s mark bit and returns the edge `depth` edges older, whose mark
+/// word should have arrived (or `target` itself when the FIFO is off or not
+/// yet full).
 #[inline(always)]
 pub(super) fn delay_edge<H: ObjectModel, S: MarkStore<H>>(
     heap: &H,
@@ -392,9 +371,9 @@ pub(super) fn delay_edge<H: ObjectModel, S: MarkStore<H>>(
         return Some(target);
     }
     store.prefetch(heap, target);
-    edges.push(target.word());
+    edges.push(Word::object(target).raw());
     if edges.len() <= depth {
         return None;
     }
-    edges.pop().map(obj_ref)
+    edges.pop().map(|w| Word::from_raw(w).obj())
 }

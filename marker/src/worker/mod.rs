@@ -1,53 +1,46 @@
 //! One worker's share of a step, generic over the deque kind `D`, the heap
 //! `H` and the mark store `S` (monomorphised: every call inlines).
 //!
-//! This module holds the worker's state and its tracing loop
-//! ([`Worker::close`]); the methods are split by what they do, each module an
-//! `impl` block of the same [`Worker`]:
+//! This module holds the worker ([`Worker`]) and its tracing loop
+//! ([`Worker::trace_to_termination`]: drain, steal, idle); the methods are
+//! split by what they do, each module an `impl` block of the same
+//! [`Worker`]:
 //!
-//! - `phase`: what a worker keeps between steps (`Slot`), the deques and
-//!   shared storage of one deque kind (`Engine`), and what the workers share
-//!   during one step (`Phase`);
-//! - `steps`: what each kind of step does before it traces (mark roots,
-//!   register waiting ephemerons, ask the soft-reference policy, take the
-//!   finalizable objects);
-//! - `judge`: J1 and J2, the judging of non-strong slots;
-//! - `mark_loop`: popping, scanning and pushing grey objects, the prefetch
-//!   FIFOs (the hot path);
-//! - `chunks`: large arrays, scanned in chunks claimed through tokens;
-//! - `mode`: the loop's settings as compile-time constants, chosen once per
-//!   drain;
+//! - `phase`: what a worker keeps between steps (`WorkerState`), the
+//!   deques and shared storage of one deque kind (`Engine`), and what the
+//!   workers share during one step (`Phase`);
+//! - `modes`: the tracing methods' modes as types: whether the step
+//!   watches the ephemeron key index (`W`), and the mark loop's settings
+//!   taken as constants (`M`);
+//! - `stack`: the mark stack's word (an object or a large array's token,
+//!   and its tags), and the primitives that mark, push and pop;
+//! - `mark_loop`: draining: popping, scanning and pushing grey objects
+//!   through the prefetch FIFOs, and large arrays in chunks (the hot path);
 //! - `counting`: counting live objects when scanned, exactly once even with
 //!   a deque that delivers an object twice (tickets and claims);
 //! - `live`: counting the live objects of a batch (bytes, footprint, types),
 //!   the loop that the reference markers (`crate::sequential`) share;
+//! - `stealing`: sharing work while busy (the periodic check, the balancing
+//!   policies, victim selection and stealing), and refilling and idling as
+//!   a client of the termination protocol;
+//! - `steps`: what each kind of step does around its tracing (mark roots,
+//!   register waiting ephemerons, ask the soft-reference policy, take the
+//!   finalizable objects; a cycle's budgeted increment);
 //! - `contract`: what happens to a non-strong slot when it is found, and
 //!   the checks of newly marked objects against the ephemeron key index;
-//! - `balancing`: the periodic check (sharing private work, waking parked
-//!   workers), the balancing policies, victim selection and stealing;
-//! - `idling`: the termination client (refilling from the overflow storage
-//!   or by stealing, and the idle/park protocol);
+//! - `judge`: J1 and J2, the judging of non-strong slots;
 //! - `recording`: spans, timeline samples and the step's counters.
-//!
-//! The const parameter `W` of the tracing methods says how the step
-//! *watches* the ephemeron key index ([`OFF`], [`FROZEN`] or [`SHARED`], as
-//! `phase::Watch`): whether every object marked is checked against it, and
-//! whether new ephemerons are registered at once. A step without waiting
-//! ephemerons runs the `W = OFF` instantiation, whose hot loop has no such
-//! check at all.
 
-mod balancing;
-mod chunks;
-pub(crate) mod contract;
+mod contract;
 mod counting;
-mod idling;
-mod increment;
 mod judge;
 mod live;
 mod mark_loop;
-mod mode;
+mod modes;
 mod phase;
 mod recording;
+mod stack;
+mod stealing;
 mod steps;
 
 #[cfg(feature = "inject-delays")]
@@ -59,42 +52,34 @@ use stealmark_model::{MarkStore, ObjectModel};
 
 use crate::fifo::{Batch, Fifo};
 use crate::stats::SpanKind;
+use modes::{KeyWatch, Settings};
+#[cfg(feature = "inject-delays")]
+use stack::Word;
 
 // The reference markers (`bench` feature) count with the engine's loop.
 #[cfg(feature = "bench")]
 pub(crate) use live::count_live;
-pub(crate) use mark_loop::EDGE_DEPTH;
-pub(crate) use phase::{Engine, Phase, Slot, Step, Watch};
-
-/// `W` of a step that does not watch the key index ([`Watch::Off`]).
-const OFF: u8 = 0;
-/// `W` of a step that watches the frozen index ([`Watch::Frozen`]).
-const FROZEN: u8 = 1;
-/// `W` of a step that watches the shared index ([`Watch::Shared`]).
-const SHARED: u8 = 2;
+pub(crate) use modes::EDGE_DEPTH;
+pub(crate) use phase::{Engine, Phase, Step, Watch, WorkerState};
 
 /// One worker's state during a step.
 struct Worker<'p, 'a, D: WorkDeque, H, S> {
     phase: &'p Phase<'a, D, H, S>,
     index: usize,
-    slot: &'p mut Slot<D>,
+    /// What this worker keeps between steps.
+    state: &'p mut WorkerState<D>,
+    /// The mark loop's settings for this step.
+    settings: Settings,
+    /// Popped objects waiting to be scanned, whose headers have been
+    /// prefetched (empty when prefetching is off).
     fifo: Fifo,
-    depth: usize,
     /// Strong targets waiting for their mark-bit test, whose mark words have
     /// been prefetched (empty when prefetching is off).
     edges: Fifo,
-    edge_depth: usize,
-    /// Whether new grey objects go to the private stack first.
-    private: bool,
-    /// Whether live objects are counted ([`MarkerConfig::count_live`]): each
-    /// when scanned, in batches ([`Worker::account`]).
-    ///
-    /// [`MarkerConfig::count_live`]: crate::MarkerConfig::count_live
-    count_live: bool,
     /// Whether a scanned object may have been scanned by another worker too
     /// (see [`Worker::counts_copies`]): then an object whose deque ticket
-    /// may share carries a tag to the count (`counting::SHARED`, in its
-    /// word in the prefetch FIFO and in `scanned`), which claims the tagged
+    /// may share carries a tag to the count (`Word::MAY_COPY`, in its word
+    /// in the prefetch FIFO and in `scanned`), which claims the tagged
     /// objects. Read only where `D` may deliver twice.
     copies: bool,
     /// Whether the heap has types (the live-object histogram is kept).
@@ -117,24 +102,27 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
 }
 
 impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H, S> {
-    /// Starts worker `index`'s share of a step. The slot's records carry
+    /// Starts worker `index`'s share of a step. The state's records carry
     /// over from the collection's earlier steps, and so does its private
     /// stack: empty after any step that ran to termination, it holds the
     /// grey objects an `increment` left (a panicked collection's are
     /// dropped by the next one, `Engine::begin_collection`).
-    fn new(phase: &'p Phase<'a, D, H, S>, index: usize, slot: &'p mut Slot<D>) -> Self {
+    fn new(phase: &'p Phase<'a, D, H, S>, index: usize, state: &'p mut WorkerState<D>) -> Self {
         let c = phase.config;
-        let typed = !slot.record.live_by_type.is_empty();
+        let typed = !state.record.live_by_type.is_empty();
         let mut w = Worker {
             phase,
             index,
-            slot,
+            state,
+            settings: Settings {
+                depth: c.prefetch,
+                edge_depth: if c.prefetch > 0 { EDGE_DEPTH } else { 0 },
+                private: c.private_work,
+                count_live: c.count_live,
+                unshared: phase.unshared,
+            },
             fifo: Fifo::new(),
-            depth: c.prefetch,
             edges: Fifo::new(),
-            edge_depth: if c.prefetch > 0 { EDGE_DEPTH } else { 0 },
-            private: c.private_work,
-            count_live: c.count_live,
             copies: c.count_live && Self::counts_copies(c.workers),
             typed,
             scanned: Batch::new(),
@@ -167,7 +155,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
 
     /// Traces until the termination protocol says the step is over: drains,
     /// steals and idles. Then records the step's end.
-    fn close<const W: u8>(&mut self) {
+    fn trace_to_termination<W: KeyWatch>(&mut self) {
         let term = self.phase.term;
         loop {
             self.drain::<W>();
@@ -193,7 +181,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
     /// Test-only: random yields and sleeps, to shake out lost work and hangs.
     #[cfg(feature = "inject-delays")]
     fn inject_delay(&mut self) {
-        let r: u32 = self.slot.rng.random_range(0..256);
+        let r: u32 = self.state.rng.random_range(0..256);
         if r < 32 {
             std::thread::yield_now();
         } else if r < 34 {
@@ -209,8 +197,8 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
     /// then exercised on every run. Returns the popped item's ticket,
     /// marked shared if it now has a copy.
     #[cfg(feature = "inject-delays")]
-    fn inject_duplicate(&mut self, w: usize, ticket: Ticket) -> Ticket {
-        if !D::KIND.exactly_once() && self.slot.rng.random_range(0..8) == 0 {
+    fn inject_duplicate(&mut self, w: Word, ticket: Ticket) -> Ticket {
+        if !D::KIND.exactly_once() && self.state.rng.random_range(0..8) == 0 {
             self.push_copy(w);
             return ticket.shared();
         }

@@ -1,4 +1,4 @@
-//! What each worker keeps between steps and collections (`Slot`), the
+//! What each worker keeps between steps and collections (`WorkerState`), the
 //! deques and shared storage of one deque kind (`Engine`), and what the
 //! workers share during one step (`Phase`).
 
@@ -29,8 +29,9 @@ use crate::termination::Termination;
 const ARRAY_DESCRIPTORS: usize = 4096;
 
 /// What one worker keeps between steps (and, for the buffers, between
-/// collections).
-pub(crate) struct Slot<D: WorkDeque> {
+/// collections): its end of its deque, its private stack, its random
+/// stream, its records and its share of the contract's state.
+pub(crate) struct WorkerState<D: WorkDeque> {
     /// The owner's end of this worker's deque.
     pub(super) owner: D::Owner,
     /// The private part of the mark stack; its capacity is kept from one
@@ -47,7 +48,7 @@ pub(crate) struct Slot<D: WorkDeque> {
     pub(super) contract: Contract,
 }
 
-impl<D: WorkDeque> Slot<D> {
+impl<D: WorkDeque> WorkerState<D> {
     /// Ephemeron entries found with an unmarked key and not yet registered.
     pub(crate) fn pending(&self) -> usize {
         self.contract.pending()
@@ -65,14 +66,15 @@ impl<D: WorkDeque> Slot<D> {
 
     /// Whether grey objects wait in this worker's private stack or deque
     /// (after an increment, which may stop with some left).
-    pub(crate) fn grey(&self) -> bool {
+    pub(crate) fn has_grey(&self) -> bool {
         self.private.len() != 0 || !self.owner.is_empty()
     }
 }
 
 /// The deques, overflow storage and array descriptors of one deque kind.
 pub(crate) struct Engine<D: WorkDeque> {
-    slots: Box<[CachePadded<Mutex<Slot<D>>>]>,
+    /// Each worker's state, locked by the worker for the length of a step.
+    states: Box<[CachePadded<Mutex<WorkerState<D>>>]>,
     /// The thieves' ends of the deques, indexed by worker.
     pub(super) thieves: Box<[D::Thief]>,
     /// Where a full bounded deque spills (shared by all workers).
@@ -95,7 +97,7 @@ pub(crate) struct Engine<D: WorkDeque> {
 impl<D: WorkDeque> Engine<D> {
     /// One deque, private stack and random stream per worker of `config`.
     pub(crate) fn new(config: &MarkerConfig) -> Engine<D> {
-        let mut slots = Vec::with_capacity(config.workers);
+        let mut states = Vec::with_capacity(config.workers);
         let mut thieves = Vec::with_capacity(config.workers);
         for i in 0..config.workers {
             let (owner, thief) = D::with_capacity(config.deque_capacity);
@@ -103,7 +105,7 @@ impl<D: WorkDeque> Engine<D> {
             // Each worker has its own stream: the seed mixed with the index
             // through a multiplicative hash, so no two queues share a seed.
             let seed = config.seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            slots.push(CachePadded::new(Mutex::new(Slot {
+            states.push(CachePadded::new(Mutex::new(WorkerState {
                 owner,
                 private: PrivateStack::default(),
                 rng: Pcg64::seed_from_u64(seed),
@@ -113,7 +115,7 @@ impl<D: WorkDeque> Engine<D> {
             })));
         }
         Engine {
-            slots: slots.into_boxed_slice(),
+            states: states.into_boxed_slice(),
             thieves: thieves.into_boxed_slice(),
             overflow: Overflow::default(),
             // A deque that may deliver a token twice must not let a copy
@@ -134,16 +136,15 @@ impl<D: WorkDeque> Engine<D> {
         self.arrays.reset();
         self.holders.clear();
         self.counted.clear();
-        for slot in self.slots.iter_mut() {
-            let slot = slot.get_mut();
+        for state in self.states() {
             if drain {
-                while slot.owner.pop().is_some() {}
-                slot.private.clear();
+                while state.owner.pop().is_some() {}
+                state.private.clear();
             }
-            slot.record.clear(types);
-            slot.contract.clear();
-            slot.owner.reset_stats();
-            slot.thief_stats = ThiefStats::default();
+            state.record.clear(types);
+            state.contract.clear();
+            state.owner.reset_stats();
+            state.thief_stats = ThiefStats::default();
         }
     }
 
@@ -151,36 +152,36 @@ impl<D: WorkDeque> Engine<D> {
     /// private stack or deque, the overflow storage), or non-strong slots
     /// that worker 0 (the increments' worker) has not precleaned.
     pub(crate) fn increment_left(&mut self) -> bool {
-        let slot0 = self.slots[0].get_mut();
-        slot0.contract.looked < slot0.record.weak_refs.len()
-            || self.slots().any(|s| s.grey())
+        let first = self.states[0].get_mut();
+        first.contract.looked < first.record.weak_refs.len()
+            || self.states().any(|s| s.has_grey())
             || !self.overflow.is_empty_locked()
     }
 
-    /// The workers' slots, between steps.
-    pub(crate) fn slots(&mut self) -> impl Iterator<Item = &mut Slot<D>> + '_ {
-        self.slots.iter_mut().map(|s| s.get_mut())
+    /// The workers' states, between steps.
+    pub(crate) fn states(&mut self) -> impl Iterator<Item = &mut WorkerState<D>> + '_ {
+        self.states.iter_mut().map(|s| s.get_mut())
     }
 
     /// After a step, when every worker has returned (no thief is inside a
     /// steal): lets the deques free retired buffers.
     pub(crate) fn finish_step(&mut self) {
-        for slot in self.slots.iter_mut() {
+        for state in self.states() {
             // SAFETY: no thief is inside a steal from this deque. Its only
             // thief handle is `self.thieves[i]` (made in `Engine::new`, never
             // cloned), which workers reach only through the `&Engine` of a
             // `Phase`; `&mut self` proves that no such borrow is live, and
             // `Pool::broadcast` returned only after every worker had
             // returned from the step's job.
-            unsafe { slot.get_mut().owner.quiesce() };
+            unsafe { state.owner.quiesce() };
         }
     }
 
     /// After a collection: swaps each worker's record with `records[i]`, so
     /// that both sets of buffers are kept.
     pub(crate) fn finish_collection(&mut self, records: &mut [WorkerRecord]) {
-        for (slot, rec) in self.slots.iter_mut().zip(records) {
-            std::mem::swap(rec, &mut slot.get_mut().record);
+        for (state, rec) in self.states().zip(records) {
+            std::mem::swap(rec, &mut state.record);
         }
     }
 }
@@ -260,9 +261,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Phase<'_, D, H, S> {
     /// The job of worker `index`. Catches a panic, records it and ends the
     /// step for everyone (the caller re-raises it).
     pub(crate) fn run_worker(&self, index: usize) {
-        let mut slot = self.engine.slots[index].lock();
+        let mut state = self.engine.states[index].lock();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            Worker::new(self, index, &mut slot).step();
+            Worker::new(self, index, &mut state).step();
         }));
         if let Err(payload) = result {
             self.panic.lock().get_or_insert(payload);

@@ -20,7 +20,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let now = self.now_ns();
         self.close_span(now);
         if kind == SpanKind::Idle {
-            let st = &mut self.slot.record.stats;
+            let st = &mut self.state.record.stats;
             st.termination_attempts += 1;
             self.sample(now, 0);
         }
@@ -32,7 +32,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// kind, and keeps it when spans are on (counting it dropped when full).
     fn close_span(&mut self, now: u64) {
         let d = now.saturating_sub(self.span_start);
-        let rec = &mut self.slot.record;
+        let rec = &mut self.state.record;
         match self.span_kind {
             SpanKind::Marking => {
                 rec.stats.busy_ns += d;
@@ -65,9 +65,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         self.span_kind = SpanKind::Termination;
         let now = self.now_ns();
         self.close_span(now);
-        let o = *self.slot.owner.stats();
-        let t = self.slot.thief_stats;
-        let st = &mut self.slot.record.stats;
+        let o = *self.state.owner.stats();
+        let t = self.state.thief_stats;
+        let st = &mut self.state.record.stats;
         st.pushes = o.pushes;
         st.pops = o.pops;
         st.cas = o.cas_attempted + t.cas_attempted;
@@ -82,7 +82,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         if self.sample_interval == 0 {
             return;
         }
-        let tl = &mut self.slot.record.timeline;
+        let tl = &mut self.state.record.timeline;
         if tl.len() == WorkerRecord::MAX_SAMPLES {
             let mut keep = 0;
             tl.retain(|_| {

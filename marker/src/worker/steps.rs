@@ -1,25 +1,29 @@
-//! What each kind of step does before it traces ([`crate::StepKind`]; the
-//! judging is in `judge`). Every worker runs the
-//! same step at once; each works on its own records.
+//! What each kind of step does ([`crate::StepKind`]): what comes before
+//! tracing to termination (marking roots, registering waiting ephemerons,
+//! asking the soft-reference policy, taking the finalizable objects), and
+//! a mark cycle's budgeted `increment`. The judging is in `judge`. Every
+//! worker runs the same step at once; each works on its own records.
 
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs};
 
-use super::mark_loop::delay_edge;
-use super::{Watch, Worker, FROZEN, OFF, SHARED};
+use super::mark_loop::{delay_edge, Popped};
+use super::modes::{Configured, KeyWatch, Unwatched, Watched};
+use super::stack::Word;
+use super::{Watch, Worker};
+use crate::fifo::Fifo;
 use crate::stats::StepKind;
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// This worker's share of the step.
     pub(super) fn step(&mut self) {
         match self.phase.step.watch {
-            Watch::Off => self.step_as::<OFF>(),
-            Watch::Frozen => self.step_as::<FROZEN>(),
-            Watch::Shared => self.step_as::<SHARED>(),
+            Watch::Off => self.step_as::<Unwatched>(),
+            Watch::Frozen | Watch::Shared => self.step_as::<Watched>(),
         }
     }
 
-    fn step_as<const W: u8>(&mut self) {
+    fn step_as<W: KeyWatch>(&mut self) {
         match self.phase.step.kind {
             StepKind::Roots => {
                 if let Some(bitmap) = self.phase.clear {
@@ -29,29 +33,29 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     }
                 }
                 self.mark_roots::<W>();
-                self.close::<W>();
+                self.trace_to_termination::<W>();
             }
             StepKind::Satb => {
                 self.mark_roots::<W>();
-                self.close::<W>();
+                self.trace_to_termination::<W>();
             }
             StepKind::Increment => self.increment::<W>(),
             StepKind::Preclean => self.preclean(usize::MAX),
             StepKind::Register => self.register_all(),
             StepKind::Resolve => {
-                if W == SHARED {
+                if self.phase.step.watch == Watch::Shared {
                     self.register_pending();
                 } else {
-                    let ready = std::mem::take(&mut self.slot.contract.ready);
-                    self.trace_each::<W>(&ready, |_, _| {});
-                    self.slot.contract.ready = ready;
-                    self.slot.contract.ready.clear();
+                    let ready = std::mem::take(&mut self.state.contract.ready);
+                    self.shade_each::<W>(&ready, |_, _| {});
+                    self.state.contract.ready = ready;
+                    self.state.contract.ready.clear();
                 }
-                self.close::<W>();
+                self.trace_to_termination::<W>();
             }
             StepKind::Soft => {
                 self.ask_soft::<W>();
-                self.close::<W>();
+                self.trace_to_termination::<W>();
             }
             StepKind::Finalize => {
                 self.judge_weak();
@@ -64,7 +68,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 if !self.phase.barrier.wait(2, n) {
                     return;
                 }
-                self.close::<W>();
+                self.trace_to_termination::<W>();
             }
             StepKind::Judge => self.judge_rest(),
         }
@@ -73,7 +77,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Claims root chunks until none is left; marks each chunk's references
     /// (timed: the root phase) and traces from them before claiming the
     /// next, so that the mark stack stays small.
-    fn mark_roots<const W: u8>(&mut self) {
+    fn mark_roots<W: KeyWatch>(&mut self) {
         let phase = self.phase;
         let Some(claims) = &phase.claims else {
             return;
@@ -84,12 +88,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             claims.source().scan_chunk(chunk, &mut |root| {
                 n += 1;
                 let (heap, store) = (phase.heap, phase.store);
-                if let Some(r) = delay_edge(heap, store, &mut self.edges, self.edge_depth, root) {
-                    self.trace::<W>(r);
+                let depth = self.settings.edge_depth;
+                if let Some(r) = delay_edge(heap, store, &mut self.edges, depth, root) {
+                    self.shade::<W>(r);
                 }
             });
             let t1 = self.now_ns();
-            let st = &mut self.slot.record.stats;
+            let st = &mut self.state.record.stats;
             if phase.step.kind == StepKind::Roots {
                 st.roots += n;
                 st.root_chunks += 1;
@@ -108,7 +113,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     fn register_all(&mut self) {
         let (heap, store) = (self.phase.heap, self.phase.store);
         let index = self.phase.index.expect("a register step has the index");
-        let c = &mut self.slot.contract;
+        let c = &mut self.state.contract;
         let mut pending = c.take_pending();
         let registered = index.register(
             &mut pending,
@@ -118,8 +123,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             &mut c.ready,
             &mut c.scratch,
         );
-        self.slot.record.stats.ephemerons_registered += registered as u64;
-        self.slot.contract.restore_pending(pending);
+        self.state.record.stats.ephemerons_registered += registered as u64;
+        self.state.contract.restore_pending(pending);
     }
 
     /// The shared `resolve` step's start: registers this worker's pending
@@ -127,36 +132,36 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// next fence), tracing at once those whose key is now marked.
     fn register_pending(&mut self) {
         let (heap, store) = (self.phase.heap, self.phase.store);
-        let pending = self.slot.contract.take_pending();
+        let pending = self.state.contract.take_pending();
         for &(key, value) in &pending {
             if store.is_marked(heap, key) {
-                self.trace::<SHARED>(value);
+                self.shade::<Watched>(value);
             } else {
                 self.register(key, value);
             }
         }
-        self.slot.contract.restore_pending(pending);
+        self.state.contract.restore_pending(pending);
     }
 
     /// Offers the soft referents found since the last time, and still
     /// unmarked, to the policy; marks those it keeps.
-    fn ask_soft<const W: u8>(&mut self) {
+    fn ask_soft<W: KeyWatch>(&mut self) {
         let SoftRefs::Ask(policy) = self.phase.soft else {
             return;
         };
         let (heap, store) = (self.phase.heap, self.phase.store);
-        let end = self.slot.record.weak_refs.len();
-        for i in self.slot.contract.soft_from..end {
-            let r = self.slot.record.weak_refs[i];
+        let end = self.state.record.weak_refs.len();
+        for i in self.state.contract.soft_from..end {
+            let r = self.state.record.weak_refs[i];
             if r.kind == SlotKind::Soft
                 && !store.is_marked(heap, r.target)
                 && policy.keep(r.target)
-                && self.trace::<W>(r.target)
+                && self.shade::<W>(r.target)
             {
-                self.slot.record.stats.soft_kept += 1;
+                self.state.record.stats.soft_kept += 1;
             }
         }
-        self.slot.contract.soft_asked(end);
+        self.state.contract.soft_asked(end);
     }
 
     /// Sets aside, of the slots found and not yet looked at, up to `limit`
@@ -166,8 +171,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// changes; nothing else does). Nothing is marked.
     pub(super) fn preclean(&mut self, limit: usize) {
         let (heap, store) = (self.phase.heap, self.phase.store);
-        let c = &mut self.slot.contract;
-        let refs = &mut self.slot.record.weak_refs;
+        let c = &mut self.state.contract;
+        let refs = &mut self.state.record.weak_refs;
         let end = refs.len().min(c.looked.saturating_add(limit));
         for i in c.looked..end {
             let r = refs[i];
@@ -204,7 +209,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let Some(claims) = &phase.claims else {
             return;
         };
-        let candidates = &mut self.slot.contract.candidates;
+        let candidates = &mut self.state.contract.candidates;
         for chunk in claims.share(self.index, phase.config.workers) {
             claims.source().scan_chunk(chunk, &mut |f: ObjRef| {
                 if !phase.store.is_marked(phase.heap, f) {
@@ -218,11 +223,71 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// its to report (an object registered twice is reported once). Nothing
     /// is traced before every worker is done (the barrier after), so a
     /// candidate reachable from another is still reported.
-    fn resurrect<const W: u8>(&mut self) {
-        let candidates = std::mem::take(&mut self.slot.contract.candidates);
-        self.trace_each::<W>(&candidates, |w, f| w.slot.record.to_finalize.push(f));
-        self.slot.record.stats.finalized = self.slot.record.to_finalize.len() as u64;
-        self.slot.contract.candidates = candidates;
-        self.slot.contract.candidates.clear();
+    fn resurrect<W: KeyWatch>(&mut self) {
+        let candidates = std::mem::take(&mut self.state.contract.candidates);
+        self.shade_each::<W>(&candidates, |w, f| w.state.record.to_finalize.push(f));
+        self.state.record.stats.finalized = self.state.record.to_finalize.len() as u64;
+        self.state.contract.candidates = candidates;
+        self.state.contract.candidates.clear();
+    }
+
+    /// This worker's (the only one's) share of an `increment` step of a
+    /// mark cycle (incremental marking, as V8's): on the caller's thread,
+    /// shades the entries the step was given, then scans up to a budget of
+    /// objects. What it leaves grey stays in its private stack and deque
+    /// for the next step.
+    fn increment<W: KeyWatch>(&mut self) {
+        let phase = self.phase;
+        if let Some(claims) = &phase.claims {
+            let mut n = 0u64;
+            while let Some(chunk) = claims.claim() {
+                claims.source().scan_chunk(chunk, &mut |entry| {
+                    n += 1;
+                    self.shade::<W>(entry);
+                });
+            }
+            self.state.record.stats.satb_entries += n;
+        }
+        let mut budget = phase.budget;
+        let mut fifo = std::mem::replace(&mut self.fifo, Fifo::new());
+        let mut edges = std::mem::replace(&mut self.edges, Fifo::new());
+        let depth = self.settings.depth;
+        let (heap, store) = (phase.heap, phase.store);
+        while budget > 0 {
+            if let Some(popped) = self.next_local::<Configured>(heap, &mut fifo, depth) {
+                match popped {
+                    Popped::Object(w) => {
+                        self.process_object::<W, Configured>(heap, store, w, &mut fifo, &mut edges)
+                    }
+                    Popped::Token(t) => self.scan_chunk::<W, Configured>(t, &mut edges),
+                }
+                budget -= 1;
+            } else if edges.len() != 0 {
+                self.flush_edges::<W>(&mut edges);
+            } else if !self.refill() {
+                break;
+            }
+        }
+        // Out of work with budget left: set aside non-strong slots for the
+        // remark (a preclean, bounded by what is left of the budget).
+        if budget > 0 {
+            self.preclean(budget);
+        }
+        // Out of budget: the delayed edges are marked (their targets join
+        // the private stack) and the prefetched objects go back to it,
+        // except that, with `copies`, one tagged as maybe a copy (at its
+        // pop or by a horizon taken now) goes back to the deque as a copy
+        // (a thief may hold another).
+        self.flush_edges::<W>(&mut edges);
+        if self.copies() {
+            self.take_horizon(&mut fifo);
+        }
+        while let Some(w) = fifo.pop() {
+            self.return_unscanned(Word::from_raw(w));
+        }
+        self.account(&mut fifo);
+        self.fifo = fifo;
+        self.edges = edges;
+        self.finish();
     }
 }

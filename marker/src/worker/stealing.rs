@@ -1,15 +1,23 @@
-//! Balancing while a worker has work: every `balance_interval` objects it
-//! shares its oldest private items through its deque, wakes parked workers
-//! in proportion to its surplus, and, by the configured [`BalancePolicy`],
-//! may steal early from a victim that has much more. Victim selection and
-//! the steal itself are also used by the idle worker's refill.
+//! Sharing and stealing work, and going idle.
+//!
+//! While a worker has work, every `balance_interval` objects it shares its
+//! oldest private items through its deque, wakes parked workers in
+//! proportion to its surplus, and, by the configured [`BalancePolicy`],
+//! may steal early from a victim that has much more. Once its own work is
+//! gone it is a client of the termination protocol: it refills from the
+//! overflow storage or by stealing, while still counted active; failing
+//! that it counts itself idle, probes for work (spin, yield, then park),
+//! and either reactivates to refill or sees the step end.
 
+use crossbeam_utils::Backoff;
 use rand::Rng;
 use stealmark_deques::{Owner, Steal, Thief, WorkDeque};
 use stealmark_model::{MarkStore, ObjectModel};
 
+use super::stack::Word;
 use super::Worker;
 use crate::config::{BalancePolicy, StealAmount, VictimSelection};
+use crate::termination::Reactivate;
 
 /// While a worker looks for work, busy workers keep up to this many of their
 /// private items in their deques (half their private stack, at most this).
@@ -19,17 +27,11 @@ const IDLE_SHARE_MAX: usize = 1024;
 pub(super) const WAKE_GRAIN: usize = 4;
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
-    /// This worker's load: private and shared items.
-    #[inline]
-    pub(super) fn load(&self) -> usize {
-        self.slot.private.len() + self.slot.owner.len()
-    }
-
     /// Tops up the deque from the oldest private items: to half of the
     /// private stack (at most [`IDLE_SHARE_MAX`]) while any worker is
     /// looking for work, else to the reserve.
     fn share(&mut self) {
-        let private = self.slot.private.len();
+        let private = self.state.private.len();
         if private < 2 {
             return;
         }
@@ -39,18 +41,18 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         } else {
             c.deque_reserve.min(private / 2)
         };
-        let shared = self.slot.owner.len();
+        let shared = self.state.owner.len();
         if shared >= want {
             return;
         }
-        let slot = &mut *self.slot;
-        for &w in slot.private.take_oldest(want - shared) {
-            if let Err(w) = slot.owner.push(w) {
+        let state = &mut *self.state;
+        for &w in state.private.take_oldest(want - shared) {
+            if let Err(w) = state.owner.push(w) {
                 let e = self.phase.engine;
                 let moved =
                     e.overflow
-                        .spill(w, &mut slot.owner, self.phase.config.deque_capacity / 2);
-                slot.record.stats.overflow_pushes += moved as u64;
+                        .spill(w, &mut state.owner, self.phase.config.deque_capacity / 2);
+                state.record.stats.overflow_pushes += moved as u64;
             }
         }
     }
@@ -73,19 +75,19 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 self.sample(now, len);
             }
         }
-        if self.private {
+        if self.settings.private {
             self.share();
         }
         let len = self.load();
         if len >= WAKE_GRAIN && self.phase.term.sleepers() > 0 {
             let k = self.phase.term.wake(len / WAKE_GRAIN);
-            self.slot.record.stats.wakeups_sent += k as u64;
+            self.state.record.stats.wakeups_sent += k as u64;
         }
         let c = self.phase.config;
         let balance = match c.policy {
             BalancePolicy::OnEmpty => false,
             BalancePolicy::Probabilistic => {
-                len == 0 || self.slot.rng.random::<f64>() * (len as f64) < c.mu
+                len == 0 || self.state.rng.random::<f64>() * (len as f64) < c.mu
             }
             BalancePolicy::Threshold => {
                 let last = self.last_balance_len;
@@ -112,7 +114,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             return;
         };
         if self.phase.engine.thieves[v].len() > 2 * len + 1 {
-            self.slot.record.stats.balance_attempts += 1;
+            self.state.record.stats.balance_attempts += 1;
             self.steal_from(v);
             self.last_balance_len = self.load();
         }
@@ -125,7 +127,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             return None;
         }
         let mut pick = || {
-            let r = self.slot.rng.random_range(0..n - 1);
+            let r = self.state.rng.random_range(0..n - 1);
             if r >= self.index {
                 r + 1
             } else {
@@ -148,17 +150,93 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let thief = &self.phase.engine.thieves[victim];
         match self.phase.config.steal {
             StealAmount::Half => matches!(
-                thief.steal_half(&mut self.slot.owner, &mut self.slot.thief_stats),
+                thief.steal_half(&mut self.state.owner, &mut self.state.thief_stats),
                 Steal::Success(k) if k > 0
             ),
-            StealAmount::One => match thief.steal(&mut self.slot.thief_stats) {
+            StealAmount::One => match thief.steal(&mut self.state.thief_stats) {
                 Steal::Success(w) => {
                     // Another copy may come out of the victim's deque.
-                    self.push_copy(w);
+                    self.push_copy(Word::from_raw(w));
                     true
                 }
                 Steal::Empty | Steal::Abort => false,
             },
+        }
+    }
+
+    /// The local deque and FIFO are empty: take from the overflow storage,
+    /// else try to steal, up to twice per other worker. `true` if the local
+    /// deque now has work.
+    pub(super) fn refill(&mut self) -> bool {
+        let e = self.phase.engine;
+        if e.bounded && e.overflow.len_hint() > 0 {
+            let batch = self.phase.config.deque_capacity / 2;
+            let k = e.overflow.take(&mut self.state.owner, batch);
+            if k > 0 {
+                self.state.record.stats.overflow_takes += k as u64;
+                return true;
+            }
+        }
+        for _ in 0..2 * self.phase.config.workers {
+            #[cfg(feature = "inject-delays")]
+            self.inject_delay();
+            let Some(v) = self.pick_victim() else {
+                break;
+            };
+            if self.steal_from(v) {
+                return true;
+            }
+        }
+        // A bounded deque's overflow storage is checked under its lock before
+        // the worker may count itself idle (see docs/design.md).
+        self.load() > 0 || (e.bounded && !e.overflow.is_empty_locked() && self.refill())
+    }
+
+    /// The termination protocol. Returns `true` when the worker has found
+    /// work again, `false` when the phase is over.
+    pub(super) fn idle(&mut self) -> bool {
+        let term = self.phase.term;
+        let engine = self.phase.engine;
+        loop {
+            #[cfg(feature = "inject-delays")]
+            self.inject_delay();
+            if term.go_idle() {
+                return false;
+            }
+            let backoff = Backoff::new();
+            loop {
+                if term.is_done() {
+                    return false;
+                }
+                #[cfg(feature = "inject-delays")]
+                self.inject_delay();
+                // Probe one random victim (and the overflow hint): O(1).
+                let seen = (engine.bounded && engine.overflow.len_hint() > 0)
+                    || self
+                        .pick_victim()
+                        .is_some_and(|v| !engine.thieves[v].is_empty());
+                if seen {
+                    match term.try_reactivate() {
+                        Reactivate::Done => return false,
+                        Reactivate::Active => {
+                            #[cfg(feature = "inject-delays")]
+                            self.inject_delay();
+                            if self.refill() {
+                                return true;
+                            }
+                            self.state.record.stats.termination_attempts += 1;
+                            break;
+                        }
+                    }
+                }
+                if backoff.is_completed() {
+                    self.state.record.stats.parks += 1;
+                    term.park();
+                    backoff.reset();
+                } else {
+                    backoff.snooze();
+                }
+            }
         }
     }
 }

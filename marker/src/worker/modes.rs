@@ -1,0 +1,138 @@
+//! The tracing methods' modes, as types, so that what cannot change during
+//! a step or a drain costs nothing per object.
+//!
+//! - [`KeyWatch`] (the parameter `W`): whether the step watches the
+//!   ephemeron key index, checking every object it marks against it. A
+//!   step without waiting ephemerons runs [`Unwatched`], whose hot loop
+//!   has no such check at all. [`Watched`] serves both ways of watching
+//!   (the frozen index and the shared one, `phase::Watch`), told apart at
+//!   run time off the hot path.
+//! - [`LoopMode`] (the parameter `M`): the mark loop's settings. A
+//!   worker's prefetch depth, private-stack switch, live counting and
+//!   unshared marking cannot change during a drain, but read from the
+//!   worker once per object they cost a load, a compare and a branch each
+//!   (about a fifth of the loop's own instructions on a binary tree). So
+//!   the loop of an unwatched step with the defaults that only the
+//!   `research` knobs change (prefetching and private work on) takes the
+//!   other two as constants ([`Fixed`]); every other loop reads them
+//!   ([`Configured`]).
+
+/// The parameter `W`: whether a step watches the ephemeron key index.
+pub(super) trait KeyWatch {
+    /// Whether every object marked is checked against the key index.
+    const ON: bool;
+}
+
+/// A step that does not watch the key index (`phase::Watch::Off`).
+pub(super) struct Unwatched;
+
+/// A step that watches the key index, frozen or shared
+/// (`phase::Watch::Frozen`, `phase::Watch::Shared`).
+pub(super) struct Watched;
+
+impl KeyWatch for Unwatched {
+    const ON: bool = false;
+}
+
+impl KeyWatch for Watched {
+    const ON: bool = true;
+}
+
+/// Edges delayed between finding them and testing their mark bits, when
+/// prefetching is on.
+pub(crate) const EDGE_DEPTH: usize = 8;
+
+/// A worker's settings for the mark loop, read once per step.
+pub(super) struct Settings {
+    /// The prefetch FIFO's depth (0: prefetching off).
+    pub(super) depth: usize,
+    /// The edge FIFO's depth ([`EDGE_DEPTH`], or 0 with prefetching off).
+    pub(super) edge_depth: usize,
+    /// Whether new grey objects go to the private stack first.
+    pub(super) private: bool,
+    /// Whether live objects are counted ([`MarkerConfig::count_live`]):
+    /// each when scanned, in batches
+    /// ([`Worker::account`](super::Worker::account)).
+    ///
+    /// [`MarkerConfig::count_live`]: crate::MarkerConfig::count_live
+    pub(super) count_live: bool,
+    /// Whether this worker marks alone, without atomic read-modify-writes
+    /// (`Phase::unshared`).
+    pub(super) unshared: bool,
+}
+
+/// The parameter `M`: the mark loop's settings, each a constant of the mode
+/// or read from the worker's [`Settings`].
+pub(super) trait LoopMode {
+    /// Whether popped objects go through the prefetch FIFO.
+    fn prefetching(s: &Settings) -> bool;
+    /// The edge FIFO's depth.
+    fn edge_depth(s: &Settings) -> usize;
+    /// Whether new grey objects go to the private stack.
+    fn private(s: &Settings) -> bool;
+    /// Whether scanned objects are counted live.
+    fn counting(s: &Settings) -> bool;
+    /// Whether this worker marks alone.
+    fn unshared(s: &Settings) -> bool;
+}
+
+/// The loop that reads every setting from the worker.
+pub(super) struct Configured;
+
+impl LoopMode for Configured {
+    #[inline(always)]
+    fn prefetching(s: &Settings) -> bool {
+        s.depth != 0
+    }
+    #[inline(always)]
+    fn edge_depth(s: &Settings) -> usize {
+        s.edge_depth
+    }
+    #[inline(always)]
+    fn private(s: &Settings) -> bool {
+        s.private
+    }
+    #[inline(always)]
+    fn counting(s: &Settings) -> bool {
+        s.count_live
+    }
+    #[inline(always)]
+    fn unshared(s: &Settings) -> bool {
+        s.unshared
+    }
+}
+
+/// The loop with prefetching and private work on, counting live objects
+/// if `COUNT_LIVE`, and marking alone if `UNSHARED`.
+pub(super) struct Fixed<const COUNT_LIVE: bool, const UNSHARED: bool>;
+
+impl<const COUNT_LIVE: bool, const UNSHARED: bool> LoopMode for Fixed<COUNT_LIVE, UNSHARED> {
+    #[inline(always)]
+    fn prefetching(_: &Settings) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn edge_depth(_: &Settings) -> usize {
+        EDGE_DEPTH
+    }
+    #[inline(always)]
+    fn private(_: &Settings) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn counting(_: &Settings) -> bool {
+        COUNT_LIVE
+    }
+    #[inline(always)]
+    fn unshared(_: &Settings) -> bool {
+        UNSHARED
+    }
+}
+
+impl Settings {
+    /// Whether a loop with these settings may run in a [`Fixed`] mode.
+    #[inline]
+    pub(super) fn fixed(&self) -> bool {
+        self.depth != 0 && self.private
+    }
+}
