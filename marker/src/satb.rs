@@ -388,6 +388,12 @@ impl<E: Copy> Queue<E> {
         self.progress.notify_all();
     }
 
+    /// Whether the cycle has ended (under the lock: for refusals, off the
+    /// fast path).
+    pub(crate) fn ended(&self) -> bool {
+        self.lock().ended
+    }
+
     /// Whether a part of the cycle panicked (without taking the lock).
     #[inline]
     pub(crate) fn failed(&self) -> bool {

@@ -415,11 +415,18 @@ impl<H: ObjectModel, S: MarkStore<H>> OwnedMutator<H, S> {
         self.rec.attached
     }
 
-    /// The refusal of a poisoned cycle.
+    /// The refusal of a poisoned cycle: [`CycleError::Ended`] once it has
+    /// ended (abandoned or finished), as for any handle that outlived its
+    /// cycle; [`CycleError::Panicked`] until then.
     #[cold]
     #[inline(never)]
     fn refused(&self) -> CycleError {
-        self.core.refusal(crate::satb::Closed::Failed).into_error()
+        let closed = if self.core.queue.ended() {
+            crate::satb::Closed::Ended
+        } else {
+            crate::satb::Closed::Failed
+        };
+        self.core.refusal(closed).into_error()
     }
 
     #[cold]
