@@ -6,7 +6,7 @@
 //! object allocated during the cycle. With no mutation, the cycle must
 //! equal the oracle exactly (marks, cleared slots, finalized objects).
 //!
-//! `cargo test -p stealmark-marker --features inject-delays --test it -- concurrent::`
+//! `cargo test -p stealmark-marker --features inject-delays --test delays`
 //! runs the same matrix with random delays inside the workers.
 
 use crate::common;

@@ -6,7 +6,6 @@ mod concurrent;
 mod contract;
 mod contract_resurrect;
 mod cycle_failures;
-mod delays;
 mod oracle;
 mod reference_live;
 mod solo;

@@ -179,7 +179,7 @@ fn idempotent_pure_mode_counts_each_live_object_once_round_after_round() {
         }
     }
     // Not asserted: on a loaded machine a run may have no duplicate at all
-    // (the inject-delays suite forces them, `tests/it/delays.rs`).
+    // (the inject-delays suite forces them, `tests/delays/delays.rs`).
     eprintln!("duplicate scans over the rounds: {duplicates}");
 }
 

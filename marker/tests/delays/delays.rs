@@ -9,9 +9,7 @@
 //! in eight a second time, so that objects and array tokens are taken twice
 //! on every run and the results must still be exact.
 //!
-//! Run: `cargo test -p stealmark-marker --features inject-delays --test it -- delays::`
-
-#![cfg(feature = "inject-delays")]
+//! Run: `cargo test -p stealmark-marker --features inject-delays --test delays`
 
 use crate::common;
 
