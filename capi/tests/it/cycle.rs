@@ -309,6 +309,39 @@ fn misuse_comes_back_as_statuses_with_messages() {
     }
 }
 
+/// A null old value on a detached handle records nothing and takes no
+/// buffer while the cycle runs; once the cycle has ended (remarked, or
+/// freed unfinished) it gets `SM_ERR_ENDED`, as a reference does.
+#[test]
+fn a_null_pre_write_on_a_handle_that_outlived_its_cycle_says_ended() {
+    let heap = Heap::random(200, 7);
+    let model = c_model(&heap);
+    for finish in [true, false] {
+        heap.clear_marks();
+        let (marker, cycle, root_addrs) = start(&heap, &model);
+        let roots = c_refs(&root_addrs);
+        let mut report = sm_report::default();
+        let mut m = std::ptr::null_mut();
+        // SAFETY: live handles from this test; valid out-parameters.
+        unsafe {
+            assert_eq!(sm_mutator_new(cycle, &mut m), SM_OK);
+            assert_eq!(sm_mutator_pre_write(m, 0), SM_OK, "{}", last_error());
+            if finish {
+                // The remark does not wait for the handle: it holds no buffer.
+                let s = sm_cycle_finish(cycle, &remark(&roots), &mut report);
+                assert_eq!(s, SM_OK, "{}", last_error());
+                assert_eq!(sm_mutator_pre_write(m, 0), SM_ERR_ENDED);
+                assert!(last_error().contains("ended"), "{}", last_error());
+            }
+            sm_cycle_free(cycle);
+            assert_eq!(sm_mutator_pre_write(m, 0), SM_ERR_ENDED, "finish {finish}");
+            assert_eq!(sm_mutator_pre_write(m, heap.addr(1)), SM_ERR_ENDED);
+            sm_mutator_free(m);
+            sm_marker_free(marker);
+        }
+    }
+}
+
 #[test]
 fn a_failing_scan_poisons_the_cycle_and_free_gives_the_marker_back() {
     let heap = Heap::random(500, 9);
