@@ -37,10 +37,9 @@ impl Recorder {
     }
 
     /// Refuses as [`Recorder::attach`] would once the cycle has ended, but
-    /// takes no buffer: a detached handle's barrier call that has nothing
-    /// to record.
-    #[cold]
-    #[inline(never)]
+    /// takes no buffer and no lock: a detached handle's barrier call that
+    /// has nothing to record.
+    #[inline]
     pub(crate) fn check_attach<P: Parts>(&self, core: &Core<P>) -> Result<(), CycleError> {
         debug_assert!(!self.attached);
         if core.queue.ended() {
