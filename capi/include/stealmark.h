@@ -601,7 +601,8 @@ sm_status sm_mutator_new(const sm_cycle *cycle, sm_mutator **out);
  * reference inside the heap bounds; SM_ERR_POISONED once the cycle is
  * poisoned (also for 0, and on a handle still holding a buffer: stop
  * mutating and free the cycle), the message naming the contract violation
- * that poisoned it, if one did; SM_ERR_ENDED after the cycle ended.
+ * that poisoned it, if one did; SM_ERR_ENDED after the cycle ended (also
+ * for 0).
  * Thread rules for every sm_mutator_* function: one thread at a time per
  * handle (the handle may move between threads), concurrently with other
  * handles and with every sm_cycle_* call; a handle does not point into its

@@ -146,16 +146,12 @@ pub unsafe extern "C" fn sm_collect(
 #[cfg(test)]
 mod tests {
     use std::cell::Cell;
-    use std::ffi::c_void;
 
     use super::*;
     use crate::config::{sm_config_init, sm_marker_free, sm_marker_new};
     use crate::sm_report_stats;
     use crate::status::{SM_ERR_POISONED, SM_OK};
-    use crate::types::{
-        sm_mark_byte, sm_object_model, sm_refs, sm_slot, sm_soft_policy, sm_stats,
-        SM_SOFT_CLEAR_ALL,
-    };
+    use crate::types::{sm_mark_byte, sm_refs, sm_soft_policy, sm_stats, SM_SOFT_CLEAR_ALL};
 
     thread_local! {
         /// Makes the next collection on this thread panic inside the
@@ -169,23 +165,6 @@ mod tests {
         }
     }
 
-    unsafe extern "C" fn size(_: *mut c_void, _: usize) -> usize {
-        8
-    }
-    unsafe extern "C" fn count(_: *mut c_void, _: usize) -> usize {
-        0
-    }
-    unsafe extern "C" fn scan(
-        _: *mut c_void,
-        _: usize,
-        _: usize,
-        _: usize,
-        _: *mut sm_slot,
-        _: usize,
-    ) -> usize {
-        0
-    }
-
     /// One collection of a heap of one slotless object.
     fn collect_one(marker: *mut sm_marker, report: &mut sm_report) -> sm_status {
         /// The object: its mark byte, 8-aligned.
@@ -193,19 +172,7 @@ mod tests {
         struct Obj(std::sync::atomic::AtomicU8);
         let obj = Obj(std::sync::atomic::AtomicU8::new(0));
         let root = [&obj as *const Obj as usize];
-        let model = sm_object_model {
-            ctx: std::ptr::null_mut(),
-            size_bytes: Some(size),
-            slot_count: Some(count),
-            scan_slots: Some(scan),
-            type_count: 0,
-            type_id: None,
-            prefetch: None,
-            prefetch_off: 1,
-            reserved: 0,
-            heap_start: 0,
-            heap_end: 0,
-        };
+        let model = CModel::callbacks_for_tests();
         let marks = sm_marks {
             mode: SM_MARKS_HEADER_BYTE,
             reserved: 0,

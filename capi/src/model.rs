@@ -106,10 +106,14 @@ impl CModel {
         })
     }
 
-    /// A model whose callbacks answer nothing, for the mark stores' tests
-    /// (which never call it).
+    /// The callbacks of [`CModel::for_tests`], as a runtime passes them:
+    /// every object 8 bytes without slots, no types, no prefetch and no
+    /// heap bounds.
     #[cfg(test)]
-    pub(crate) fn for_tests() -> CModel {
+    pub(crate) fn callbacks_for_tests() -> sm_object_model {
+        unsafe extern "C" fn eight(_: *mut c_void, _: usize) -> usize {
+            8
+        }
         unsafe extern "C" fn zero(_: *mut c_void, _: usize) -> usize {
             0
         }
@@ -123,18 +127,26 @@ impl CModel {
         ) -> usize {
             0
         }
-        CModel {
+        sm_object_model {
             ctx: std::ptr::null_mut(),
-            size_bytes: zero,
-            slot_count: zero,
-            scan_slots: none,
+            size_bytes: Some(eight),
+            slot_count: Some(zero),
+            scan_slots: Some(none),
             type_count: 0,
             type_id: None,
-            prefetch: Prefetch::Off,
-            bounds: Bounds::of_none(),
-            dense: None,
-            violation: OnceLock::new(),
+            prefetch: None,
+            prefetch_off: 1,
+            reserved: 0,
+            heap_start: 0,
+            heap_end: 0,
         }
+    }
+
+    /// A model of slotless objects ([`CModel::callbacks_for_tests`]), for
+    /// the unit tests (the mark stores' never call it).
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> CModel {
+        CModel::new(&CModel::callbacks_for_tests(), None).expect("every callback is present")
     }
 
     /// The heap bounds, for the root sources.

@@ -65,6 +65,9 @@ pub(crate) struct Queue<E> {
     /// `State::failed`, readable without the lock: the barrier's fast path
     /// refuses a poisoned cycle without taking the lock.
     failed: AtomicBool,
+    /// `State::ended`, readable without the lock: a detached handle's null
+    /// write asks it on every call.
+    ended: AtomicBool,
 }
 
 /// The queue's state, under its lock.
@@ -174,6 +177,7 @@ impl<E: Copy> Queue<E> {
             per_thread: per_thread.max(1),
             markers: markers.max(1),
             failed: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
         }
     }
 
@@ -388,10 +392,11 @@ impl<E: Copy> Queue<E> {
         self.progress.notify_all();
     }
 
-    /// Whether the cycle has ended (under the lock: for refusals, off the
-    /// fast path).
+    /// Whether the cycle has ended (without taking the lock).
+    #[inline]
     pub(crate) fn ended(&self) -> bool {
-        self.lock().ended
+        // Acquire: pairs with the Release stores in `close` and `abandon`.
+        self.ended.load(Ordering::Acquire)
     }
 
     /// Whether a part of the cycle panicked (without taking the lock).
@@ -442,6 +447,8 @@ impl<E: Copy> Queue<E> {
             return Err(st.held);
         }
         st.ended = true;
+        // Release: pairs with the Acquire load in `ended`.
+        self.ended.store(true, Ordering::Release);
         self.progress.notify_all();
         Ok(std::mem::take(&mut st.full))
     }
@@ -451,6 +458,8 @@ impl<E: Copy> Queue<E> {
     pub(crate) fn abandon(&self) {
         let mut st = self.lock();
         st.ended = true;
+        // Release: pairs with the Acquire load in `ended`.
+        self.ended.store(true, Ordering::Release);
         st.full.clear();
         self.work.notify_all();
         self.progress.notify_all();

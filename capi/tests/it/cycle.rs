@@ -105,8 +105,8 @@ fn through_c(heap: &Heap, mode: u32) -> Outcome {
     let marker = new_marker(&config(2, 0));
     let model = c_model(heap);
     let marks = c_marks(heap, mode);
-    let root_addrs: Vec<usize> = heap.roots.iter().map(|&i| heap.addr(i)).collect();
-    let fin_addrs: Vec<usize> = heap.finalizable.iter().map(|&i| heap.addr(i)).collect();
+    let root_addrs = heap.root_addrs();
+    let fin_addrs = heap.finalizable_addrs();
     let roots = c_refs(&root_addrs);
     let fin = c_refs(&fin_addrs);
     let mut cycle = std::ptr::null_mut();
@@ -189,23 +189,11 @@ fn one_cycle_through_c_and_through_owned_cycle_agree() {
     }
 }
 
-/// A scan callback that reports failure.
-unsafe extern "C" fn failing_scan(
-    _: *mut c_void,
-    _: usize,
-    _: usize,
-    _: usize,
-    _: *mut sm_slot,
-    _: usize,
-) -> usize {
-    SM_SCAN_FAILED
-}
-
 /// A started cycle of `heap` on a new marker.
 fn start(heap: &Heap, model: &sm_object_model) -> (*mut sm_marker, *mut sm_cycle, Vec<usize>) {
     let marker = new_marker(&config(2, 0));
     let marks = c_marks(heap, SM_MARKS_HEADER_BYTE);
-    let root_addrs: Vec<usize> = heap.roots.iter().map(|&i| heap.addr(i)).collect();
+    let root_addrs = heap.root_addrs();
     let roots = c_refs(&root_addrs);
     let mut cycle = std::ptr::null_mut();
     // SAFETY: valid pointers; the heap outlives the cycle.
@@ -248,13 +236,7 @@ fn misuse_comes_back_as_statuses_with_messages() {
 
         // The marker is lent to the cycle.
         let marks = c_marks(&heap, SM_MARKS_HEADER_BYTE);
-        let c = sm_collection {
-            model: &model,
-            marks: &marks,
-            roots: &roots,
-            finalizable: std::ptr::null(),
-            soft: r.soft,
-        };
+        let c = collection(&model, &marks, &roots);
         assert_eq!(sm_collect(marker, &c, &mut report), SM_ERR_BUSY);
         assert!(
             last_error().contains("mark cycle holds"),
@@ -309,12 +291,45 @@ fn misuse_comes_back_as_statuses_with_messages() {
     }
 }
 
+/// A null old value on a detached handle records nothing and takes no
+/// buffer while the cycle runs; once the cycle has ended (remarked, or
+/// freed unfinished) it gets `SM_ERR_ENDED`, as a reference does.
+#[test]
+fn a_null_pre_write_on_a_handle_that_outlived_its_cycle_says_ended() {
+    let heap = Heap::random(200, 7);
+    let model = c_model(&heap);
+    for finish in [true, false] {
+        heap.clear_marks();
+        let (marker, cycle, root_addrs) = start(&heap, &model);
+        let roots = c_refs(&root_addrs);
+        let mut report = sm_report::default();
+        let mut m = std::ptr::null_mut();
+        // SAFETY: live handles from this test; valid out-parameters.
+        unsafe {
+            assert_eq!(sm_mutator_new(cycle, &mut m), SM_OK);
+            assert_eq!(sm_mutator_pre_write(m, 0), SM_OK, "{}", last_error());
+            if finish {
+                // The remark does not wait for the handle: it holds no buffer.
+                let s = sm_cycle_finish(cycle, &remark(&roots), &mut report);
+                assert_eq!(s, SM_OK, "{}", last_error());
+                assert_eq!(sm_mutator_pre_write(m, 0), SM_ERR_ENDED);
+                assert!(last_error().contains("ended"), "{}", last_error());
+            }
+            sm_cycle_free(cycle);
+            assert_eq!(sm_mutator_pre_write(m, 0), SM_ERR_ENDED, "finish {finish}");
+            assert_eq!(sm_mutator_pre_write(m, heap.addr(1)), SM_ERR_ENDED);
+            sm_mutator_free(m);
+            sm_marker_free(marker);
+        }
+    }
+}
+
 #[test]
 fn a_failing_scan_poisons_the_cycle_and_free_gives_the_marker_back() {
     let heap = Heap::random(500, 9);
     heap.clear_marks();
     let mut model = c_model(&heap);
-    model.scan_slots = Some(failing_scan);
+    model.scan_slots = Some(scan_fails);
     let (marker, cycle, root_addrs) = start(&heap, &model);
     let roots = c_refs(&root_addrs);
     let r = remark(&roots);
@@ -352,44 +367,14 @@ fn a_failing_scan_poisons_the_cycle_and_free_gives_the_marker_back() {
         // The engine is back and usable with a sound model.
         let good = c_model(&heap);
         let marks = c_marks(&heap, SM_MARKS_HEADER_BYTE);
-        let c = sm_collection {
-            model: &good,
-            marks: &marks,
-            roots: &roots,
-            finalizable: std::ptr::null(),
-            soft: r.soft,
-        };
-        heap.clear_marks();
         assert_eq!(
-            sm_collect(marker, &c, &mut report),
+            collect(&heap, marker, &good, &marks, &mut report),
             SM_OK,
             "{}",
             last_error()
         );
         sm_marker_free(marker);
     }
-}
-
-/// A scanner that reports a slot index past the end of the range asked for.
-unsafe extern "C" fn scan_out_of_range(
-    _: *mut c_void,
-    r: usize,
-    _: usize,
-    end: usize,
-    out: *mut sm_slot,
-    _: usize,
-) -> usize {
-    // SAFETY: `out` has room for at least 64 entries.
-    unsafe {
-        out.write(sm_slot {
-            index: end + 5,
-            target: r,
-            key: 0,
-            kind: SM_SLOT_STRONG,
-            reserved: 0,
-        })
-    };
-    1
 }
 
 #[test]
@@ -478,7 +463,7 @@ fn a_bad_root_fails_the_call_with_a_contract_error_and_leaves_the_marker_usable(
     }
     // The marker still has its engine: a cycle starts, and a bad remark
     // root fails the remark, which can then be done again.
-    let root_addrs: Vec<usize> = heap.roots.iter().map(|&i| heap.addr(i)).collect();
+    let root_addrs = heap.root_addrs();
     let roots = c_refs(&root_addrs);
     let mut report = sm_report::default();
     // SAFETY: as above.

@@ -9,28 +9,6 @@ use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use common::*;
 use stealmark_capi::*;
 
-/// Runs one collection of `heap` on `marker` with `model` and `marks`.
-fn collect(
-    heap: &Heap,
-    marker: *mut sm_marker,
-    model: &sm_object_model,
-    marks: &sm_marks,
-    report: &mut sm_report,
-) -> sm_status {
-    let roots: Vec<usize> = heap.roots.iter().map(|&i| heap.addr(i)).collect();
-    let roots = c_refs(&roots);
-    heap.clear_marks();
-    let c = sm_collection {
-        model,
-        marks,
-        roots: &roots,
-        finalizable: std::ptr::null(),
-        soft: clear_all(),
-    };
-    // SAFETY: valid pointers for the call.
-    unsafe { sm_collect(marker, &c, report) }
-}
-
 fn ok_collect(heap: &Heap, marker: *mut sm_marker) -> sm_report {
     let mut report = sm_report::default();
     let s = collect(
@@ -131,28 +109,6 @@ fn bad_configurations_and_mark_descriptions_are_named() {
     unsafe { sm_marker_free(m) };
 }
 
-/// A scanner that reports slot 5 of a range that ends before it.
-unsafe extern "C" fn scan_out_of_range(
-    _: *mut c_void,
-    r: usize,
-    _: usize,
-    end: usize,
-    out: *mut sm_slot,
-    _: usize,
-) -> usize {
-    // SAFETY: `out` has room for at least 64 entries.
-    unsafe {
-        out.write(sm_slot {
-            index: end + 5,
-            target: r,
-            key: 0,
-            kind: SM_SLOT_STRONG,
-            reserved: 0,
-        })
-    };
-    1
-}
-
 /// A scanner that reports an unaligned reference in slot 0.
 unsafe extern "C" fn scan_unaligned(
     _: *mut c_void,
@@ -201,17 +157,6 @@ unsafe extern "C" fn scan_bad_kind(
         })
     };
     1
-}
-
-unsafe extern "C" fn scan_fails(
-    _: *mut c_void,
-    _: usize,
-    _: usize,
-    _: usize,
-    _: *mut sm_slot,
-    _: usize,
-) -> usize {
-    SM_SCAN_FAILED
 }
 
 /// Every node has at least one slot, so that each scanner is called.

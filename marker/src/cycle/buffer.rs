@@ -5,7 +5,8 @@
 use stealmark_model::{MarkStore, ObjRef, ObjectModel};
 
 use super::core::{Borrowed, Core, Failure, Parts};
-use crate::satb::BUFFER_CAPACITY;
+use super::CycleError;
+use crate::satb::{Closed, BUFFER_CAPACITY};
 
 /// A thread's barrier buffer and its allocation counts, under either form
 /// of the cycle.
@@ -32,6 +33,18 @@ impl Recorder {
     pub(crate) fn attach<P: Parts>(&mut self, core: &Core<P>) -> Result<(), Failure> {
         self.entries = core.queue.acquire().map_err(|c| core.refusal(c))?;
         self.attached = true;
+        Ok(())
+    }
+
+    /// Refuses as [`Recorder::attach`] would once the cycle has ended, but
+    /// takes no buffer and no lock: a detached handle's barrier call that
+    /// has nothing to record.
+    #[inline]
+    pub(crate) fn check_attach<P: Parts>(&self, core: &Core<P>) -> Result<(), CycleError> {
+        debug_assert!(!self.attached);
+        if core.queue.ended() {
+            return Err(core.refusal(Closed::Ended).into_error());
+        }
         Ok(())
     }
 

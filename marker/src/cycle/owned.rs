@@ -345,7 +345,8 @@ pub struct OwnedMutator<H: ObjectModel, S: MarkStore<H>> {
 impl<H: ObjectModel, S: MarkStore<H>> OwnedMutator<H, S> {
     /// The write barrier: call it with a reference slot's old value before
     /// overwriting the slot (`None` for a null slot). The fast path reads
-    /// the cycle's poisoned flag, skips a null, compares the length with the
+    /// the cycle's poisoned flag, skips a null (a detached handle's reads
+    /// whether the cycle has ended), compares the length with the
     /// capacity (a detached handle has none), and appends.
     ///
     /// # Errors
@@ -362,6 +363,8 @@ impl<H: ObjectModel, S: MarkStore<H>> OwnedMutator<H, S> {
                 self.make_room()?;
             }
             self.rec.entries.push(old);
+        } else if !self.rec.attached {
+            self.rec.check_attach(&self.core)?;
         }
         Ok(())
     }

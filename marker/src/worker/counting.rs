@@ -17,7 +17,7 @@ use stealmark_deques::{Owner, WorkDeque};
 use stealmark_model::{MarkStore, ObjectModel};
 
 use super::live::count_live;
-use super::stack::Word;
+use super::word::Word;
 use super::Worker;
 use crate::fifo::{Batch, Fifo};
 use crate::stats::TypeCount;

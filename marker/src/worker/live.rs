@@ -6,7 +6,7 @@
 
 use stealmark_model::ObjectModel;
 
-use super::stack::Word;
+use super::word::Word;
 use crate::stats::TypeCount;
 
 /// Sums the live bytes and footprint of the objects `words`, and counts

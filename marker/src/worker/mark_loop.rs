@@ -13,7 +13,8 @@ use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 
 use super::modes::{Configured, Fixed, KeyWatch, LoopMode};
-use super::stack::{mark, Word};
+use super::stack::mark;
+use super::word::Word;
 use super::{Worker, WorkerState};
 use crate::fifo::{Fifo, ACCOUNT_BATCH};
 use crate::stats::WorkerRecord;

@@ -12,8 +12,9 @@
 //! - `modes`: the tracing methods' modes as types: whether the step
 //!   watches the ephemeron key index (`W`), and the mark loop's settings
 //!   taken as constants (`M`);
-//! - `stack`: the mark stack's word (an object or a large array's token,
-//!   and its tags), and the primitives that mark, push and pop;
+//! - `word`: the mark stack's word (an object or a large array's token,
+//!   and its tags), a leaf module that the others share;
+//! - `stack`: the primitives that mark, push and pop;
 //! - `mark_loop`: draining: popping, scanning and pushing grey objects
 //!   through the prefetch FIFOs, and large arrays in chunks (the hot path);
 //! - `counting`: counting live objects when scanned, exactly once even with
@@ -42,6 +43,7 @@ mod recording;
 mod stack;
 mod stealing;
 mod steps;
+mod word;
 
 #[cfg(feature = "inject-delays")]
 use rand::Rng;
@@ -54,7 +56,7 @@ use crate::fifo::{Batch, Fifo};
 use crate::stats::SpanKind;
 use modes::{KeyWatch, Settings};
 #[cfg(feature = "inject-delays")]
-use stack::Word;
+use word::Word;
 
 // The reference markers (`bench` feature) count with the engine's loop.
 #[cfg(feature = "bench")]

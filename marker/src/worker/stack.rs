@@ -1,6 +1,6 @@
-//! The mark stack's word ([`Word`]) and the primitives that mark an object
-//! and move words onto and off a worker's mark stack: its private stack,
-//! its deque and, when a bounded deque is full, the overflow storage.
+//! The primitives that mark an object and move words ([`Word`]) onto and
+//! off a worker's mark stack: its private stack, its deque and, when a
+//! bounded deque is full, the overflow storage.
 
 use stealmark_deques::copies::Ticket;
 use stealmark_deques::{Owner, WorkDeque};
@@ -8,118 +8,12 @@ use stealmark_model::{MarkStore, ObjRef, ObjectModel};
 
 use super::modes::KeyWatch;
 use super::stealing::WAKE_GRAIN;
+use super::word::Word;
 use super::{Phase, Worker, WorkerState};
 
 /// How many objects ahead of the one being shaded [`Worker::shade_each`]
 /// and the shading of released values (`contract`) prefetch the mark.
 pub(super) const MARKS_AHEAD: usize = 16;
-
-/// A word of a worker's mark stack (private stack, deque, overflow
-/// storage), of its prefetch FIFO and of its batch of objects to count:
-/// an object, or the token of a large array being scanned in chunks
-/// (`crate::arrays`).
-///
-/// Its tags live in the low bits that an object reference always has
-/// clear ([`ObjRef::ALIGN`] is 8):
-///
-/// - bit 0 ([`Word::TOKEN`]) makes the word a token, whose other bits
-///   name the array's descriptor;
-/// - bit 1 ([`Word::MAY_COPY`]), on an object only, says that the object
-///   may have another copy, delivered to another worker, so that counting
-///   it live takes a claim (`counting`). It is set only in the prefetch
-///   FIFO and the count batch, never on the stack: a word goes back onto
-///   the stack without it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(transparent)]
-pub(crate) struct Word(usize);
-
-impl Word {
-    /// The tag of a token.
-    const TOKEN: usize = 1;
-    /// The tag of an object that may have another copy.
-    const MAY_COPY: usize = 2;
-    /// Every tag bit: the bits an object reference has clear.
-    const TAGS: usize = ObjRef::ALIGN - 1;
-    /// How far a descriptor index is shifted in a token.
-    const DESCRIPTOR_SHIFT: u32 = ObjRef::ALIGN.trailing_zeros();
-
-    /// The word of object `obj`, untagged.
-    #[inline(always)]
-    pub(crate) const fn object(obj: ObjRef) -> Word {
-        Word(obj.word())
-    }
-
-    /// The token of the large array whose descriptor is `descriptor`.
-    #[inline]
-    pub(crate) const fn token(descriptor: usize) -> Word {
-        Word((descriptor << Self::DESCRIPTOR_SHIFT) | Self::TOKEN)
-    }
-
-    /// The word as the containers hold it (deques, private stack, FIFOs).
-    #[inline(always)]
-    pub(crate) const fn raw(self) -> usize {
-        self.0
-    }
-
-    /// The word that a container held as `raw`.
-    #[inline(always)]
-    pub(crate) const fn from_raw(raw: usize) -> Word {
-        Word(raw)
-    }
-
-    /// Whether the word is a large array's token.
-    #[inline(always)]
-    pub(crate) const fn is_token(self) -> bool {
-        self.0 & Self::TOKEN != 0
-    }
-
-    /// A token's descriptor index.
-    #[inline]
-    pub(crate) fn descriptor(self) -> usize {
-        debug_assert!(self.is_token());
-        self.0 >> Self::DESCRIPTOR_SHIFT
-    }
-
-    /// The object a word that is not a token names, whatever its tags.
-    #[inline(always)]
-    pub(crate) fn obj(self) -> ObjRef {
-        debug_assert!(!self.is_token(), "a token names no object");
-        match ObjRef::from_word(self.0 & !Self::TAGS) {
-            Some(o) => o,
-            None => unreachable!("an object's word is never zero"),
-        }
-    }
-
-    /// The word tagged [`Word::MAY_COPY`] if `may_copy`.
-    #[inline(always)]
-    pub(crate) fn tagged_if(self, may_copy: bool) -> Word {
-        Word(self.0 | (usize::from(may_copy) * Self::MAY_COPY))
-    }
-
-    /// The word tagged [`Word::MAY_COPY`].
-    #[inline]
-    pub(crate) fn tagged(self) -> Word {
-        Word(self.0 | Self::MAY_COPY)
-    }
-
-    /// Whether the word is tagged [`Word::MAY_COPY`].
-    #[inline(always)]
-    pub(crate) const fn may_copy(self) -> bool {
-        self.0 & Self::MAY_COPY != 0
-    }
-
-    /// The word without the tag [`Word::MAY_COPY`].
-    #[inline(always)]
-    pub(crate) const fn untagged(self) -> Word {
-        Word(self.0 & !Self::MAY_COPY)
-    }
-
-    /// Whether any of the `raw` words is tagged [`Word::MAY_COPY`].
-    #[inline(always)]
-    pub(crate) fn any_may_copy(raw: &[usize]) -> bool {
-        raw.iter().fold(0, |tags, &w| tags | w) & Self::MAY_COPY != 0
-    }
-}
 
 /// Sets `obj`'s mark; whether this call set it. `unshared` (a step whose
 /// worker is the only thread marking, `Phase::unshared`) marks without an
@@ -249,30 +143,5 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             let k = phase.term.wake(moved / WAKE_GRAIN);
             state.record.stats.wakeups_sent += k as u64;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tags_round_trip() {
-        let o = ObjRef::from_index(5);
-        let w = Word::object(o);
-        assert!(!w.is_token() && !w.may_copy());
-        assert_eq!(w.obj(), o);
-        let t = w.tagged();
-        assert!(t.may_copy() && !t.is_token());
-        assert_eq!(t.obj(), o);
-        assert_eq!(t.untagged(), w);
-        assert_eq!(w.tagged_if(false), w);
-        assert_eq!(w.tagged_if(true), t);
-        assert!(Word::any_may_copy(&[w.raw(), t.raw()]));
-        assert!(!Word::any_may_copy(&[w.raw()]));
-        let k = Word::token(4095);
-        assert!(k.is_token() && !k.may_copy());
-        assert_eq!(k.descriptor(), 4095);
-        assert_eq!(Word::from_raw(k.raw()), k);
     }
 }

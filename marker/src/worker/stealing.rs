@@ -14,7 +14,7 @@ use rand::Rng;
 use stealmark_deques::{Owner, Steal, Thief, WorkDeque};
 use stealmark_model::{MarkStore, ObjectModel};
 
-use super::stack::Word;
+use super::word::Word;
 use super::Worker;
 use crate::config::{BalancePolicy, StealAmount, VictimSelection};
 use crate::termination::Reactivate;

@@ -9,7 +9,7 @@ use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs};
 
 use super::mark_loop::{delay_edge, Popped};
 use super::modes::{Configured, KeyWatch, Unwatched, Watched};
-use super::stack::Word;
+use super::word::Word;
 use super::{Watch, Worker};
 use crate::fifo::Fifo;
 use crate::stats::StepKind;

@@ -283,6 +283,8 @@ fn owned_handles_are_checked_against_their_cycle() {
         heap.next[49].store(0, Relaxed);
         let mut m = cycle.mutator();
         assert!(!m.is_attached());
+        m.pre_write(None).unwrap();
+        assert!(!m.is_attached(), "a null takes no buffer");
         m.pre_write(Some(ObjRef::from_index(50))).unwrap();
         assert!(m.is_attached());
         cycle.start_background().unwrap();
@@ -307,6 +309,7 @@ fn owned_handles_are_checked_against_their_cycle() {
             m.pre_write(Some(ObjRef::from_index(3))).err(),
             Some(CycleError::Ended)
         );
+        assert_eq!(m.pre_write(None).err(), Some(CycleError::Ended));
         assert_eq!(
             m.allocate_black(ObjRef::from_index(3)).err(),
             Some(CycleError::Ended)

@@ -13,7 +13,9 @@ use stealmark_capi::*;
 use stealmark_marker::{MarkStore, ObjRef, ObjectModel, SlotKind};
 
 mod ffi;
+mod setup;
 pub use ffi::*;
+pub use setup::*;
 
 /// A slot: the target's node index, its kind, and an ephemeron's key index.
 #[derive(Clone, Copy, Debug)]
@@ -102,6 +104,16 @@ impl Heap {
 
     pub fn addr(&self, i: usize) -> usize {
         &*self.nodes[i] as *const Node as usize
+    }
+
+    /// The roots' addresses.
+    pub fn root_addrs(&self) -> Vec<usize> {
+        self.roots.iter().map(|&i| self.addr(i)).collect()
+    }
+
+    /// The finalizable objects' addresses.
+    pub fn finalizable_addrs(&self) -> Vec<usize> {
+        self.finalizable.iter().map(|&i| self.addr(i)).collect()
     }
 
     pub fn clear_marks(&self) {
