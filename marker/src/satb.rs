@@ -65,8 +65,9 @@ pub(crate) struct Queue<E> {
     /// `State::failed`, readable without the lock: the barrier's fast path
     /// refuses a poisoned cycle without taking the lock.
     failed: AtomicBool,
-    /// `State::ended`, readable without the lock: a detached handle's null
-    /// write asks it on every call.
+    /// The remark has begun (or the cycle was abandoned): no buffer can be
+    /// taken or handed off any more. Set under the lock, and read with or
+    /// without it: a detached handle's null write asks it on every call.
     ended: AtomicBool,
 }
 
@@ -96,9 +97,6 @@ struct State<E> {
     quiet: bool,
     /// A part of the cycle panicked: entries are dropped, nobody waits.
     failed: bool,
-    /// The remark has begun (or the cycle was abandoned): no buffer can be
-    /// taken or handed off any more.
-    ended: bool,
     /// Loom models (`loom_tests`) only: times the coordinator parked, and hand-offs that
     /// woke it.
     #[cfg(all(test, loom))]
@@ -166,7 +164,6 @@ impl<E: Copy> Queue<E> {
                 stop: false,
                 quiet: false,
                 failed: false,
-                ended: false,
                 #[cfg(all(test, loom))]
                 parked: 0,
                 #[cfg(all(test, loom))]
@@ -218,7 +215,7 @@ impl<E: Copy> Queue<E> {
     /// [`BUFFER_CAPACITY`] entries); refused once the cycle has ended.
     pub(crate) fn acquire(&self) -> Result<Buffer<E>, Closed> {
         let mut st = self.lock();
-        if st.ended {
+        if self.ended() {
             return Err(Closed::Ended);
         }
         st.held += 1;
@@ -230,7 +227,7 @@ impl<E: Copy> Queue<E> {
     /// it while the limit is reached ([`HandOff::Full`]).
     pub(crate) fn hand_off(&self, buffer: &mut Buffer<E>) -> HandOff {
         let mut st = self.lock();
-        if st.failed || st.ended {
+        if st.failed || self.ended() {
             buffer.clear();
             return HandOff::Dropped;
         }
@@ -259,7 +256,7 @@ impl<E: Copy> Queue<E> {
     /// passed. Whether to try again at once (something changed).
     pub(crate) fn wait_room(&self, taken: u64, patience: Option<Duration>) -> bool {
         let mut st = self.lock();
-        let changed = |st: &State<E>| st.taken != taken || st.failed || st.ended;
+        let changed = |st: &State<E>| st.taken != taken || st.failed || self.ended();
         while !changed(&st) {
             st = match patience {
                 None => self.progress.wait(st).unwrap_or_else(|e| e.into_inner()),
@@ -308,7 +305,7 @@ impl<E: Copy> Queue<E> {
                 self.progress.notify_all();
                 return Work::Buffers(std::mem::take(&mut st.full));
             }
-            if st.stop || st.failed || st.ended {
+            if st.stop || st.failed || self.ended() {
                 st.quiet = true;
                 self.progress.notify_all();
                 return Work::Stop;
@@ -347,7 +344,7 @@ impl<E: Copy> Queue<E> {
         if st.failed {
             return Err(Closed::Failed);
         }
-        if st.ended {
+        if self.ended() {
             return Err(Closed::Ended);
         }
         if st.running {
@@ -446,8 +443,8 @@ impl<E: Copy> Queue<E> {
         if st.held > 0 {
             return Err(st.held);
         }
-        st.ended = true;
-        // Release: pairs with the Acquire load in `ended`.
+        // Release: pairs with the Acquire load in `ended` (readers that
+        // hold the lock are ordered by it too).
         self.ended.store(true, Ordering::Release);
         self.progress.notify_all();
         Ok(std::mem::take(&mut st.full))
@@ -457,8 +454,8 @@ impl<E: Copy> Queue<E> {
     /// their threads give them back.
     pub(crate) fn abandon(&self) {
         let mut st = self.lock();
-        st.ended = true;
-        // Release: pairs with the Acquire load in `ended`.
+        // Release: pairs with the Acquire load in `ended` (readers that
+        // hold the lock are ordered by it too).
         self.ended.store(true, Ordering::Release);
         st.full.clear();
         self.work.notify_all();
