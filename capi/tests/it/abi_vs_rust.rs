@@ -130,8 +130,8 @@ fn through_c(
     heap.clear_marks();
     let model = c_model(heap);
     let marks = c_marks(heap, mode);
-    let root_addrs: Vec<usize> = heap.roots.iter().map(|&i| heap.addr(i)).collect();
-    let fin_addrs: Vec<usize> = heap.finalizable.iter().map(|&i| heap.addr(i)).collect();
+    let root_addrs = heap.root_addrs();
+    let fin_addrs = heap.finalizable_addrs();
     let mut roots = c_refs(&root_addrs);
     if roots_form > 0 {
         roots.refs = std::ptr::null();
@@ -284,26 +284,16 @@ fn solo_collections_use_one_worker_and_the_others_do_not() {
     for _ in 0..3 {
         let model = c_model(&heap);
         let marks = c_marks(&heap, SM_MARKS_CALLBACKS);
-        let roots: Vec<usize> = heap.roots.iter().map(|&i| heap.addr(i)).collect();
-        let roots = c_refs(&roots);
-        heap.clear_marks();
-        let c = sm_collection {
-            model: &model,
-            marks: &marks,
-            roots: &roots,
-            finalizable: std::ptr::null(),
-            soft: clear_all(),
-        };
         let mut report = sm_report::default();
         let mut stats = sm_stats::default();
-        // SAFETY: valid pointers.
+        assert_eq!(
+            collect(&heap, marker, &model, &marks, &mut report),
+            SM_OK,
+            "{}",
+            last_error()
+        );
+        // SAFETY: a report of this thread's last collection.
         unsafe {
-            assert_eq!(
-                sm_collect(marker, &c, &mut report),
-                SM_OK,
-                "{}",
-                last_error()
-            );
             assert_eq!(sm_report_stats(&report, &mut stats), SM_OK);
         }
         used.push((stats.workers_used, stats.live_objects >= 1000));
