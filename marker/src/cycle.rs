@@ -10,6 +10,7 @@
 
 mod buffer;
 mod core;
+mod entry;
 mod error;
 mod options;
 mod owned;
@@ -318,7 +319,7 @@ impl<'m, H: ObjectModel, S: MarkStore<H>> MarkCycle<'m, H, S> {
 
 /// Stops the background marking when dropped (also when the mutator's
 /// closure unwinds, so that the scope's join cannot wait forever).
-struct StopOnDrop<'q>(&'q crate::satb::Queue<stealmark_model::ObjRef>);
+struct StopOnDrop<'q>(&'q crate::satb::Queue<entry::Entry>);
 
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
@@ -328,7 +329,7 @@ impl Drop for StopOnDrop<'_> {
 
 /// Ends the background phase once its coordinator is joined (also when the
 /// mutator's closure unwinds).
-struct Joined<'q>(&'q crate::satb::Queue<stealmark_model::ObjRef>);
+struct Joined<'q>(&'q crate::satb::Queue<entry::Entry>);
 
 impl Drop for Joined<'_> {
     fn drop(&mut self) {

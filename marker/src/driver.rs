@@ -51,6 +51,8 @@ pub(crate) struct Collect<'a, H, S> {
     pub(crate) heap: &'a H,
     pub(crate) store: &'a S,
     pub(crate) roots: &'a dyn Chunks,
+    /// The holders to scan again (a mark cycle's backward barrier).
+    pub(crate) rescans: &'a dyn Chunks,
     pub(crate) finalizable: &'a dyn Chunks,
     pub(crate) soft: SoftRefs<'a>,
     /// The side bitmap, which the workers clear in the first step.
@@ -130,6 +132,7 @@ impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for Collect<'_, H, S> {
             heap: self.heap,
             store: self.store,
             roots: self.roots,
+            rescans: self.rescans,
             finalizable: self.finalizable,
             soft: self.soft,
             clear: self.clear,
@@ -166,6 +169,7 @@ struct Driver<'a, D: WorkDeque, H, S> {
     heap: &'a H,
     store: &'a S,
     roots: &'a dyn Chunks,
+    rescans: &'a dyn Chunks,
     finalizable: &'a dyn Chunks,
     soft: SoftRefs<'a>,
     clear: Option<&'a MarkBitmap>,
@@ -336,6 +340,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             | StepKind::Judge
             | StepKind::Preclean => None,
         };
+        let rescans = match kind {
+            StepKind::Satb | StepKind::Increment if self.rescans.chunk_count() > 0 => {
+                Some(Claims::new(self.rescans))
+            }
+            _ => None,
+        };
         self.term.reset(self.steps_config.workers);
         let t0 = Instant::now();
         let phase = Phase {
@@ -347,6 +357,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             start: self.start,
             step,
             claims,
+            rescans,
             index,
             frozen,
             soft: self.soft,

@@ -24,6 +24,9 @@ pub(crate) struct Part<'a> {
     /// The chunks the part's marking step claims: the roots, or the
     /// entries of a cycle's barrier buffers.
     pub(crate) roots: &'a dyn Chunks,
+    /// The holders a cycle's step scans again (the backward barrier's
+    /// entries); none for a collection.
+    pub(crate) rescans: &'a dyn Chunks,
     /// The registered finalizable objects.
     pub(crate) finalizable: &'a dyn Chunks,
     /// The soft-reference policy.
@@ -260,6 +263,7 @@ impl Marker {
         let finalizable = Erased(collection.finalizable);
         let part = Part {
             roots: &roots,
+            rescans: &Erased(&[] as &[ObjRef]),
             finalizable: &finalizable,
             soft: collection.soft_refs,
             action: Action::Collect,
@@ -315,6 +319,7 @@ impl Marker {
             heap,
             store,
             roots: part.roots,
+            rescans: part.rescans,
             finalizable: part.finalizable,
             soft: part.soft,
             clear,

@@ -84,6 +84,9 @@ pub struct WorkerStats {
     /// Entries of the write barrier's buffers (and root snapshot) shaded
     /// in a mark cycle's `satb` and `increment` steps.
     pub satb_entries: u64,
+    /// Holders scanned again in a mark cycle's `satb` and `increment`
+    /// steps (the incremental-update barrier's backward entries).
+    pub rescans: u64,
     /// Ephemeron slots this worker found in marked objects.
     pub ephemerons: u64,
     /// Ephemeron entries this worker put in the key index (their key was
@@ -381,6 +384,7 @@ impl MarkStats {
             t.roots += s.roots;
             t.root_chunks += s.root_chunks;
             t.satb_entries += s.satb_entries;
+            t.rescans += s.rescans;
             t.root_ns += s.root_ns;
             t.ephemerons += s.ephemerons;
             t.ephemerons_registered += s.ephemerons_registered;

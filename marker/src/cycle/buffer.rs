@@ -5,6 +5,7 @@
 use stealmark_model::{MarkStore, ObjRef, ObjectModel};
 
 use super::core::{Borrowed, Core, Failure, Parts};
+use super::entry::Entry;
 use super::CycleError;
 use crate::satb::{Closed, BUFFER_CAPACITY};
 
@@ -12,7 +13,7 @@ use crate::satb::{Closed, BUFFER_CAPACITY};
 /// of the cycle.
 pub(crate) struct Recorder {
     /// The entries recorded and not yet handed off.
-    pub(crate) entries: Vec<ObjRef>,
+    pub(crate) entries: Vec<Entry>,
     /// Whether the buffer counts as held by the queue.
     pub(crate) attached: bool,
     /// Objects allocated black, and their bytes.
@@ -143,12 +144,47 @@ impl<'c, 'm, H: ObjectModel, S: MarkStore<H>> MutatorBuffer<'c, 'm, H, S> {
     #[inline]
     pub fn pre_write(&mut self, old: Option<ObjRef>) {
         if let Some(old) = old {
-            // Never grows: the buffer is handed off (or filtered to half its
-            // capacity) as soon as it is full.
-            self.rec.entries.push(old);
-            if self.rec.entries.len() >= BUFFER_CAPACITY {
-                self.hand_off(false);
-            }
+            self.record(Entry::shade(old));
+        }
+    }
+
+    /// The incremental-update barrier's forward half (Dijkstra's): call it
+    /// with the value stored into a reference slot of a marked holder
+    /// (strong, weak or an ephemeron's key or value), after or before the
+    /// store. The value is marked and traced before the cycle ends. The
+    /// fast path is [`MutatorBuffer::pre_write`]'s.
+    ///
+    /// # Panics
+    ///
+    /// As [`MutatorBuffer::pre_write`].
+    #[inline]
+    pub fn shade(&mut self, value: ObjRef) {
+        self.record(Entry::shade(value));
+    }
+
+    /// The incremental-update barrier's backward half (Steele's): call it
+    /// for a marked holder that the thread writes references into, instead
+    /// of [`shade`](MutatorBuffer::shade) for each value stored (as Lua does
+    /// for tables). The holder is scanned again, whole, before the cycle
+    /// ends: its strong slots as they are then are traced, and its other
+    /// slots are judged at the remark on what they hold then. Repeats of
+    /// one holder in a row are recorded once.
+    ///
+    /// # Panics
+    ///
+    /// As [`MutatorBuffer::pre_write`].
+    #[inline]
+    pub fn rescan(&mut self, holder: ObjRef) {
+        self.record(Entry::rescan(holder));
+    }
+
+    #[inline(always)]
+    fn record(&mut self, entry: Entry) {
+        // Never grows: the buffer is handed off (or filtered to half its
+        // capacity) as soon as it is full.
+        self.rec.entries.push(entry);
+        if self.rec.entries.len() >= BUFFER_CAPACITY {
+            self.hand_off(false);
         }
     }
 

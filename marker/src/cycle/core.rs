@@ -12,6 +12,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, RootSource, SoftRefPolicy, SoftRefs};
 
+use super::entry::Entry;
 use super::error::panic_message;
 use super::{Backpressure, CycleError, CycleOptions, CycleStats};
 use crate::collection::Collection;
@@ -113,7 +114,7 @@ impl SoftRefPolicy for KeepEvery {
 /// A mark cycle's state, whichever form holds it.
 pub(crate) struct Core<P: Parts> {
     pub(crate) parts: P,
-    pub(crate) queue: Queue<ObjRef>,
+    pub(crate) queue: Queue<Entry>,
     options: CycleOptions,
     /// The marker and the entries waiting to be shaded: held by whoever
     /// marks (an increment, the background coordinator, the remark).
@@ -126,10 +127,26 @@ pub(crate) struct Core<P: Parts> {
 struct Inner<M> {
     /// `None` once the remark has taken it (or the cycle was abandoned).
     marker: Option<M>,
-    /// Entries to shade: the root snapshot, then the barrier's entries.
+    /// Objects to shade: the root snapshot, then the barrier's entries.
     pending: Vec<ObjRef>,
+    /// Holders to scan again: the backward barrier's entries.
+    rescans: Vec<ObjRef>,
     start: Instant,
     stats: CycleStats,
+}
+
+impl<M> Inner<M> {
+    /// Takes the entries of the buffers `full`, handed off: the objects to
+    /// shade, and the holders to rescan.
+    fn take(&mut self, full: &[Vec<Entry>]) {
+        for e in full.iter().flatten() {
+            if e.is_rescan() {
+                self.rescans.push(e.obj());
+            } else {
+                self.pending.push(e.obj());
+            }
+        }
+    }
 }
 
 impl<P: Parts> Core<P> {
@@ -149,6 +166,7 @@ impl<P: Parts> Core<P> {
         let m: &mut Marker = marker.borrow_mut();
         let part = Part {
             roots: &Erased(NO_REFS),
+            rescans: &Erased(NO_REFS),
             finalizable: &Erased(NO_REFS),
             soft: SoftRefs::ClearAll,
             action: Action::Begin,
@@ -168,6 +186,7 @@ impl<P: Parts> Core<P> {
             inner: Mutex::new(Inner {
                 marker: Some(marker),
                 pending,
+                rescans: Vec::new(),
                 start,
                 stats,
             }),
@@ -222,19 +241,19 @@ impl<P: Parts> Core<P> {
             return Err(Failure::Refused(CycleError::Ended));
         }
         let full = self.queue.take_full();
-        for b in &full {
-            inner.pending.extend_from_slice(b);
-        }
+        inner.take(&full);
         self.queue.recycle(full.into_iter());
         let cut = inner.pending.len().saturating_sub(budget);
         let shade = inner.pending.split_off(cut);
+        let cut = inner.rescans.len().saturating_sub(budget);
+        let rescan = inner.rescans.split_off(cut);
         let t0 = Instant::now();
         let outcome = self
-            .run(inner, &shade, Action::Increment(budget.max(1)))
+            .run(inner, &shade, &rescan, Action::Increment(budget.max(1)))
             .map_err(|p| self.poison(p))?;
         inner.stats.increments += 1;
         inner.stats.marking_ns += t0.elapsed().as_nanos() as u64;
-        Ok(outcome == Outcome::Done && inner.pending.is_empty())
+        Ok(outcome == Outcome::Done && inner.pending.is_empty() && inner.rescans.is_empty())
     }
 
     /// The background coordinator: a `satb` step over the waiting entries,
@@ -247,11 +266,14 @@ impl<P: Parts> Core<P> {
         let result = loop {
             let t0 = Instant::now();
             let pending = std::mem::take(&mut inner.pending);
+            let rescans = std::mem::take(&mut inner.rescans);
             let r = self
-                .run(inner, &pending, Action::Trace(StepKind::Satb))
-                .and_then(|_| self.run(inner, NO_REFS, Action::Trace(StepKind::Preclean)));
+                .run(inner, &pending, &rescans, Action::Trace(StepKind::Satb))
+                .and_then(|_| self.run(inner, NO_REFS, NO_REFS, Action::Trace(StepKind::Preclean)));
             inner.pending = pending;
             inner.pending.clear();
+            inner.rescans = rescans;
+            inner.rescans.clear();
             inner.stats.background_steps += 1;
             inner.stats.marking_ns += t0.elapsed().as_nanos() as u64;
             if let Err(payload) = r {
@@ -266,9 +288,7 @@ impl<P: Parts> Core<P> {
             match self.queue.next_work() {
                 Work::Stop => break Ok(()),
                 Work::Buffers(full) => {
-                    for b in &full {
-                        inner.pending.extend_from_slice(b);
-                    }
+                    inner.take(&full);
                     self.queue.recycle(full.into_iter());
                 }
             }
@@ -285,14 +305,17 @@ impl<P: Parts> Core<P> {
         self.poison(payload)
     }
 
-    /// Hands off a mutator's `entries`: filters out those already marked
-    /// (their objects are grey or black, so scanned by this cycle), keeps
-    /// filling a buffer filtered to half its capacity or less unless
-    /// `force`, and queues the rest, with back-pressure while the queue is
-    /// at its bound.
-    pub(crate) fn hand_off(&self, entries: &mut Vec<ObjRef>, force: bool) -> Result<(), Failure> {
+    /// Hands off a mutator's `entries`: filters out the objects to shade
+    /// that are already marked (grey or black, so scanned by this cycle;
+    /// never a holder to rescan, which is marked by definition) and the
+    /// repeats of the entry before (a thread that writes into one holder
+    /// over and over records it as often), keeps filling a buffer filtered
+    /// to half its capacity or less unless `force`, and queues the rest,
+    /// with back-pressure while the queue is at its bound.
+    pub(crate) fn hand_off(&self, entries: &mut Vec<Entry>, force: bool) -> Result<(), Failure> {
         let (heap, store) = (self.parts.heap(), self.parts.store());
-        entries.retain(|&o| !store.is_marked(heap, o));
+        entries.retain(|&e| e.is_rescan() || !store.is_marked(heap, e.obj()));
+        entries.dedup();
         if entries.is_empty() || (!force && entries.len() <= BUFFER_CAPACITY / 2) {
             return Ok(());
         }
@@ -353,15 +376,14 @@ impl<P: Parts> Core<P> {
             .close()
             .map_err(|held| Failure::Refused(CycleError::LeakedBuffers { held }))?;
         let inner = &mut *guard;
-        for b in &full {
-            inner.pending.extend_from_slice(b);
-        }
+        inner.take(&full);
         drop(full);
         let soft = match collection.soft_refs {
             SoftRefs::KeepAll => SoftRefs::Ask(&KeepEvery),
             other => other,
         };
         let pending = std::mem::take(&mut inner.pending);
+        let rescans = std::mem::take(&mut inner.rescans);
         let roots = Erased(collection.roots);
         let finalizable = Erased(collection.finalizable);
         let mut marker = inner
@@ -369,16 +391,20 @@ impl<P: Parts> Core<P> {
             .take()
             .ok_or(Failure::Refused(CycleError::Ended))?;
         let m: &mut Marker = marker.borrow_mut();
-        for (source, action) in [
+        let (pending_refs, rescan_refs) = (Erased(&pending[..]), Erased(&rescans[..]));
+        let none = Erased(NO_REFS);
+        for (source, rescan, action) in [
             (
-                &Erased(&pending[..]) as &dyn Chunks,
+                &pending_refs as &dyn Chunks,
+                &rescan_refs as &dyn Chunks,
                 Action::Trace(StepKind::Satb),
             ),
-            (&roots, Action::Trace(StepKind::Roots)),
-            (&roots, Action::Complete),
+            (&roots, &none, Action::Trace(StepKind::Roots)),
+            (&roots, &none, Action::Complete),
         ] {
             let part = Part {
                 roots: source,
+                rescans: rescan,
                 finalizable: &finalizable,
                 soft,
                 action,
@@ -391,6 +417,7 @@ impl<P: Parts> Core<P> {
         }
         // Freeing the cycle's buffers is part of the remark's figures.
         drop(pending);
+        drop(rescans);
         self.queue.free_all();
         m.finish(Ok(()), remark);
         let totals = self.queue.totals();
@@ -411,24 +438,27 @@ impl<P: Parts> Core<P> {
         let mut inner = self.inner.lock();
         self.queue.abandon();
         inner.pending = Vec::new();
+        inner.rescans = Vec::new();
         inner
             .marker
             .take()
             .ok_or(Failure::Refused(CycleError::Ended))
     }
 
-    /// Runs one part of the cycle over `entries`; re-raises nothing. Soft
-    /// slots are recorded, not traced, and counted for a policy to ask
-    /// (`KeepEvery` stands for whichever the remark gets; no step of these
-    /// parts asks it).
+    /// Runs one part of the cycle over the objects to shade and the
+    /// holders to rescan; re-raises nothing. Soft slots are recorded, not
+    /// traced, and counted for a policy to ask (`KeepEvery` stands for
+    /// whichever the remark gets; no step of these parts asks it).
     fn run(
         &self,
         inner: &mut Inner<P::Marker>,
-        entries: &[ObjRef],
+        shade: &[ObjRef],
+        rescan: &[ObjRef],
         action: Action,
     ) -> Result<Outcome, Panic> {
         let part = Part {
-            roots: &Erased(entries),
+            roots: &Erased(shade),
+            rescans: &Erased(rescan),
             finalizable: &Erased(NO_REFS),
             soft: SoftRefs::Ask(&KeepEvery),
             action,

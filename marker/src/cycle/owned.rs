@@ -12,6 +12,7 @@ use stealmark_model::{MarkStore, ObjRef, ObjectModel, RootSource};
 
 use super::buffer::Recorder;
 use super::core::{Core, Failure, Shared};
+use super::entry::Entry;
 use super::{CycleError, CycleOptions, CycleStats};
 use crate::collection::Collection;
 use crate::driver::Panic;
@@ -358,14 +359,49 @@ impl<H: ObjectModel, S: MarkStore<H>> OwnedMutator<H, S> {
         if self.core.queue.failed() {
             return Err(self.refused());
         }
-        if let Some(old) = old {
-            if !self.rec.attached || self.rec.entries.len() >= BUFFER_CAPACITY {
-                self.make_room()?;
-            }
-            self.rec.entries.push(old);
-        } else if !self.rec.attached {
-            self.rec.check_attach(&self.core)?;
+        match old {
+            Some(old) => self.record(Entry::shade(old)),
+            None if !self.rec.attached => self.rec.check_attach(&self.core),
+            None => Ok(()),
         }
+    }
+
+    /// The incremental-update barrier's forward half (as
+    /// [`MutatorBuffer::shade`](super::MutatorBuffer::shade)).
+    ///
+    /// # Errors
+    ///
+    /// As [`OwnedMutator::pre_write`].
+    #[inline]
+    pub fn shade(&mut self, value: ObjRef) -> Result<(), CycleError> {
+        if self.core.queue.failed() {
+            return Err(self.refused());
+        }
+        self.record(Entry::shade(value))
+    }
+
+    /// The incremental-update barrier's backward half (as
+    /// [`MutatorBuffer::rescan`](super::MutatorBuffer::rescan)).
+    ///
+    /// # Errors
+    ///
+    /// As [`OwnedMutator::pre_write`].
+    #[inline]
+    pub fn rescan(&mut self, holder: ObjRef) -> Result<(), CycleError> {
+        if self.core.queue.failed() {
+            return Err(self.refused());
+        }
+        self.record(Entry::rescan(holder))
+    }
+
+    /// Appends `entry`, attaching or handing off first when there is no
+    /// room.
+    #[inline(always)]
+    fn record(&mut self, entry: Entry) -> Result<(), CycleError> {
+        if !self.rec.attached || self.rec.entries.len() >= BUFFER_CAPACITY {
+            self.make_room()?;
+        }
+        self.rec.entries.push(entry);
         Ok(())
     }
 

@@ -233,6 +233,9 @@ pub(crate) struct Phase<'a, D: WorkDeque, H, S> {
     pub(crate) step: Step,
     /// The chunks this step claims: the roots, or the finalizable objects.
     pub(crate) claims: Option<Claims<'a>>,
+    /// The holders this step scans again, marked already (a mark cycle's
+    /// backward barrier): claimed in chunks as the roots are.
+    pub(crate) rescans: Option<Claims<'a>>,
     /// Ephemeron values waiting for their keys: the index itself (steps
     /// that register, and shared watching), or a read-only view of it
     /// (frozen watching).

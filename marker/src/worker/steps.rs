@@ -37,6 +37,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             }
             StepKind::Satb => {
                 self.mark_roots::<W>();
+                self.rescan_holders::<W>(true);
                 self.trace_to_termination::<W>();
             }
             StepKind::Increment => self.increment::<W>(),
@@ -103,6 +104,37 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 st.satb_entries += n;
             }
             self.drain::<W>();
+        }
+    }
+
+    /// Claims chunks of the holders to scan again (a mark cycle's backward
+    /// barrier) until none is left, and scans each holder whole on the
+    /// spot: marked already, it is never pushed. Its strong targets are
+    /// marked and pushed; its other slots are recorded again, so that the
+    /// remark judges what they hold now. It is not counted live again (its
+    /// first scan was). With `drain`, traces from each chunk's targets
+    /// before claiming the next (a `satb` step); an `increment` leaves
+    /// them to its budget.
+    fn rescan_holders<W: KeyWatch>(&mut self, drain: bool) {
+        let phase = self.phase;
+        let Some(claims) = &phase.rescans else {
+            return;
+        };
+        let (heap, store) = (phase.heap, phase.store);
+        while let Some(chunk) = claims.claim() {
+            let mut edges = std::mem::replace(&mut self.edges, Fifo::new());
+            let mut n = 0u64;
+            claims.source().scan_chunk(chunk, &mut |holder| {
+                n += 1;
+                let slots = heap.slot_count(holder);
+                self.scan::<W, Configured>(heap, store, holder, 0..slots, false, &mut edges);
+            });
+            self.flush_edges::<W>(&mut edges);
+            self.edges = edges;
+            self.state.record.stats.rescans += n;
+            if drain {
+                self.drain::<W>();
+            }
         }
     }
 
@@ -248,6 +280,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             }
             self.state.record.stats.satb_entries += n;
         }
+        self.rescan_holders::<W>(false);
         let mut budget = phase.budget;
         let mut fifo = std::mem::replace(&mut self.fifo, Fifo::new());
         let mut edges = std::mem::replace(&mut self.edges, Fifo::new());

@@ -1,17 +1,19 @@
 //! Mark cycles against the oracle, with randomized mutators running between
 //! incremental steps or alongside the background workers
-//! (`tests/it/common/mutable.rs`). At the end of every cycle the marked set
-//! must contain everything the oracle marks in a frozen copy of the start
-//! state (the snapshot), everything it marks in the end state, and every
-//! object allocated during the cycle. With no mutation, the cycle must
-//! equal the oracle exactly (marks, cleared slots, finalized objects).
+//! (`tests/it/common/mutable.rs`), through either barrier family. At the
+//! end of every cycle the marked set must contain everything the oracle
+//! marks in the end state and every object allocated black during the
+//! cycle; with the snapshot barrier, also everything the oracle marks in a
+//! frozen copy of the start state (the snapshot). With no mutation, the
+//! cycle must equal the oracle exactly (marks, cleared slots, finalized
+//! objects).
 //!
 //! `cargo test -p stealmark-marker --features inject-delays --test delays`
 //! runs the same matrix with random delays inside the workers.
 
 use crate::common;
 
-use common::mutable::{MutHeap, Mutator};
+use common::mutable::{Family, MutHeap, Mutator};
 use stealmark_heap::{oracle, OracleInput, OracleResult};
 use stealmark_marker::model::SoftRefs;
 use stealmark_marker::{
@@ -48,15 +50,16 @@ fn run_oracle(heap: &MutHeap, roots: &[ObjRef], fin: &[ObjRef]) -> OracleResult 
     )
 }
 
-/// Checks the cycle's marks against both oracles and the allocations.
+/// Checks the cycle's marks against the oracles (the start's, if given;
+/// the end's) and the allocations.
 fn check(
     what: &str,
     marks: &MarkBitmap,
-    start: &OracleResult,
+    start: Option<&OracleResult>,
     end: &OracleResult,
     allocated: &[ObjRef],
 ) {
-    for (name, o) in [("start", start), ("end", end)] {
+    for (name, o) in start.map(|s| ("start", s)).into_iter().chain([("end", end)]) {
         if let Some(i) = o.marked.iter().find(|&i| !marks.contains(i)) {
             panic!("{what}: object {i}, marked by the oracle of the {name} state, is unmarked");
         }
@@ -75,18 +78,25 @@ fn config(workers: usize, deque: DequeKind) -> MarkerConfig {
     c
 }
 
+/// Which barrier family a cycle's mutators use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Barrier {
+    Satb,
+    IncrementalUpdate,
+}
+
 /// One cycle with `threads` mutator threads of `ops` operations each,
 /// marking concurrently (or, with `incremental`, one mutator thread
-/// interleaved with steps of `budget` objects).
-/// Returns the cycle's statistics.
+/// interleaved with steps of `budget` objects), through `barrier`.
+/// Returns the cycle's statistics and the holders rescanned.
 fn cycle(
     workers: usize,
     deque: DequeKind,
     threads: usize,
     ops: usize,
-    incremental: bool,
+    (incremental, barrier): (bool, Barrier),
     seed: u64,
-) -> CycleStats {
+) -> (CycleStats, u64) {
     let mut heap = MutHeap::random(OBJECTS, CAPACITY, seed);
     heap.yield_every = 8;
     let frozen = heap.freeze();
@@ -101,12 +111,21 @@ fn cycle(
     let marks = MarkBitmap::new(CAPACITY);
     let mut marker = Marker::new(config(workers, deque)).unwrap();
     let cycle = marker.start(&heap, &marks, &roots0[..]);
+    // An incremental mutator runs between steps: it may skip the barrier
+    // for unmarked holders. A concurrent one races the workers: always
+    // through it.
+    let family = match barrier {
+        Barrier::Satb => Family::Satb,
+        Barrier::IncrementalUpdate => Family::IncrementalUpdate {
+            marks: incremental.then_some(&marks),
+        },
+    };
     if incremental {
         let m = &mut mutators[0];
         let mut buffer = cycle.mutator();
         let mut done = false;
         for i in 0..ops {
-            m.op(&heap, &mut buffer);
+            m.op(&heap, &mut buffer, family);
             if i % 16 == 0 {
                 done = cycle.step(48).unwrap();
             }
@@ -124,7 +143,7 @@ fn cycle(
                         s.spawn(move || {
                             let mut buffer = cycle.mutator();
                             for i in 0..ops {
-                                m.op(heap, &mut buffer);
+                                m.op(heap, &mut buffer, family);
                                 if i % 512 == 0 {
                                     // A thread entering native code: hands its
                                     // entries over and takes a new buffer later.
@@ -148,10 +167,19 @@ fn cycle(
     check_cleared(&report, &marks);
     let end = run_oracle(&heap, &roots1, &fin);
     let what = format!(
-        "{workers} workers, {deque}, {threads} mutators, incremental {incremental}, seed {seed}"
+        "{workers} workers, {deque}, {threads} mutators, incremental {incremental}, \
+         {barrier:?}, seed {seed}"
     );
-    check(&what, &marks, &start, &end, &allocated);
-    stats
+    let snapshot = (barrier == Barrier::Satb).then_some(&start);
+    check(&what, &marks, snapshot, &end, &allocated);
+    let rescans: u64 = mutators.iter().map(|m| m.rescans).sum();
+    if rescans > 0 {
+        assert!(
+            report.stats.total().rescans > 0,
+            "{what}: {rescans} holders handed to the backward barrier, none rescanned"
+        );
+    }
+    (stats, rescans)
 }
 
 /// Every ephemeron slot reported cleared has an unmarked key (judged after
@@ -169,14 +197,15 @@ fn check_cleared(report: &Report<'_>, marks: &MarkBitmap) {
     }
 }
 
-#[test]
-fn concurrent_cycles_keep_the_snapshot_and_the_end_state() {
+/// Concurrent cycles at 1, 2 and 8 workers through `barrier`: the
+/// mutators must race the workers in most of them.
+fn concurrent_cycles(barrier: Barrier) {
     let mut raced = 0;
     for workers in [1, 2, 8] {
         for seed in 0..4 {
             let deque =
                 [DequeKind::StealHalf, DequeKind::ChaseLev, DequeKind::Abp][seed as usize % 3];
-            let stats = cycle(workers, deque, 3, 6000, false, seed);
+            let (stats, _) = cycle(workers, deque, 3, 6000, (false, barrier), seed);
             // Buffers marked from in the background: the mutators raced
             // the workers.
             raced += usize::from(stats.background_steps > 1);
@@ -184,15 +213,45 @@ fn concurrent_cycles_keep_the_snapshot_and_the_end_state() {
     }
     assert!(
         raced >= 6,
-        "only {raced} of 12 cycles had background steps after the first"
+        "{barrier:?}: only {raced} of 12 cycles had background steps after the first"
     );
+}
+
+#[test]
+fn concurrent_cycles_keep_the_snapshot_and_the_end_state() {
+    concurrent_cycles(Barrier::Satb);
+}
+
+#[test]
+fn concurrent_incremental_update_cycles_keep_the_end_state() {
+    concurrent_cycles(Barrier::IncrementalUpdate);
 }
 
 #[test]
 fn incremental_cycles_keep_the_snapshot_and_the_end_state() {
     for workers in [1, 2, 8] {
         for seed in 10..14 {
-            cycle(workers, DequeKind::StealHalf, 1, 8000, true, seed);
+            cycle(workers, DequeKind::StealHalf, 1, 8000, (true, Barrier::Satb), seed);
+        }
+    }
+}
+
+/// Incremental steps with a mutator that barriers only stores into marked
+/// holders: some holders must be rescanned in every cycle.
+#[test]
+fn incremental_update_steps_keep_the_end_state() {
+    for workers in [1, 2, 8] {
+        for seed in 20..24 {
+            let deque = [DequeKind::StealHalf, DequeKind::ChaseLev][seed as usize % 2];
+            let (_, rescans) = cycle(
+                workers,
+                deque,
+                1,
+                8000,
+                (true, Barrier::IncrementalUpdate),
+                seed,
+            );
+            assert!(rescans > 0, "{workers} workers, seed {seed}: no holder rescanned");
         }
     }
 }
@@ -294,7 +353,7 @@ fn entries_of_full_and_partial_buffers_are_marked() {
     drop(buffer);
     let (_, stats) = cycle.finish(&Collection::new(&[] as &[ObjRef])).unwrap();
     assert_eq!(stats.buffers as usize, entries.div_ceil(1024));
-    check("cut edges", &marks, &start, &start, &[]);
+    check("cut edges", &marks, Some(&start), &start, &[]);
 }
 
 fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {

@@ -9,7 +9,7 @@ use crate::common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use common::mutable::{MutHeap, Mutator};
+use common::mutable::{Family, MutHeap, Mutator};
 use common::{inputs, random_graph};
 use stealmark_heap::oracle;
 use stealmark_marker::{
@@ -113,7 +113,7 @@ fn mark_cycles_never_mark_unshared() {
         if incremental {
             let mut buffer = cycle.mutator();
             for i in 0..2000 {
-                mutator.op(&heap, &mut buffer);
+                mutator.op(&heap, &mut buffer, Family::Satb);
                 if i % 16 == 0 {
                     cycle.step(32).unwrap();
                 }
@@ -127,7 +127,7 @@ fn mark_cycles_never_mark_unshared() {
                         s.spawn(|| {
                             let mut buffer = cycle.mutator();
                             for _ in 0..2000 {
-                                mutator.op(&heap, &mut buffer);
+                                mutator.op(&heap, &mut buffer, Family::Satb);
                             }
                         });
                     });

@@ -2,7 +2,7 @@
 //! marks: a fixed-capacity arena of objects with atomic slots (read and
 //! written with `Relaxed` loads and stores on both sides), allocation by
 //! bumping an atomic counter, per-thread root stacks, and a randomized
-//! mutator that goes through the write barrier and allocates black.
+//! mutator that goes through either barrier family ([`Family`]).
 //!
 //! Object layout: `SLOTS` words. Slots 0 and 1 are strong, slot 2 is weak,
 //! slot 3 is an ephemeron value whose key is the object's fixed key (set at
@@ -14,7 +14,9 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use stealmark_marker::{MarkIndex, MarkStore, MutatorBuffer, ObjRef, ObjectModel, SlotKind};
+use stealmark_marker::{
+    MarkBitmap, MarkIndex, MarkStore, MutatorBuffer, ObjRef, ObjectModel, SlotKind,
+};
 
 /// Reference slots per object.
 pub const SLOTS: usize = 4;
@@ -103,12 +105,13 @@ impl MutHeap {
     }
 
     /// Allocates an object whose slots are `init` and whose key is `key`,
-    /// black; `None` when the arena is full.
+    /// black if `black`; `None` when the arena is full.
     fn allocate<H: ObjectModel, S: MarkStore<H>>(
         &self,
         buffer: &mut MutatorBuffer<'_, '_, H, S>,
         init: [Option<ObjRef>; SLOTS],
         key: Option<ObjRef>,
+        black: bool,
     ) -> Option<ObjRef> {
         let i = self.allocated.fetch_add(1, Relaxed);
         if i >= self.keys.len() {
@@ -120,7 +123,9 @@ impl MutHeap {
             self.slot(o, s).store(word(v), Relaxed);
         }
         self.keys[i].store(word(key), Relaxed);
-        buffer.allocate_black(o);
+        if black {
+            buffer.allocate_black(o);
+        }
         Some(o)
     }
 }
@@ -166,12 +171,28 @@ impl MarkIndex for MutHeap {
     }
 }
 
+/// The write barrier a mutator goes through.
+#[derive(Clone, Copy)]
+pub enum Family<'a> {
+    /// Snapshot at the beginning: the old value of every strong or
+    /// ephemeron-value slot overwritten; every allocation black.
+    Satb,
+    /// Incremental update: for a store into a marked holder (every store
+    /// when `marks` is `None`, as a concurrent mutator must), the value
+    /// stored (forward) or the holder (backward), at random, whatever the
+    /// slot's kind; allocations white or black at random (a black one
+    /// shades its initial values).
+    IncrementalUpdate { marks: Option<&'a MarkBitmap> },
+}
+
 /// One mutator thread: its root stack and its random stream.
 pub struct Mutator {
     pub roots: Vec<ObjRef>,
     rng: Pcg64,
-    /// Objects this thread allocated during the cycle.
+    /// Objects this thread allocated black during the cycle.
     pub allocated: Vec<ObjRef>,
+    /// Holders this thread handed to the backward barrier.
+    pub rescans: u64,
 }
 
 impl Mutator {
@@ -180,6 +201,7 @@ impl Mutator {
             roots,
             rng: Pcg64::seed_from_u64(seed),
             allocated: Vec::new(),
+            rescans: 0,
         }
     }
 
@@ -199,11 +221,12 @@ impl Mutator {
     }
 
     /// One random operation: mostly reference writes through the barrier,
-    /// some allocations (black), root pushes and pops.
+    /// some allocations, root pushes and pops.
     pub fn op<H: ObjectModel, S: MarkStore<H>>(
         &mut self,
         heap: &MutHeap,
         buffer: &mut MutatorBuffer<'_, '_, H, S>,
+        family: Family<'_>,
     ) {
         let Some(x) = self.reach(heap) else { return };
         match self.rng.random_range(0..16) {
@@ -214,10 +237,21 @@ impl Mutator {
                     _ => self.reach(heap),
                 };
                 let slot = heap.slot(x, s);
-                if s != WEAK {
+                match family {
                     // Strong and ephemeron-value slots: the weak slot's
                     // old target loses no strong path.
-                    buffer.pre_write(target(slot.load(Relaxed)));
+                    Family::Satb if s != WEAK => buffer.pre_write(target(slot.load(Relaxed))),
+                    Family::Satb => {}
+                    Family::IncrementalUpdate { marks } => {
+                        if marks.is_none_or(|m| m.contains(x.index())) {
+                            if self.rng.random_bool(0.5) {
+                                self.rescans += 1;
+                                buffer.rescan(x);
+                            } else if let Some(new) = new {
+                                buffer.shade(new);
+                            }
+                        }
+                    }
                 }
                 slot.store(word(new), Relaxed);
             }
@@ -233,8 +267,21 @@ impl Mutator {
                 } else {
                     None
                 };
-                if let Some(o) = heap.allocate(buffer, init, key) {
-                    self.allocated.push(o);
+                let black = match family {
+                    Family::Satb => true,
+                    Family::IncrementalUpdate { .. } => self.rng.random_bool(0.5),
+                };
+                if black {
+                    if let Family::IncrementalUpdate { .. } = family {
+                        // A black object's initial values are stores into
+                        // a marked holder.
+                        init.iter().chain([&key]).flatten().for_each(|&v| buffer.shade(v));
+                    }
+                }
+                if let Some(o) = heap.allocate(buffer, init, key, black) {
+                    if black {
+                        self.allocated.push(o);
+                    }
                     self.roots.push(o);
                 }
             }
