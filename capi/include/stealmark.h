@@ -467,7 +467,7 @@ sm_status sm_report_is_marked(const sm_report *report, size_t dense_index,
 /* Mark cycles: incremental and concurrent marking                          */
 /* ------------------------------------------------------------------------ */
 
-/* A mark cycle (snapshot-at-the-beginning). sm_cycle_start takes the engine
+/* A mark cycle. sm_cycle_start takes the engine
  * out of its marker for the cycle's length: sm_collect on that marker returns
  * SM_ERR_BUSY (and so do its report functions) until sm_cycle_finish
  * succeeds or sm_cycle_free gives the engine back. The marker must outlive
@@ -482,7 +482,10 @@ sm_status sm_report_is_marked(const sm_report *report, size_t dense_index,
  * memory_order_relaxed). Object sizes, slot counts and type ids of an
  * object must not change while it is reachable.
  *
- * The mutator's duties (the SATB barrier): before overwriting a reference
+ * The mutator's duties, with either barrier family (a runtime uses the one
+ * its store sites can call; both are accepted on every cycle).
+ *
+ * Snapshot at the beginning (Yuasa): before overwriting a reference
  * slot, pass its old value to sm_mutator_pre_write; give every object
  * allocated during the cycle to sm_mutator_allocate_black before storing a
  * reference to it anywhere; pass a referent read from a non-strong slot (a
@@ -490,6 +493,18 @@ sm_status sm_report_is_marked(const sm_report *report, size_t dense_index,
  * sm_mutator_pre_write before using it; detach (or free) every barrier
  * handle at the safepoint before sm_cycle_finish. Objects reachable at the
  * start or allocated black are then marked at the end.
+ *
+ * Incremental update (Dijkstra and Steele): after storing a reference into
+ * a slot of any kind of a marked holder, pass the value stored to
+ * sm_mutator_shade, or the holder to sm_mutator_rescan (it is scanned again,
+ * whole, before the cycle ends); allocate white (no call) or black
+ * (sm_mutator_allocate_black, and then shade what its slots are initialised
+ * with); no call is needed for referents read from non-strong slots. The
+ * test "is the holder marked" may skip the barrier only while no
+ * marking runs (between sm_cycle_step calls); while the background marking
+ * runs, call the barrier on every store. sm_cycle_finish's roots must then
+ * be the roots as they are at the remark (stacks are not barriered).
+ * Objects reachable at the remark or allocated black are then marked.
  *
  * The callbacks and contexts of sm_cycle_start's model and marks are copied
  * by the call (the structs themselves need not outlive it), but their ctx
@@ -608,6 +623,17 @@ sm_status sm_mutator_new(const sm_cycle *cycle, sm_mutator **out);
  * handles and with every sm_cycle_* call; a handle does not point into its
  * sm_cycle, so it may outlive it. */
 sm_status sm_mutator_pre_write(sm_mutator *m, sm_ref old);
+
+/* The incremental-update barrier's forward half: `value` was stored into a
+ * slot of a marked holder; it is marked and traced before the cycle ends
+ * (0 records nothing). Errors as sm_mutator_pre_write. */
+sm_status sm_mutator_shade(sm_mutator *m, sm_ref value);
+
+/* The incremental-update barrier's backward half: `holder`, marked, was
+ * written to; it is scanned again, whole, before the cycle ends (its
+ * non-strong slots judged on what they hold then). Repeats of one holder in
+ * a row are recorded once. Errors as sm_mutator_pre_write. */
+sm_status sm_mutator_rescan(sm_mutator *m, sm_ref holder);
 
 /* Marks `obj`, allocated during the cycle, black (before any reference to
  * it is stored). SM_ERR_ENDED after the cycle ended: obj is not marked;

@@ -126,7 +126,7 @@ pub use marks::HeaderByte;
 pub use model::SLOT_BATCH;
 pub use mutator::{
     sm_mutator, sm_mutator_allocate_black, sm_mutator_detach, sm_mutator_flush, sm_mutator_free,
-    sm_mutator_new, sm_mutator_pre_write,
+    sm_mutator_new, sm_mutator_pre_write, sm_mutator_rescan, sm_mutator_shade,
 };
 pub use report::{
     sm_report_cleared, sm_report_cleared_by_worker, sm_report_is_marked, sm_report_live_by_type,

@@ -82,6 +82,43 @@ pub unsafe extern "C" fn sm_mutator_pre_write(m: *mut sm_mutator, old: usize) ->
     })
 }
 
+/// The incremental-update barrier's forward half: `value`, stored into a
+/// marked holder, is marked and traced before the cycle ends (0 records
+/// nothing).
+///
+/// # Safety
+///
+/// As [`sm_mutator_pre_write`].
+#[no_mangle]
+pub unsafe extern "C" fn sm_mutator_shade(m: *mut sm_mutator, value: usize) -> sm_status {
+    guard(|| {
+        let m = get(m)?;
+        match value {
+            0 => m.barrier.pre_write(None),
+            w => {
+                let value = m.bounds.checked(w, "sm_mutator_shade's value")?;
+                m.barrier.shade(value)
+            }
+        }
+        .map_err(|e| m.failed(e))
+    })
+}
+
+/// The incremental-update barrier's backward half: `holder`, marked and
+/// written to, is scanned again before the cycle ends.
+///
+/// # Safety
+///
+/// As [`sm_mutator_pre_write`].
+#[no_mangle]
+pub unsafe extern "C" fn sm_mutator_rescan(m: *mut sm_mutator, holder: usize) -> sm_status {
+    guard(|| {
+        let m = get(m)?;
+        let holder = m.bounds.checked(holder, "sm_mutator_rescan's holder")?;
+        m.barrier.rescan(holder).map_err(|e| m.failed(e))
+    })
+}
+
 /// Marks `obj`, just allocated, black.
 ///
 /// # Safety

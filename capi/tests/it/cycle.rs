@@ -53,12 +53,30 @@ impl MarkStore<Owned> for OwnedMarks {
 /// (sorted).
 type Outcome = (Vec<bool>, u64, u64, Vec<(usize, usize)>, Vec<usize>);
 
-/// The objects a mutator "overwrote" during the cycle: every 7th node.
-fn overwritten(heap: &Heap) -> Vec<usize> {
-    (0..heap.nodes.len())
-        .step_by(7)
+/// Every `n`th node, from node `from`.
+fn every(heap: &Heap, from: usize, n: usize) -> Vec<usize> {
+    (from..heap.nodes.len())
+        .step_by(n)
         .map(|i| heap.addr(i))
         .collect()
+}
+
+/// The objects a mutator "overwrote" during the cycle (the snapshot
+/// barrier): every 7th node.
+fn overwritten(heap: &Heap) -> Vec<usize> {
+    every(heap, 0, 7)
+}
+
+/// The values a mutator "stored" into marked holders (the forward
+/// barrier): every 11th node from the 5th.
+fn stored(heap: &Heap) -> Vec<usize> {
+    every(heap, 5, 11)
+}
+
+/// The holders a mutator "wrote to" (the backward barrier): every 13th
+/// node from the 3rd, marked or not: their slots are scanned either way.
+fn written(heap: &Heap) -> Vec<usize> {
+    every(heap, 3, 13)
 }
 
 fn through_rust(heap: &Arc<Heap>) -> Outcome {
@@ -79,6 +97,12 @@ fn through_rust(heap: &Arc<Heap>) -> Outcome {
     let mut m = cycle.mutator();
     for &w in &overwritten(heap) {
         m.pre_write(ObjRef::from_word(w)).unwrap();
+    }
+    for &w in &stored(heap) {
+        m.shade(ObjRef::from_word(w).unwrap()).unwrap();
+    }
+    for &w in &written(heap) {
+        m.rescan(ObjRef::from_word(w).unwrap()).unwrap();
     }
     m.detach().unwrap();
     cycle.wait_quiet(None);
@@ -121,6 +145,12 @@ fn through_c(heap: &Heap, mode: u32) -> Outcome {
         assert_eq!(sm_mutator_new(cycle, &mut m), SM_OK);
         for &w in &overwritten(heap) {
             assert_eq!(sm_mutator_pre_write(m, w), SM_OK);
+        }
+        for &w in &stored(heap) {
+            assert_eq!(sm_mutator_shade(m, w), SM_OK);
+        }
+        for &w in &written(heap) {
+            assert_eq!(sm_mutator_rescan(m, w), SM_OK);
         }
         assert_eq!(sm_mutator_detach(m), SM_OK);
         let mut quiet = false;
@@ -255,6 +285,10 @@ fn misuse_comes_back_as_statuses_with_messages() {
         // A bad reference, and an attached handle at the remark.
         assert_eq!(sm_mutator_new(cycle, &mut m), SM_OK);
         assert_eq!(sm_mutator_pre_write(m, 12), SM_ERR_RANGE);
+        assert_eq!(sm_mutator_shade(m, 12), SM_ERR_RANGE);
+        assert!(last_error().contains("sm_mutator_shade"), "{}", last_error());
+        assert_eq!(sm_mutator_rescan(m, 0), SM_ERR_RANGE);
+        assert!(last_error().contains("sm_mutator_rescan"), "{}", last_error());
         assert_eq!(sm_mutator_pre_write(m, heap.addr(1)), SM_OK);
         assert_eq!(sm_cycle_finish(cycle, &r, &mut report), SM_ERR_BUSY);
         assert!(last_error().contains("still held"), "{}", last_error());
@@ -275,6 +309,9 @@ fn misuse_comes_back_as_statuses_with_messages() {
         assert_eq!(sm_cycle_step(cycle, 10, std::ptr::null_mut()), SM_ERR_ENDED);
         assert_eq!(sm_mutator_pre_write(m, heap.addr(2)), SM_ERR_ENDED);
         assert_eq!(sm_mutator_allocate_black(m, heap.addr(2)), SM_ERR_ENDED);
+        assert_eq!(sm_mutator_shade(m, heap.addr(2)), SM_ERR_ENDED);
+        assert_eq!(sm_mutator_shade(m, 0), SM_ERR_ENDED);
+        assert_eq!(sm_mutator_rescan(m, heap.addr(2)), SM_ERR_ENDED);
         sm_cycle_free(cycle);
         // The handle outlives its cycle safely.
         assert_eq!(sm_mutator_pre_write(m, heap.addr(3)), SM_ERR_ENDED);
@@ -359,6 +396,8 @@ fn a_failing_scan_poisons_the_cycle_and_free_gives_the_marker_back() {
         assert!(last_error().contains("SM_SCAN_FAILED"), "{}", last_error());
         assert_eq!(sm_mutator_pre_write(m, 0), SM_ERR_POISONED);
         assert_eq!(sm_mutator_allocate_black(m, heap.addr(3)), SM_ERR_POISONED);
+        assert_eq!(sm_mutator_shade(m, heap.addr(3)), SM_ERR_POISONED);
+        assert_eq!(sm_mutator_rescan(m, heap.addr(3)), SM_ERR_POISONED);
         report.collection = 77;
         assert_eq!(sm_cycle_finish(cycle, &r, &mut report), SM_ERR_POISONED);
         assert_eq!(report.collection, 77, "no report from a poisoned cycle");

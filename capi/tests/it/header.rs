@@ -241,7 +241,7 @@ fn the_header_declares_exactly_the_exported_functions() {
         .collect();
     declared.sort();
     // Taking each function's address checks that it exists with this name.
-    let exported: [(&str, usize); 28] = [
+    let exported: [(&str, usize); 30] = [
         ("sm_collect", sm_collect as *const () as usize),
         ("sm_config_init", sm_config_init as *const () as usize),
         ("sm_cycle_finish", sm_cycle_finish as *const () as usize),
@@ -280,6 +280,11 @@ fn the_header_declares_exactly_the_exported_functions() {
             "sm_mutator_pre_write",
             sm_mutator_pre_write as *const () as usize,
         ),
+        (
+            "sm_mutator_rescan",
+            sm_mutator_rescan as *const () as usize,
+        ),
+        ("sm_mutator_shade", sm_mutator_shade as *const () as usize),
         ("sm_report_cleared", sm_report_cleared as *const () as usize),
         (
             "sm_report_cleared_by_worker",

@@ -99,6 +99,21 @@ impl MutHeap {
         target(self.slot(o, s).load(Relaxed))
     }
 
+    /// The non-strong slots of the objects allocated so far that hold a
+    /// reference: holder, slot, target and kind, as a scan reports them.
+    pub fn non_strong_slots(&self) -> Vec<(ObjRef, usize, ObjRef, SlotKind)> {
+        let mut found = Vec::new();
+        for i in 0..self.allocated() {
+            let o = ObjRef::from_index(i);
+            self.scan_slots(o, 0..SLOTS, |s, t, kind| {
+                if kind != SlotKind::Strong {
+                    found.push((o, s, t, kind));
+                }
+            });
+        }
+        found
+    }
+
     /// Clears slot `s` of `o` (the caller has recorded the old value).
     pub fn clear_slot(&self, o: ObjRef, s: usize) {
         self.slot(o, s).store(0, Relaxed);
