@@ -10,7 +10,7 @@
 
 mod buffer;
 mod core;
-mod entry;
+pub(crate) mod entry;
 mod error;
 mod options;
 mod owned;

@@ -9,6 +9,12 @@
 //!     cargo test -p stealmark-marker --release --lib satb::loom_tests
 //! ```
 //!
+//! The entries are both barrier families' (`crate::cycle::entry`): objects
+//! to shade (the snapshot barrier, and the incremental-update barrier's
+//! forward half) and holders to rescan (its backward half); the queue
+//! carries them alike, and each model checks that each kind arrives as it
+//! was recorded.
+//!
 //! Each model checks that every entry is taken exactly once (by the
 //! coordinator or by the remark), and counts, over all the interleavings it
 //! explores, the branches that make it worth running; it fails if one was
@@ -20,6 +26,7 @@ use loom::thread;
 use stealmark_model::ObjRef;
 
 use super::{HandOff, Queue, Work};
+use crate::cycle::entry::Entry;
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
@@ -29,19 +36,32 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     builder.check(f);
 }
 
-fn r(i: usize) -> ObjRef {
-    ObjRef::from_index(i)
+/// Entry `i`: a holder to rescan if `i` is even, else an object to shade.
+fn r(i: usize) -> Entry {
+    let o = ObjRef::from_index(i);
+    if i % 2 == 0 {
+        Entry::rescan(o)
+    } else {
+        Entry::shade(o)
+    }
+}
+
+/// The number an entry was made from, checking its kind.
+fn number(e: &Entry) -> usize {
+    let i = e.obj().index();
+    assert_eq!(e.is_rescan(), i % 2 == 0, "entry {i} changed its kind");
+    i
 }
 
 /// The coordinator's loop: every entry of every buffer it is given, until
 /// stopped, and how many batches it was given.
-fn coordinate(q: &Queue<ObjRef>) -> (Vec<usize>, usize) {
+fn coordinate(q: &Queue<Entry>) -> (Vec<usize>, usize) {
     let mut seen = Vec::new();
     let mut batches = 0;
     while let Work::Buffers(full) = q.next_work() {
         batches += 1;
         for b in &full {
-            seen.extend(b.iter().map(|o| o.index()));
+            seen.extend(b.iter().map(number));
         }
         q.recycle(full.into_iter());
     }
@@ -52,7 +72,7 @@ fn coordinate(q: &Queue<ObjRef>) -> (Vec<usize>, usize) {
 /// hands its buffer off, records entry 2 and gives the buffer back.
 #[allow(clippy::type_complexity)]
 fn start() -> (
-    loom::sync::Arc<Queue<ObjRef>>,
+    loom::sync::Arc<Queue<Entry>>,
     thread::JoinHandle<(Vec<usize>, usize)>,
     thread::JoinHandle<()>,
 ) {
@@ -127,12 +147,12 @@ fn termination_accounts_for_buffers_still_held() {
                 HELD.fetch_add(1, StdOrdering::Relaxed);
             }
             Ok(full) => {
-                seen.extend(full.iter().flatten().map(|o| o.index()));
+                seen.extend(full.iter().flatten().map(number));
                 GIVEN.fetch_add(1, StdOrdering::Relaxed);
             }
         }
         LATE.fetch_add(usize::from(!rest.is_empty()), StdOrdering::Relaxed);
-        seen.extend(rest.iter().flatten().map(|o| o.index()));
+        seen.extend(rest.iter().flatten().map(number));
         seen.sort();
         assert_eq!(seen, [1, 2]);
     });
@@ -185,7 +205,7 @@ fn back_pressure_waits_for_the_coordinator_or_the_remark() {
         let refused = mutator.join().unwrap();
         q.stop();
         let (mut seen, _) = coordinator.join().unwrap();
-        seen.extend(q.close().unwrap().iter().flatten().map(|o| o.index()));
+        seen.extend(q.close().unwrap().iter().flatten().map(number));
         seen.sort();
         assert_eq!(seen, [1, 2, 3]);
         let totals = q.totals();
