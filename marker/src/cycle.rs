@@ -1,12 +1,11 @@
 //! Mark cycles that run while the mutator does, in steps on the mutator's
 //! thread (incremental marking) or on the GC workers in the background
-//! (concurrent marking), with a snapshot-at-the-beginning write barrier;
-//! and their remark. Two forms share one implementation (`core`): the
+//! (concurrent marking), with a snapshot-at-the-beginning or an
+//! incremental-update write barrier; and their remark. Two forms share one implementation (`core`): the
 //! borrowed [`MarkCycle`] with its [`MutatorBuffer`]s, and the owned
 //! [`OwnedCycle`] with its [`OwnedMutator`]s, which a virtual machine keeps
 //! in its global and per-thread state. [`MarkCycle`]'s documentation gives
-//! the rules a runtime follows; the invariants are those of a
-//! snapshot-at-the-beginning barrier.
+//! the rules a runtime follows for either barrier family.
 
 mod buffer;
 mod core;
@@ -69,8 +68,11 @@ pub struct CycleStats {
 /// [`MarkCycle::finish`]. Marking proceeds in incremental steps
 /// ([`MarkCycle::step`], on the caller's thread) or in the background
 /// ([`MarkCycle::concurrently`], on the GC workers) while the mutator runs;
-/// each mutator thread records, through its own [`MutatorBuffer`], the old
-/// value of every reference slot it overwrites, and allocates black.
+/// each mutator thread goes through its own [`MutatorBuffer`]'s write
+/// barrier, of either family: snapshot at the beginning (the old value of
+/// every reference slot it overwrites, and black allocation) or
+/// incremental update (the value stored into a marked holder, or the
+/// holder itself).
 ///
 /// The cycle borrows the marker, the heap and the store; [`OwnedCycle`] is
 /// the same cycle holding them itself, for a runtime that keeps the cycle in
@@ -89,15 +91,26 @@ pub struct CycleStats {
 /// - **One thread's calls.** A mutator thread holds one [`MutatorBuffer`]
 ///   and may call `step` between its barrier calls; it never calls `finish`
 ///   while holding a buffer (the borrow checker refuses it).
-/// - **Writes.** Before overwriting a reference slot (strong, or an
-///   ephemeron's value) the thread calls [`MutatorBuffer::pre_write`] with
-///   the old value.
-/// - **Allocation.** Every object allocated during the cycle goes through
+/// - **Writes, snapshot at the beginning.** Before overwriting a
+///   reference slot (strong, or an ephemeron's value) the thread calls
+///   [`MutatorBuffer::pre_write`] with the old value. Every object
+///   allocated during the cycle goes through
 ///   [`MutatorBuffer::allocate_black`] before a reference to it is stored.
-/// - **Weak referents.** A thread that reads a weak referent during the
-///   cycle calls `pre_write(Some(referent))` for it (as Java's
-///   `Reference.get` does under SATB); a cleared slot carries the target it
-///   was judged on, and the runtime clears a slot only if it still holds it.
+///   A thread that reads a weak referent during the cycle calls
+///   `pre_write(Some(referent))` for it (as Java's `Reference.get` does
+///   under SATB).
+/// - **Writes, incremental update.** After storing a reference into a slot
+///   of any kind of a marked holder, the thread calls
+///   [`MutatorBuffer::shade`] with the value stored, or
+///   [`MutatorBuffer::rescan`] with the holder. It may skip unmarked
+///   holders only while no marking runs (between steps); beside the
+///   background marking it calls the barrier on every store. It allocates
+///   white (no call), or black through `allocate_black` and then shades
+///   what it initialises the object's slots with. Weak referents read need
+///   no call. The remark's roots are the roots as they are then.
+/// - **Cleared slots.** A cleared slot carries the target it was judged on
+///   (a rescanned holder's slot may be named twice), and the runtime
+///   clears a slot only if it still holds it.
 /// - **Failure.** A panic of a step, of the background marking or of the
 ///   remark poisons the cycle: every later call refuses
 ///   ([`CycleError::Panicked`]) and `finish` reports the error, never a

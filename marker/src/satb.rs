@@ -2,8 +2,9 @@
 //! marker, during a mark cycle ([`crate::MarkCycle`]).
 //!
 //! A mutator thread owns one buffer ([`crate::MutatorBuffer`]) and appends
-//! the old value of every reference slot it overwrites, without any
-//! synchronisation. A full buffer (or a partial one, when the thread
+//! its barrier's entries (the old value of every reference slot it
+//! overwrites, or what the incremental-update barrier records), without
+//! any synchronisation. A full buffer (or a partial one, when the thread
 //! flushes: on its way into native code, or when it stops using its
 //! buffer) is *handed off*: pushed on the queue's list of full buffers
 //! under the queue's lock, in exchange for an empty one. The coordinator
@@ -17,8 +18,8 @@
 //! most as many empty ones are kept for reuse. A hand-off beyond the limit
 //! is refused ([`HandOff::Full`]) and the thread applies back-pressure
 //! (`crate::cycle`) before it tries again. The queue carries entries of any
-//! `Copy` type (`E`): the snapshot barrier's are the overwritten
-//! references.
+//! `Copy` type (`E`): a cycle's are objects to shade (overwritten
+//! references, or values stored) and holders to rescan.
 //!
 //! Everything here is under one lock, taken once per [`BUFFER_CAPACITY`]
 //! barrier entries: the hand-off is the barrier's slow path, not its fast

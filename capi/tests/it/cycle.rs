@@ -286,9 +286,17 @@ fn misuse_comes_back_as_statuses_with_messages() {
         assert_eq!(sm_mutator_new(cycle, &mut m), SM_OK);
         assert_eq!(sm_mutator_pre_write(m, 12), SM_ERR_RANGE);
         assert_eq!(sm_mutator_shade(m, 12), SM_ERR_RANGE);
-        assert!(last_error().contains("sm_mutator_shade"), "{}", last_error());
+        assert!(
+            last_error().contains("sm_mutator_shade"),
+            "{}",
+            last_error()
+        );
         assert_eq!(sm_mutator_rescan(m, 0), SM_ERR_RANGE);
-        assert!(last_error().contains("sm_mutator_rescan"), "{}", last_error());
+        assert!(
+            last_error().contains("sm_mutator_rescan"),
+            "{}",
+            last_error()
+        );
         assert_eq!(sm_mutator_pre_write(m, heap.addr(1)), SM_OK);
         assert_eq!(sm_cycle_finish(cycle, &r, &mut report), SM_ERR_BUSY);
         assert!(last_error().contains("still held"), "{}", last_error());

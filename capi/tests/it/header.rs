@@ -280,10 +280,7 @@ fn the_header_declares_exactly_the_exported_functions() {
             "sm_mutator_pre_write",
             sm_mutator_pre_write as *const () as usize,
         ),
-        (
-            "sm_mutator_rescan",
-            sm_mutator_rescan as *const () as usize,
-        ),
+        ("sm_mutator_rescan", sm_mutator_rescan as *const () as usize),
         ("sm_mutator_shade", sm_mutator_shade as *const () as usize),
         ("sm_report_cleared", sm_report_cleared as *const () as usize),
         (

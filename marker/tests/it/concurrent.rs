@@ -59,7 +59,11 @@ fn check(
     end: &OracleResult,
     allocated: &[ObjRef],
 ) {
-    for (name, o) in start.map(|s| ("start", s)).into_iter().chain([("end", end)]) {
+    for (name, o) in start
+        .map(|s| ("start", s))
+        .into_iter()
+        .chain([("end", end)])
+    {
         if let Some(i) = o.marked.iter().find(|&i| !marks.contains(i)) {
             panic!("{what}: object {i}, marked by the oracle of the {name} state, is unmarked");
         }
@@ -257,7 +261,14 @@ fn concurrent_incremental_update_cycles_keep_the_end_state() {
 fn incremental_cycles_keep_the_snapshot_and_the_end_state() {
     for workers in [1, 2, 8] {
         for seed in 10..14 {
-            cycle(workers, DequeKind::StealHalf, 1, 8000, (true, Barrier::Satb), seed);
+            cycle(
+                workers,
+                DequeKind::StealHalf,
+                1,
+                8000,
+                (true, Barrier::Satb),
+                seed,
+            );
         }
     }
 }
@@ -277,7 +288,10 @@ fn incremental_update_steps_keep_the_end_state() {
                 (true, Barrier::IncrementalUpdate),
                 seed,
             );
-            assert!(rescans > 0, "{workers} workers, seed {seed}: no holder rescanned");
+            assert!(
+                rescans > 0,
+                "{workers} workers, seed {seed}: no holder rescanned"
+            );
         }
     }
 }

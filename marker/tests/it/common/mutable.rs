@@ -290,7 +290,10 @@ impl Mutator {
                     if let Family::IncrementalUpdate { .. } = family {
                         // A black object's initial values are stores into
                         // a marked holder.
-                        init.iter().chain([&key]).flatten().for_each(|&v| buffer.shade(v));
+                        init.iter()
+                            .chain([&key])
+                            .flatten()
+                            .for_each(|&v| buffer.shade(v));
                     }
                 }
                 if let Some(o) = heap.allocate(buffer, init, key, black) {
