@@ -170,6 +170,43 @@ impl<'c, 'm, H: ObjectModel, S: MarkStore<H>> MutatorBuffer<'c, 'm, H, S> {
     /// slots are judged at the remark on what they hold then. Repeats of
     /// one holder in a row are recorded once.
     ///
+    /// ```
+    /// # use std::sync::atomic::{AtomicUsize, AtomicBool, Ordering::Relaxed};
+    /// # use stealmark_marker::{Collection, MarkStore, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind};
+    /// # struct Heap(Vec<AtomicUsize>);
+    /// # impl ObjectModel for Heap {
+    /// #     fn size_bytes(&self, _: ObjRef) -> usize { 16 }
+    /// #     fn slot_count(&self, _: ObjRef) -> usize { 1 }
+    /// #     fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(&self, o: ObjRef, s: std::ops::Range<usize>, mut v: V) {
+    /// #         let w = self.0[o.index()].load(Relaxed);
+    /// #         if s.start == 0 && s.end > 0 && w != 0 { v(0, ObjRef::from_index(w - 1), SlotKind::Strong) }
+    /// #     }
+    /// #     fn prefetch(&self, _: ObjRef) {}
+    /// # }
+    /// # struct Bits(Vec<AtomicBool>);
+    /// # impl MarkStore<Heap> for Bits {
+    /// #     fn try_mark(&self, _: &Heap, o: ObjRef) -> bool { !self.0[o.index()].swap(true, Relaxed) }
+    /// #     fn is_marked(&self, _: &Heap, o: ObjRef) -> bool { self.0[o.index()].load(Relaxed) }
+    /// # }
+    /// // Objects with one slot each (0: null, else index + 1): 0 -> 1.
+    /// let heap = Heap([2, 0, 0].into_iter().map(AtomicUsize::new).collect());
+    /// let bits = Bits((0..3).map(|_| AtomicBool::new(false)).collect());
+    /// let roots = [ObjRef::from_index(0)];
+    /// let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
+    /// let cycle = marker.start(&heap, &bits, &roots[..]);
+    /// while !cycle.step(100).unwrap() {} // 0 and 1 are black
+    /// let mut barrier = cycle.mutator();
+    /// // Object 2 is allocated white and stored into object 1, marked:
+    /// // the backward barrier has 1 scanned again.
+    /// heap.0[1].store(3, Relaxed);
+    /// if bits.is_marked(&heap, ObjRef::from_index(1)) {
+    ///     barrier.rescan(ObjRef::from_index(1));
+    /// }
+    /// drop(barrier);
+    /// cycle.finish(&Collection::new(&roots[..])).unwrap();
+    /// assert!(bits.0[2].load(Relaxed), "reached through the rescanned holder");
+    /// ```
+    ///
     /// # Panics
     ///
     /// As [`MutatorBuffer::pre_write`].
