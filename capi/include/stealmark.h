@@ -533,7 +533,10 @@ typedef struct sm_mutator sm_mutator;
 typedef struct sm_cycle_options {
   /* SM_BACKPRESSURE_*. */
   uint32_t backpressure;
-  uint32_t reserved;
+  /* 1: each sm_cycle_step runs on the calling thread and the GC workers,
+   * which share its budget (for a runtime that stops its mutator for each
+   * step); 0 (the default): on the calling thread alone. */
+  uint32_t parallel_steps;
   /* Barrier buffers (1024 entries each) that may wait per worker and per
    * buffer held; at least 1. Default 4. */
   size_t buffers_per_thread;
@@ -565,8 +568,9 @@ sm_status sm_cycle_start(sm_marker *marker, const sm_object_model *model,
                          const sm_marks *marks, const sm_refs *roots,
                          const sm_cycle_options *options, sm_cycle **out);
 
-/* Marks at most about `budget` objects on the calling thread; *done (if not
- * NULL) says whether no marking was left. Returns at once with *done false
+/* Marks at most about `budget` objects on the calling thread (with the
+ * option parallel_steps, on the GC workers too, sharing the budget); *done
+ * (if not NULL) says whether no marking was left. Returns at once with *done false
  * while another thread marks. Thread rules: any thread, concurrently with
  * every sm_cycle_* and sm_mutator_* call except sm_cycle_free. */
 sm_status sm_cycle_step(const sm_cycle *cycle, size_t budget, bool *done);

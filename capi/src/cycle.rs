@@ -83,6 +83,16 @@ fn cycle_options(o: Option<&sm_cycle_options>) -> Result<CycleOptions, Error> {
             ))
         }
     };
+    out.parallel_steps = match o.parallel_steps {
+        0 => false,
+        1 => true,
+        p => {
+            return Err(Error::new(
+                SM_ERR_CONFIG,
+                format!("options.parallel_steps {p} is neither 0 nor 1"),
+            ))
+        }
+    };
     if o.buffers_per_thread == 0 || o.assist_budget == 0 {
         return Err(Error::new(
             SM_ERR_CONFIG,
@@ -163,7 +173,7 @@ pub unsafe extern "C" fn sm_cycle_options_init(options: *mut sm_cycle_options) {
         unsafe {
             options.write(sm_cycle_options {
                 backpressure: SM_BACKPRESSURE_ASSIST,
-                reserved: 0,
+                parallel_steps: u32::from(d.parallel_steps),
                 buffers_per_thread: d.buffers_per_thread,
                 assist_budget: d.assist_budget,
             })
@@ -242,7 +252,8 @@ pub unsafe extern "C" fn sm_cycle_start(
     })
 }
 
-/// One incremental step of at most `budget` objects on the calling thread.
+/// One incremental step of at most `budget` objects (on the calling thread,
+/// or on every worker with the option `parallel_steps`).
 ///
 /// # Safety
 ///

@@ -287,8 +287,8 @@ pub const SM_BACKPRESSURE_WAIT: u32 = 1;
 pub struct sm_cycle_options {
     /// `SM_BACKPRESSURE_*`.
     pub backpressure: u32,
-    /// Zero.
-    pub reserved: u32,
+    /// 1: incremental steps run on every worker; 0: on the calling thread.
+    pub parallel_steps: u32,
     /// Barrier buffers that may wait per worker and per buffer held (>= 1).
     pub buffers_per_thread: usize,
     /// Objects an assisting mutator marks per assist (>= 1).

@@ -81,9 +81,10 @@ pub(crate) enum Action {
     /// termination; or, with `StepKind::Roots`, a `roots` step (the remark's
     /// rescan).
     Trace(StepKind),
-    /// An `increment` on the calling thread alone: shade `roots`, then scan
-    /// up to this many objects.
-    Increment(usize),
+    /// An `increment`: shade `roots`, rescan `rescans`, then scan up to
+    /// `budget` objects; on the calling thread alone, or `parallel` on
+    /// every worker (the budget shared among them).
+    Increment { budget: usize, parallel: bool },
     /// A cycle's end, at the remark: the contract's steps and the records.
     Complete,
 }
@@ -148,7 +149,7 @@ impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for Collect<'_, H, S> {
             Action::Collect => driver.run()?,
             Action::Begin => {}
             Action::Trace(kind) => driver.step(kind)?,
-            Action::Increment(budget) => return driver.increment(budget),
+            Action::Increment { budget, parallel } => return driver.increment(budget, parallel),
             Action::Complete => driver.complete(None)?,
         }
         Ok(Outcome::Done)
@@ -293,22 +294,24 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
 
     /// Runs one step on every worker.
     fn step(&mut self, kind: StepKind) -> Result<(), Panic> {
-        self.step_with(kind, 0).map(|_| ())
+        self.step_with(kind, 0, true).map(|_| ())
     }
 
-    /// Runs an `increment` step on the calling thread alone (worker 0):
-    /// shades the entries in `roots`, then scans up to `budget` objects.
-    fn increment(&mut self, budget: usize) -> Result<Outcome, Panic> {
-        if self.step_with(StepKind::Increment, budget)? {
+    /// Runs an `increment` step: shades the entries in `roots`, rescans the
+    /// holders in `rescans`, then scans up to `budget` objects; on the
+    /// calling thread alone (worker 0), or with `parallel` on every worker,
+    /// each with its share of the budget.
+    fn increment(&mut self, budget: usize, parallel: bool) -> Result<Outcome, Panic> {
+        if self.step_with(StepKind::Increment, budget, parallel)? {
             Ok(Outcome::Grey)
         } else {
             Ok(Outcome::Done)
         }
     }
 
-    /// Runs one step (on worker 0 alone for an `increment`, with `budget`);
-    /// whether an increment left grey objects.
-    fn step_with(&mut self, kind: StepKind, budget: usize) -> Result<bool, Panic> {
+    /// Runs one step (an `increment` with `budget`, on worker 0 alone
+    /// unless `on_all`); whether an increment left grey objects.
+    fn step_with(&mut self, kind: StepKind, budget: usize, on_all: bool) -> Result<bool, Panic> {
         let all_released = self.all_released();
         let step = Step {
             kind,
@@ -369,9 +372,15 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             unshared: self.unshared,
             barrier: Barrier::new(),
             panic: Mutex::new(None),
-            budget,
+            // An increment on every worker shares its budget.
+            budget: if kind == StepKind::Increment && on_all {
+                budget.div_ceil(self.steps_config.workers)
+            } else {
+                budget
+            },
         };
-        if kind == StepKind::Increment || self.steps_config.workers == 1 {
+        let alone = kind == StepKind::Increment && !on_all;
+        if alone || self.steps_config.workers == 1 {
             phase.run_worker(0);
         } else {
             self.pool.broadcast(&|i| phase.run_worker(i));
@@ -385,7 +394,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
         });
         match panic {
             Some(payload) => Err(payload),
-            None => Ok(kind == StepKind::Increment && self.engine.increment_left()),
+            None => Ok(kind == StepKind::Increment && self.engine.increment_left(on_all)),
         }
     }
 }

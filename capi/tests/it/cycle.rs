@@ -85,12 +85,14 @@ fn through_rust(heap: &Arc<Heap>) -> Outcome {
     let roots: Vec<ObjRef> = heap.roots.iter().map(word).collect();
     let fin: Vec<ObjRef> = heap.finalizable.iter().map(word).collect();
     let marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
+    let mut options = CycleOptions::default();
+    options.parallel_steps = true;
     let cycle = OwnedCycle::start(
         marker,
         Arc::new(Owned(heap.clone())),
         Arc::new(OwnedMarks),
         &roots[..],
-        CycleOptions::default(),
+        options,
     );
     cycle.step(50).unwrap();
     cycle.start_background().unwrap();
@@ -134,8 +136,14 @@ fn through_c(heap: &Heap, mode: u32) -> Outcome {
     let roots = c_refs(&root_addrs);
     let fin = c_refs(&fin_addrs);
     let mut cycle = std::ptr::null_mut();
+    let mut options = std::mem::MaybeUninit::uninit();
     // SAFETY: valid pointers; the heap outlives the cycle.
-    let s = unsafe { sm_cycle_start(marker, &model, &marks, &roots, std::ptr::null(), &mut cycle) };
+    let s = unsafe {
+        sm_cycle_options_init(options.as_mut_ptr());
+        let mut options = options.assume_init();
+        options.parallel_steps = 1;
+        sm_cycle_start(marker, &model, &marks, &roots, &options, &mut cycle)
+    };
     assert_eq!(s, SM_OK, "{}", last_error());
     let mut m = std::ptr::null_mut();
     // SAFETY: a live cycle; valid out-parameters.
@@ -553,6 +561,11 @@ fn a_cycle_needs_marks_of_its_own() {
         let s = sm_cycle_start(marker, &model, &marks, &roots, &bad, &mut cycle);
         assert_eq!(s, SM_ERR_CONFIG);
         assert!(last_error().contains("backpressure"), "{}", last_error());
+        bad.backpressure = SM_BACKPRESSURE_ASSIST;
+        bad.parallel_steps = 2;
+        let s = sm_cycle_start(marker, &model, &marks, &roots, &bad, &mut cycle);
+        assert_eq!(s, SM_ERR_CONFIG);
+        assert!(last_error().contains("parallel_steps"), "{}", last_error());
         sm_marker_free(marker);
     }
 }

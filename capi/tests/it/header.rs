@@ -110,7 +110,7 @@ fn rust_side() -> BTreeMap<String, i128> {
     layout!(sm_type_count { objects, bytes });
     layout!(sm_cycle_options {
         backpressure,
-        reserved,
+        parallel_steps,
         buffers_per_thread,
         assist_budget
     });

@@ -249,7 +249,15 @@ impl<P: Parts> Core<P> {
         let rescan = inner.rescans.split_off(cut);
         let t0 = Instant::now();
         let outcome = self
-            .run(inner, &shade, &rescan, Action::Increment(budget.max(1)))
+            .run(
+                inner,
+                &shade,
+                &rescan,
+                Action::Increment {
+                    budget: budget.max(1),
+                    parallel: self.options.parallel_steps,
+                },
+            )
             .map_err(|p| self.poison(p))?;
         inner.stats.increments += 1;
         inner.stats.marking_ns += t0.elapsed().as_nanos() as u64;

@@ -1,5 +1,6 @@
-//! [`CycleOptions`]: the bounds of a mark cycle's barrier queue and the
-//! back-pressure a mutator thread meets beyond them.
+//! [`CycleOptions`]: the bounds of a mark cycle's barrier queue, the
+//! back-pressure a mutator thread meets beyond them, and where incremental
+//! steps run.
 
 use crate::satb::BUFFER_CAPACITY;
 
@@ -25,7 +26,8 @@ pub enum Backpressure {
     Wait,
 }
 
-/// The bounds of a mark cycle's barrier queue, and its back-pressure.
+/// The bounds of a mark cycle's barrier queue, its back-pressure, and
+/// where its incremental steps run.
 ///
 /// The queue holds at most `buffers_per_thread × (workers + buffers held)`
 /// buffers handed off and not yet marked from, and keeps at most as many
@@ -46,6 +48,14 @@ pub struct CycleOptions {
     /// Objects an assisting thread scans per step
     /// ([`Backpressure::Assist`]).
     pub assist_budget: usize,
+    /// Whether an incremental step ([`MarkCycle::step`](crate::MarkCycle::step),
+    /// an assist) runs on every worker, the calling thread and the GC
+    /// workers sharing its budget, instead of on the calling thread alone:
+    /// for a runtime that stops its mutator for each step (as Lua's
+    /// incremental collector does) and wants the step's pause short and
+    /// its marking parallel. Off by default (V8's incremental marking runs
+    /// on the mutator's thread).
+    pub parallel_steps: bool,
 }
 
 impl Default for CycleOptions {
@@ -54,6 +64,7 @@ impl Default for CycleOptions {
             buffers_per_thread: 4,
             backpressure: Backpressure::Assist,
             assist_budget: 4 * BUFFER_CAPACITY,
+            parallel_steps: false,
         }
     }
 }

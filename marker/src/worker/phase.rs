@@ -150,11 +150,13 @@ impl<D: WorkDeque> Engine<D> {
 
     /// Whether an increment left work: grey objects anywhere (a worker's
     /// private stack or deque, the overflow storage), or non-strong slots
-    /// that worker 0 (the increments' worker) has not precleaned.
-    pub(crate) fn increment_left(&mut self) -> bool {
-        let first = self.states[0].get_mut();
-        first.contract.looked < first.record.weak_refs.len()
-            || self.states().any(|s| s.has_grey())
+    /// that the increment's workers (worker 0, or every worker if `all`)
+    /// have not precleaned.
+    pub(crate) fn increment_left(&mut self, all: bool) -> bool {
+        let ran = if all { self.states.len() } else { 1 };
+        self.states()
+            .enumerate()
+            .any(|(i, s)| s.has_grey() || (i < ran && s.contract.looked < s.record.weak_refs.len()))
             || !self.overflow.is_empty_locked()
     }
 

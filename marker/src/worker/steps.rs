@@ -263,11 +263,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         self.state.contract.candidates.clear();
     }
 
-    /// This worker's (the only one's) share of an `increment` step of a
-    /// mark cycle (incremental marking, as V8's): on the caller's thread,
-    /// shades the entries the step was given, then scans up to a budget of
-    /// objects. What it leaves grey stays in its private stack and deque
-    /// for the next step.
+    /// This worker's share of an `increment` step of a mark cycle
+    /// (incremental marking): on the caller's thread alone (as V8's), or on
+    /// every worker (parallel steps), shades the entries the step was given
+    /// and rescans its holders, claimed in chunks, then scans up to its
+    /// budget of objects, stealing when its own run out. What it leaves
+    /// grey stays in its private stack and deque for the next step.
     fn increment<W: KeyWatch>(&mut self) {
         let phase = self.phase;
         if let Some(claims) = &phase.claims {

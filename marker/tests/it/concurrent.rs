@@ -17,8 +17,8 @@ use common::mutable::{Family, MutHeap, Mutator};
 use stealmark_heap::{oracle, OracleInput, OracleResult};
 use stealmark_marker::model::SoftRefs;
 use stealmark_marker::{
-    Collection, CycleError, CycleStats, DequeKind, MarkBitmap, Marker, MarkerConfig, ObjRef,
-    Report, SlotKind,
+    Collection, CycleError, CycleOptions, CycleStats, DequeKind, MarkBitmap, Marker, MarkerConfig,
+    ObjRef, Report, SlotKind,
 };
 
 const OBJECTS: usize = 3000;
@@ -89,18 +89,27 @@ enum Barrier {
     IncrementalUpdate,
 }
 
+/// How a cycle marks: concurrently, or in incremental steps (on the
+/// mutator's thread, or `parallel` on every worker).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Marking {
+    Concurrent,
+    Steps { parallel: bool },
+}
+
 /// One cycle with `threads` mutator threads of `ops` operations each,
-/// marking concurrently (or, with `incremental`, one mutator thread
-/// interleaved with steps of `budget` objects), through `barrier`.
-/// Returns the cycle's statistics and the holders rescanned.
+/// marking concurrently (or in steps: one mutator thread interleaved with
+/// steps of 48 objects), through `barrier`. Returns the cycle's statistics
+/// and the holders rescanned.
 fn cycle(
     workers: usize,
     deque: DequeKind,
     threads: usize,
     ops: usize,
-    (incremental, barrier): (bool, Barrier),
+    (marking, barrier): (Marking, Barrier),
     seed: u64,
 ) -> (CycleStats, u64) {
+    let incremental = marking != Marking::Concurrent;
     let mut heap = MutHeap::random(OBJECTS, CAPACITY, seed);
     heap.yield_every = 8;
     let frozen = heap.freeze();
@@ -114,7 +123,9 @@ fn cycle(
     let start = run_oracle(&frozen, &roots0, &fin);
     let marks = MarkBitmap::new(CAPACITY);
     let mut marker = Marker::new(config(workers, deque)).unwrap();
-    let cycle = marker.start(&heap, &marks, &roots0[..]);
+    let mut options = CycleOptions::default();
+    options.parallel_steps = marking == (Marking::Steps { parallel: true });
+    let cycle = marker.start_with(&heap, &marks, &roots0[..], options);
     // An incremental mutator runs between steps: it may skip the barrier
     // for unmarked holders. A concurrent one races the workers: always
     // through it.
@@ -172,8 +183,7 @@ fn cycle(
     check_no_dangling(&heap, &report, &marks);
     let end = run_oracle(&heap, &roots1, &fin);
     let what = format!(
-        "{workers} workers, {deque}, {threads} mutators, incremental {incremental}, \
-         {barrier:?}, seed {seed}"
+        "{workers} workers, {deque}, {threads} mutators, {marking:?}, {barrier:?}, seed {seed}"
     );
     let snapshot = (barrier == Barrier::Satb).then_some(&start);
     check(&what, &marks, snapshot, &end, &allocated);
@@ -235,7 +245,14 @@ fn concurrent_cycles(barrier: Barrier) {
         for seed in 0..4 {
             let deque =
                 [DequeKind::StealHalf, DequeKind::ChaseLev, DequeKind::Abp][seed as usize % 3];
-            let (stats, _) = cycle(workers, deque, 3, 6000, (false, barrier), seed);
+            let (stats, _) = cycle(
+                workers,
+                deque,
+                3,
+                6000,
+                (Marking::Concurrent, barrier),
+                seed,
+            );
             // Buffers marked from in the background: the mutators raced
             // the workers.
             raced += usize::from(stats.background_steps > 1);
@@ -261,31 +278,38 @@ fn concurrent_incremental_update_cycles_keep_the_end_state() {
 fn incremental_cycles_keep_the_snapshot_and_the_end_state() {
     for workers in [1, 2, 8] {
         for seed in 10..14 {
+            let marking = Marking::Steps {
+                parallel: seed % 2 == 1,
+            };
             cycle(
                 workers,
                 DequeKind::StealHalf,
                 1,
                 8000,
-                (true, Barrier::Satb),
+                (marking, Barrier::Satb),
                 seed,
             );
         }
     }
 }
 
-/// Incremental steps with a mutator that barriers only stores into marked
-/// holders: some holders must be rescanned in every cycle.
+/// Incremental steps (on the mutator's thread, or on every worker) with a
+/// mutator that barriers only stores into marked holders: some holders
+/// must be rescanned in every cycle.
 #[test]
 fn incremental_update_steps_keep_the_end_state() {
     for workers in [1, 2, 8] {
         for seed in 20..24 {
             let deque = [DequeKind::StealHalf, DequeKind::ChaseLev][seed as usize % 2];
+            let marking = Marking::Steps {
+                parallel: seed >= 22,
+            };
             let (_, rescans) = cycle(
                 workers,
                 deque,
                 1,
                 8000,
-                (true, Barrier::IncrementalUpdate),
+                (marking, Barrier::IncrementalUpdate),
                 seed,
             );
             assert!(
@@ -299,14 +323,24 @@ fn incremental_update_steps_keep_the_end_state() {
 /// Without mutation, a cycle is a collection: it equals the oracle exactly.
 #[test]
 fn a_cycle_without_mutation_equals_the_oracle() {
-    for (workers, incremental) in [(1, true), (2, false), (8, false), (4, true)] {
+    let runs = [
+        (1, Marking::Steps { parallel: false }),
+        (2, Marking::Concurrent),
+        (8, Marking::Concurrent),
+        (4, Marking::Steps { parallel: false }),
+        (4, Marking::Steps { parallel: true }),
+    ];
+    for (workers, marking) in runs {
+        let incremental = marking != Marking::Concurrent;
         let heap = MutHeap::random(OBJECTS, CAPACITY, 7);
         let roots: Vec<ObjRef> = start_roots(2, 7).concat();
         let fin = finalizable();
         let want = run_oracle(&heap, &roots, &fin);
         let marks = MarkBitmap::new(CAPACITY);
         let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
-        let cycle = marker.start(&heap, &marks, &roots[..]);
+        let mut options = CycleOptions::default();
+        options.parallel_steps = marking == (Marking::Steps { parallel: true });
+        let cycle = marker.start_with(&heap, &marks, &roots[..], options);
         if incremental {
             let mut steps = 1;
             while !cycle.step(100).unwrap() {
@@ -335,6 +369,20 @@ fn a_cycle_without_mutation_equals_the_oracle() {
         assert_eq!(report.live_objects(), want.objects);
         assert_eq!(stats.increments > 0, incremental);
         assert_eq!(stats.background_steps > 0, !incremental);
+        if incremental {
+            // The steps marked everything: the remark scanned nothing more.
+            // Steps on every worker spread the scanning; on the mutator's
+            // thread, only worker 0 scans.
+            let others: u64 = report.stats.workers[1..]
+                .iter()
+                .map(|w| w.stats.objects_scanned)
+                .sum();
+            assert_eq!(
+                others > 0,
+                options.parallel_steps,
+                "{marking:?}: workers 1.. scanned {others}"
+            );
+        }
     }
 }
 
