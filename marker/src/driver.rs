@@ -344,9 +344,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             | StepKind::Preclean => None,
         };
         let rescans = match kind {
-            StepKind::Satb | StepKind::Increment if self.rescans.chunk_count() > 0 => {
-                Some(Claims::new(self.rescans))
-            }
+            StepKind::Satb if self.rescans.chunk_count() > 0 => Some(Claims::new(self.rescans)),
             _ => None,
         };
         self.term.reset(self.steps_config.workers);

@@ -20,6 +20,19 @@ pub struct Patch {
 /// The patches, applied in order.
 pub const PATCHES: &[Patch] = &[
     Patch {
+        name: "the binding's hooks are declared",
+        anchor: "static void entersweep (lua_State *L);
+",
+        with: "static void entersweep (lua_State *L);
+/* stealmark (smlua_gc.c): an engine cycle's steps, barriers and end */
+static lu_mem smlua_propagate (lua_State *L);
+static void smlua_shade (global_State *g, GCObject *v);
+static int smlua_rescan (global_State *g, GCObject *o);
+static void smlua_end_cycle (global_State *g);
+",
+        until: None,
+    },
+    Patch {
         name: "restartcollection resets the gray lists only",
         anchor: "  cleargraylists(g);
   markobject(g, g->mainthread);
@@ -32,19 +45,18 @@ pub const PATCHES: &[Patch] = &[
         until: None,
     },
     Patch {
-        name: "the propagate state goes straight to the atomic state",
+        name: "the propagate state runs the engine's steps",
         anchor: "      if (g->gray == NULL) {  /* no more gray objects? */
         g->gcstate = GCSenteratomic;  /* finish propagate phase */
         work = 0;
       }
       else
         work = propagatemark(g);  /* traverse one gray object */",
-        with: "      g->gcstate = GCSenteratomic;  /* stealmark: all marking is in atomic() */
-      work = 0;",
+        with: "      work = smlua_propagate(L);  /* stealmark: an engine step, or none */",
         until: None,
     },
     Patch {
-        name: "the forward barrier never marks",
+        name: "the forward barrier shades through the engine",
         anchor: "  if (keepinvariant(g)) {  /* must keep invariant? */
     reallymarkobject(g, v);  /* restore invariant */
     if (isold(o)) {
@@ -53,10 +65,43 @@ pub const PATCHES: &[Patch] = &[
     }
   }",
         with: "  if (keepinvariant(g)) {
-    /* stealmark: every collection marks the whole heap inside atomic(),
+    /* stealmark: the engine's cycle shades v (incremental mode); with no
+       cycle, every collection marks the whole heap inside atomic(),
        starting from all white, so there is no invariant to restore */
-    UNUSED(v);
+    smlua_shade(g, v);
   }",
+        until: None,
+    },
+    Patch {
+        name: "the backward barrier rescans through the engine",
+        anchor: "  if (getage(o) == G_TOUCHED2)  /* already in gray list? */
+    set2gray(o);  /* make it gray to become touched1 */",
+        with: "  if (smlua_rescan(g, o))  /* stealmark: the engine's cycle rescans o */
+    return;
+  if (getage(o) == G_TOUCHED2)  /* already in gray list? */
+    set2gray(o);  /* make it gray to become touched1 */",
+        until: None,
+    },
+    Patch {
+        name: "the sweep ends the engine's cycle",
+        anchor: "static void entersweep (lua_State *L) {
+  global_State *g = G(L);
+",
+        with: "static void entersweep (lua_State *L) {
+  global_State *g = G(L);
+  smlua_end_cycle(g);  /* stealmark: a cycle not finished is abandoned */
+",
+        until: None,
+    },
+    Patch {
+        name: "closing the state ends the engine's cycle",
+        anchor: "void luaC_freeallobjects (lua_State *L) {
+  global_State *g = G(L);
+",
+        with: "void luaC_freeallobjects (lua_State *L) {
+  global_State *g = G(L);
+  smlua_end_cycle(g);  /* stealmark: before any object is freed */
+",
         until: None,
     },
     Patch {

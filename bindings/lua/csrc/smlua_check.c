@@ -24,10 +24,14 @@ static int smlua_check_on(void) {
   return smlua_check_flag;
 }
 
+static void smlua_check_fail(const char *what, const GCObject *o);
+
 /* Adds 'ref' to the set; returns 1 if it was not there. */
 static int smlua_check_insert(uintptr_t ref) {
-  size_t i = (size_t)(ref >> 4) * 0x9E3779B97F4A7C15u;
-  for (;; i++) {
+  size_t i = (size_t)(ref >> 4) * 0x9E3779B97F4A7C15u, probes;
+  for (probes = 0;; i++, probes++) {
+    if (probes > smlua_check_mask)
+      smlua_check_fail("the cross-check's set is full", (const GCObject *)ref);
     uintptr_t seen = 0;
     _Atomic(uintptr_t) *slot = &smlua_check_set[i & smlua_check_mask];
     /* Relaxed: the set is read only after sm_collect returns, which joins
@@ -42,13 +46,14 @@ static int smlua_check_insert(uintptr_t ref) {
 }
 
 static int smlua_check_contains(uintptr_t ref) {
-  size_t i = (size_t)(ref >> 4) * 0x9E3779B97F4A7C15u;
-  for (;; i++) {
+  size_t i = (size_t)(ref >> 4) * 0x9E3779B97F4A7C15u, probes;
+  for (probes = 0; probes <= smlua_check_mask; i++, probes++) {
     uintptr_t seen = atomic_load_explicit(
         &smlua_check_set[i & smlua_check_mask], memory_order_relaxed);
     if (seen == ref) return 1;
     if (seen == 0) return 0;
   }
+  return 0;
 }
 
 /* The slot count, noting each object the engine scans. */
@@ -78,7 +83,9 @@ static void smlua_check_before(global_State *g) {
         smlua_check_fail("an object reads marked before marking", o);
       objects++;
     }
-  while (size < 2 * objects + 64)
+  /* Room for what a cycle allocates meanwhile too (a set that fills up
+   * fails the check). */
+  while (size < 8 * objects + 65536)
     size *= 2;
   free((void *)smlua_check_set);
   smlua_check_set = (_Atomic(uintptr_t) *)calloc(size, sizeof(*smlua_check_set));

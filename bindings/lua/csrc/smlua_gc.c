@@ -2,18 +2,27 @@
  * smlua_gc.c: Lua 5.4's mark phase run by stealmark.
  *
  * Included at the end of the patched lgc.c, after smlua_time.c (it uses
- * lgc.c's static helpers: clearkey, cleargraylists, findlast). atomic() calls
- * smlua_atomic(), which hands the whole mark phase to the engine through
- * its C interface (stealmark.h), stop-the-world, then does in Lua's order
- * what must stay single-threaded: clearing weak entries and dead keys,
- * moving the objects to finalize from 'finobj' to 'tobefnz', clearing and
- * shrinking thread stacks, and unlinking dead threads from 'twups'.
+ * lgc.c's static helpers: clearkey, cleargraylists, findlast). In Lua's
+ * incremental mode, the propagate state runs an engine cycle with the
+ * incremental-update barrier: its first step starts the cycle, each later
+ * one marks a budget of objects on the calling thread and the GC workers,
+ * and Lua's barriers feed the cycle (luaC_barrier_: the value is shaded;
+ * luaC_barrierback_: the holder is rescanned). atomic() calls
+ * smlua_atomic(), which finishes that cycle (its remark), or, without one
+ * (generational mode, emergency collections, STEALMARK_LUA_STW=1), hands
+ * the whole mark phase to the engine stop-the-world; then it does in Lua's
+ * order what must stay single-threaded: clearing weak entries and dead
+ * keys, moving the objects to finalize from 'finobj' to 'tobefnz', clearing
+ * and shrinking thread stacks, and unlinking dead threads from 'twups'.
+ * The engine is reached through its C interface (stealmark.h) only.
  *
  * Environment:
  *   STEALMARK_LUA_WORKERS  GC workers (default: the machine's cores)
  *   STEALMARK_LUA_SOLO_BELOW  a collection after one that marked fewer
  *                          objects runs on the calling thread alone
  *                          (default 16384; 0: never)
+ *   STEALMARK_LUA_STW=1    incremental mode marks stop-the-world in
+ *                          atomic() too, as generational mode does
  *   STEALMARK_LUA_STATS=1  one line per collection on stderr
  *   STEALMARK_LUA_CHECK=1  after every marking, walk Lua's object lists and
  *                          check the marks (smlua_check.c)
@@ -28,9 +37,23 @@
  * test build, ltests.c, which this interpreter does not include). */
 #define SMLUA_TOFINALIZE_BIT TESTBIT
 
-/* The process's engine, made on the first collection. */
+/* The process's engine, made on the first collection; and a second one,
+ * made only if a Lua state collects while another state's cycle holds the
+ * first. */
 static sm_marker *smlua_marker = NULL;
+static sm_marker *smlua_spare_marker = NULL;
 static unsigned long smlua_collections = 0;
+
+/* The engine's incremental cycle, if one runs: at most one in the process,
+ * owned by the Lua state whose global state is smlua_cycle_g; and the
+ * barrier handle of that state's mutator (Lua runs one OS thread per
+ * state). */
+static sm_cycle *smlua_cycle = NULL;
+static sm_mutator *smlua_barrier = NULL;
+static global_State *smlua_cycle_g = NULL;
+/* Objects marked by the last collection: small heaps step on the calling
+ * thread alone (STEALMARK_LUA_SOLO_BELOW). */
+static uint64_t smlua_last_marked = 0;
 
 /* Stops the process: the collector cannot go on (Lua has no way to report
  * a failed mark phase, and sweeping after one would free live objects). */
@@ -41,37 +64,53 @@ static void smlua_fatal(const char *what, sm_status status) {
   abort();
 }
 
-static sm_marker *smlua_get_marker(void) {
-  if (smlua_marker == NULL) {
-    sm_config config;
-    sm_status st;
-    const char *workers = getenv("STEALMARK_LUA_WORKERS");
-    const char *solo = getenv("STEALMARK_LUA_SOLO_BELOW");
-    sm_config_init(&config);
-    config.count_live = 0;
-    if (workers != NULL && workers[0] != '\0') {
-      char *end;
-      unsigned long n = strtoul(workers, &end, 10);
-      if (*end != '\0' || n == 0 || n > 1024) {
-        fprintf(stderr, "stealmark-lua: STEALMARK_LUA_WORKERS='%s' is not a "
-                        "worker count in 1..1024\n", workers);
-        exit(EXIT_FAILURE);
-      }
-      config.workers = (uint32_t)n;
+/* The engine's default for solo collections, or STEALMARK_LUA_SOLO_BELOW. */
+static uint64_t smlua_solo_below = 0;
+
+static sm_marker *smlua_new_marker(void) {
+  sm_marker *marker = NULL;
+  sm_config config;
+  sm_status st;
+  const char *workers = getenv("STEALMARK_LUA_WORKERS");
+  const char *solo = getenv("STEALMARK_LUA_SOLO_BELOW");
+  sm_config_init(&config);
+  config.count_live = 0;
+  if (workers != NULL && workers[0] != '\0') {
+    char *end;
+    unsigned long n = strtoul(workers, &end, 10);
+    if (*end != '\0' || n == 0 || n > 1024) {
+      fprintf(stderr, "stealmark-lua: STEALMARK_LUA_WORKERS='%s' is not a "
+                      "worker count in 1..1024\n", workers);
+      exit(EXIT_FAILURE);
     }
-    if (solo != NULL && solo[0] != '\0') {
-      char *end;
-      unsigned long long n = strtoull(solo, &end, 10);
-      if (*end != '\0') {
-        fprintf(stderr, "stealmark-lua: STEALMARK_LUA_SOLO_BELOW='%s' is not "
-                        "an object count\n", solo);
-        exit(EXIT_FAILURE);
-      }
-      config.solo_below = (uint64_t)n;
+    config.workers = (uint32_t)n;
+  }
+  if (solo != NULL && solo[0] != '\0') {
+    char *end;
+    unsigned long long n = strtoull(solo, &end, 10);
+    if (*end != '\0') {
+      fprintf(stderr, "stealmark-lua: STEALMARK_LUA_SOLO_BELOW='%s' is not "
+                      "an object count\n", solo);
+      exit(EXIT_FAILURE);
     }
-    st = sm_marker_new(&config, &smlua_marker);
-    if (st != SM_OK)
-      smlua_fatal("creating the marker", st);
+    config.solo_below = (uint64_t)n;
+  }
+  smlua_solo_below = config.solo_below;
+  st = sm_marker_new(&config, &marker);
+  if (st != SM_OK)
+    smlua_fatal("creating the marker", st);
+  return marker;
+}
+
+/* The marker a stop-the-world collection of 'g' uses: the process's, or,
+ * while another state's cycle holds it, the spare one. */
+static sm_marker *smlua_get_marker(const global_State *g) {
+  if (smlua_marker == NULL)
+    smlua_marker = smlua_new_marker();
+  if (smlua_cycle != NULL && smlua_cycle_g != g) {
+    if (smlua_spare_marker == NULL)
+      smlua_spare_marker = smlua_new_marker();
+    return smlua_spare_marker;
   }
   return smlua_marker;
 }
@@ -125,13 +164,199 @@ static void smlua_visit_finobj(void *ctx, size_t chunk,
 #include "smlua_check.c"
 #include "smlua_after.c"
 
-/* The whole mark phase of a collection, with what atomic() does after it. */
+/* The engine's description of Lua's heap: the object model (its slot count
+ * noting threads, or, with 'check', every object scanned) and the marks,
+ * Lua's colour byte: marked iff neither white bit is set (a gray fixed
+ * object counts as marked); marking clears the whites and sets black. */
+static void smlua_describe(global_State *g, int check, sm_object_model *model,
+                           sm_marks *marks) {
+  memset(model, 0, sizeof(*model));
+  model->ctx = g;
+  model->size_bytes = smlua_size_bytes;
+  model->slot_count = check ? smlua_check_slot_count : smlua_slot_count;
+  model->scan_slots = smlua_scan_slots;
+  memset(marks, 0, sizeof(*marks));
+  marks->mode = SM_MARKS_HEADER_BYTE;
+  marks->header.offset = (ptrdiff_t)offsetof(GCObject, marked);
+  marks->header.test_mask = WHITEBITS;
+  marks->header.test_value = 0;
+  marks->header.set_bits = bitmask(BLACKBIT);
+  marks->header.clear_bits = WHITEBITS;
+}
+
+/* The roots (as smlua_visit_roots gives them) and the finalizable set. */
+static void smlua_sources(global_State *g, smlua_roots *rootctx,
+                          sm_refs *roots, sm_refs *finalizable) {
+  memset(roots, 0, sizeof(*roots));
+  roots->ctx = rootctx;
+  roots->chunk_count = smlua_one_chunk;
+  roots->visit_chunk = smlua_visit_roots;
+  memset(finalizable, 0, sizeof(*finalizable));
+  finalizable->ctx = g;
+  finalizable->chunk_count = smlua_finobj_chunks;
+  finalizable->visit_chunk = smlua_visit_finobj;
+}
+
+/* Objects per step for each 'work' unit of Lua's step size: stock Lua's
+ * propagatemark counts a unit per slot it traverses, about this many per
+ * object on a heap of tables and strings. */
+#define SMLUA_WORK_PER_OBJECT 8
+
+/* Starts the engine's cycle for 'L''s state: the start's pause copies the
+ * roots. Steps run on every worker unless the last collection marked fewer
+ * objects than the solo threshold. */
+static void smlua_begin(lua_State *L) {
+  global_State *g = G(L);
+  sm_object_model model;
+  sm_marks marks;
+  sm_refs roots, finalizable;
+  sm_cycle_options options;
+  smlua_roots rootctx;
+  sm_status st;
+  int check = smlua_check_on();
+  sm_marker *marker = smlua_get_marker(g);
+  if (check)
+    smlua_check_before(g);
+  smlua_describe(g, check, &model, &marks);
+  rootctx.g = g;
+  rootctx.L = L;
+  smlua_sources(g, &rootctx, &roots, &finalizable);
+  sm_cycle_options_init(&options);
+  options.parallel_steps = smlua_last_marked >= smlua_solo_below;
+  atomic_store_explicit(&smlua_threads_seen, 0, memory_order_relaxed);
+  st = sm_cycle_start(marker, &model, &marks, &roots, &options, &smlua_cycle);
+  if (st != SM_OK)
+    smlua_fatal("sm_cycle_start", st);
+  st = sm_mutator_new(smlua_cycle, &smlua_barrier);
+  if (st != SM_OK)
+    smlua_fatal("sm_mutator_new", st);
+  smlua_cycle_g = g;
+}
+
+static int smlua_stw_flag = -1;
+
+/* STEALMARK_LUA_STW=1: no incremental cycle. */
+static int smlua_stw(void) {
+  if (smlua_stw_flag < 0)
+    smlua_stw_flag = smlua_env_flag("STEALMARK_LUA_STW");
+  return smlua_stw_flag;
+}
+
+/* The propagate state's step (singlestep): without a cycle of this state,
+ * starts one (incremental mode, outside full collections: an emergency
+ * one, collectgarbage("collect")) or goes to the atomic state, where the
+ * whole mark runs stop-the-world; with one, marks a budget derived from
+ * Lua's step size (as incstep computes it) and goes to the atomic state,
+ * the remark, once no marking is left. Returns the work done in Lua's
+ * units: the step size, or 0 for no step. */
+static lu_mem smlua_propagate(lua_State *L) {
+  global_State *g = G(L);
+  int stepmul = (getgcparam(g->gcstepmul) | 1);
+  l_mem stepsize = (g->gcstepsize <= log2maxs(l_mem))
+                 ? ((cast(l_mem, 1) << g->gcstepsize) / WORK2MEM) * stepmul
+                 : MAX_LMEM;
+  size_t budget;
+  bool done = false;
+  sm_status st;
+  if (smlua_cycle_g != g) {
+    if (g->gckind != KGC_INC || smlua_full_depth > 0 || smlua_cycle != NULL ||
+        smlua_stw()) {
+      g->gcstate = GCSenteratomic;
+      return 0;
+    }
+    smlua_begin(L);
+    return 1;
+  }
+  budget = (size_t)(stepsize / SMLUA_WORK_PER_OBJECT);
+  /* What the barrier recorded goes to this step. */
+  st = sm_mutator_flush(smlua_barrier);
+  if (st != SM_OK)
+    smlua_fatal("sm_mutator_flush", st);
+  st = sm_cycle_step(smlua_cycle, budget > 0 ? budget : 1, &done);
+  if (st != SM_OK)
+    smlua_fatal("sm_cycle_step", st);
+  if (done)
+    g->gcstate = GCSenteratomic;
+  return (lu_mem)stepsize;
+}
+
+/* luaC_barrier_ while Lua keeps its invariant: 'v', stored into a black
+ * object, is shaded if this state's cycle runs. */
+static void smlua_shade(global_State *g, GCObject *v) {
+  if (smlua_cycle_g == g) {
+    sm_status st = sm_mutator_shade(smlua_barrier, (sm_ref)v);
+    if (st != SM_OK)
+      smlua_fatal("sm_mutator_shade", st);
+  }
+}
+
+/* luaC_barrierback_: if this state's cycle runs, 'o', a black object
+ * written to, is rescanned before the cycle ends (1); else Lua's own
+ * barrier applies (0). 'o' stays black: the next write into it records it
+ * again, and the barrier drops repeats in a row. */
+static int smlua_rescan(global_State *g, GCObject *o) {
+  sm_status st;
+  if (smlua_cycle_g != g)
+    return 0;
+  st = sm_mutator_rescan(smlua_barrier, (sm_ref)o);
+  if (st != SM_OK)
+    smlua_fatal("sm_mutator_rescan", st);
+  return 1;
+}
+
+/* Frees this state's cycle, if it runs: finished, or abandoned (a full
+ * collection sweeps everything white; lua_close frees everything). */
+static void smlua_end_cycle(global_State *g) {
+  if (smlua_cycle_g != g)
+    return;
+  sm_mutator_free(smlua_barrier);
+  sm_cycle_free(smlua_cycle);
+  smlua_barrier = NULL;
+  smlua_cycle = NULL;
+  smlua_cycle_g = NULL;
+}
+
+static void smlua_rescan_or_die(GCObject *o) {
+  sm_status st = sm_mutator_rescan(smlua_barrier, (sm_ref)o);
+  if (st != SM_OK)
+    smlua_fatal("sm_mutator_rescan", st);
+}
+
+/* What the barriers do not see, handed to the remark: every thread the
+ * cycle scanned (stack writes are not barriered), those it noted or, past
+ * SMLUA_THREADS_NOTED, every marked thread on 'allgc'; and the open
+ * upvalues, still marked, of unmarked threads (remarkupvals: a dead
+ * thread's upvalues are closed with the values its stack holds now). */
+static void smlua_remark_unbarriered(global_State *g) {
+  size_t seen = atomic_load_explicit(&smlua_threads_seen,
+                                     memory_order_relaxed), i;
+  lua_State *th;
+  GCObject *o;
+  if (seen <= SMLUA_THREADS_NOTED) {
+    for (i = 0; i < seen; i++)
+      smlua_rescan_or_die(obj2gco(smlua_threads[i]));
+  }
+  else {
+    for (o = g->allgc; o != NULL; o = o->next)
+      if (o->tt == LUA_VTHREAD && !iswhite(o))
+        smlua_rescan_or_die(o);
+  }
+  for (th = g->twups; th != NULL; th = th->twups)
+    if (iswhite(th)) {
+      UpVal *uv;
+      for (uv = th->openupval; uv != NULL; uv = uv->u.open.next)
+        if (!iswhite(uv))
+          smlua_rescan_or_die(obj2gco(uv));
+    }
+}
+
+/* The whole mark phase of a collection, or the remark of this state's
+ * cycle, with what atomic() does after it. */
 static lu_mem smlua_atomic(lua_State *L) {
   global_State *g = G(L);
   sm_object_model model;
   sm_marks marks;
   sm_refs roots, finalizable;
-  sm_collection collection;
   sm_report report;
   sm_stats stats;
   smlua_roots rootctx;
@@ -139,50 +364,42 @@ static lu_mem smlua_atomic(lua_State *L) {
   sm_status st;
   uint64_t t0, t1, t2;
   int check = smlua_check_on();
+  int remark = smlua_cycle_g == g;
 
   g->gcstate = GCSatomic;
   cleargraylists(g);  /* nothing is gray: no gray list is used */
-  if (check)
-    smlua_check_before(g);
-
-  memset(&model, 0, sizeof(model));
-  model.ctx = g;
-  model.size_bytes = smlua_size_bytes;
-  model.slot_count = check ? smlua_check_slot_count : smlua_slot_count;
-  model.scan_slots = smlua_scan_slots;
-
-  /* Lua's colour byte: marked iff neither white bit is set (a gray fixed
-   * object counts as marked); marking clears the whites and sets black. */
-  memset(&marks, 0, sizeof(marks));
-  marks.mode = SM_MARKS_HEADER_BYTE;
-  marks.header.offset = (ptrdiff_t)offsetof(GCObject, marked);
-  marks.header.test_mask = WHITEBITS;
-  marks.header.test_value = 0;
-  marks.header.set_bits = bitmask(BLACKBIT);
-  marks.header.clear_bits = WHITEBITS;
-
   rootctx.g = g;
   rootctx.L = L;
-  memset(&roots, 0, sizeof(roots));
-  roots.ctx = &rootctx;
-  roots.chunk_count = smlua_one_chunk;
-  roots.visit_chunk = smlua_visit_roots;
-  memset(&finalizable, 0, sizeof(finalizable));
-  finalizable.ctx = g;
-  finalizable.chunk_count = smlua_finobj_chunks;
-  finalizable.visit_chunk = smlua_visit_finobj;
-
-  memset(&collection, 0, sizeof(collection));
-  collection.model = &model;
-  collection.marks = &marks;
-  collection.roots = &roots;
-  collection.finalizable = &finalizable;
-
-  atomic_store_explicit(&smlua_threads_seen, 0, memory_order_relaxed);
+  smlua_sources(g, &rootctx, &roots, &finalizable);
   t0 = smlua_now_ns();
-  st = sm_collect(smlua_get_marker(), &collection, &report);
-  if (st != SM_OK)
-    smlua_fatal("sm_collect", st);
+  if (remark) {
+    sm_remark inputs;
+    smlua_remark_unbarriered(g);
+    st = sm_mutator_detach(smlua_barrier);
+    if (st != SM_OK)
+      smlua_fatal("sm_mutator_detach", st);
+    memset(&inputs, 0, sizeof(inputs));
+    inputs.roots = &roots;
+    inputs.finalizable = &finalizable;
+    st = sm_cycle_finish(smlua_cycle, &inputs, &report);
+    if (st != SM_OK)
+      smlua_fatal("sm_cycle_finish", st);
+  }
+  else {
+    sm_collection collection;
+    if (check)
+      smlua_check_before(g);
+    smlua_describe(g, check, &model, &marks);
+    memset(&collection, 0, sizeof(collection));
+    collection.model = &model;
+    collection.marks = &marks;
+    collection.roots = &roots;
+    collection.finalizable = &finalizable;
+    atomic_store_explicit(&smlua_threads_seen, 0, memory_order_relaxed);
+    st = sm_collect(smlua_get_marker(g), &collection, &report);
+    if (st != SM_OK)
+      smlua_fatal("sm_collect", st);
+  }
   t1 = smlua_now_ns();
   st = sm_report_stats(&report, &stats);
   if (st != SM_OK)
@@ -193,18 +410,21 @@ static lu_mem smlua_atomic(lua_State *L) {
   smlua_clear_reported(g, &report, &cleared);
   smlua_separate(g, &report, stats.to_finalize);
   smlua_fix_threads(L, g);
+  smlua_end_cycle(g);
   luaS_clearcache(g);
   g->currentwhite = cast_byte(otherwhite(g));  /* flip current white */
   t2 = smlua_now_ns();
 
   smlua_collections++;
+  smlua_last_marked = stats.live_objects;
   smlua_time_mark(t1 - t0);
   if (smlua_stats())
     fprintf(stderr,
-            "stealmark-lua gc %lu: mark %.3f ms, after %.3f ms, marked %llu, "
+            "stealmark-lua gc %lu: %s %.3f ms, after %.3f ms, marked %llu, "
             "workers %u/%u, cleared %llu entries %llu dead keys, "
             "ephemerons %llu, to finalize %llu%s\n",
-            smlua_collections, (double)(t1 - t0) / 1e6,
+            smlua_collections, remark ? "remark" : "mark",
+            (double)(t1 - t0) / 1e6,
             (double)(t2 - t1) / 1e6, (unsigned long long)stats.live_objects,
             stats.workers_used, stats.workers,
             (unsigned long long)cleared.entries,

@@ -106,9 +106,15 @@ void luaC_step (lua_State *L) {
   smlua_pause_end(start);
 }
 
+/* Full collections in progress (luaC_fullgc calls), which stealmark-lua
+ * marks stop-the-world rather than in an incremental cycle's steps. */
+static int smlua_full_depth = 0;
+
 void luaC_fullgc (lua_State *L, int isemergency) {
   uint64_t start = smlua_pause_begin();
+  smlua_full_depth++;
   smlua_untimed_fullgc(L, isemergency);
+  smlua_full_depth--;
   smlua_pause_end(start);
 }
 

@@ -129,15 +129,21 @@ struct Inner<M> {
     marker: Option<M>,
     /// Objects to shade: the root snapshot, then the barrier's entries.
     pending: Vec<ObjRef>,
-    /// Holders to scan again: the backward barrier's entries.
+    /// Holders to scan again: the backward barrier's entries, kept for the
+    /// remark (as Lua's `grayagain` list): a holder written all cycle long
+    /// would otherwise be scanned again at every step. Sorted and without
+    /// repeats up to `distinct`.
     rescans: Vec<ObjRef>,
+    distinct: usize,
     start: Instant,
     stats: CycleStats,
 }
 
 impl<M> Inner<M> {
     /// Takes the entries of the buffers `full`, handed off: the objects to
-    /// shade, and the holders to rescan.
+    /// shade, and the holders to rescan, whose repeats are dropped each
+    /// time they have doubled (so that they take memory in proportion to
+    /// the distinct holders, not to the writes).
     fn take(&mut self, full: &[Vec<Entry>]) {
         for e in full.iter().flatten() {
             if e.is_rescan() {
@@ -145,6 +151,11 @@ impl<M> Inner<M> {
             } else {
                 self.pending.push(e.obj());
             }
+        }
+        if self.rescans.len() > 2 * self.distinct + BUFFER_CAPACITY {
+            self.rescans.sort_unstable();
+            self.rescans.dedup();
+            self.distinct = self.rescans.len();
         }
     }
 }
@@ -187,6 +198,7 @@ impl<P: Parts> Core<P> {
                 marker: Some(marker),
                 pending,
                 rescans: Vec::new(),
+                distinct: 0,
                 start,
                 stats,
             }),
@@ -245,14 +257,11 @@ impl<P: Parts> Core<P> {
         self.queue.recycle(full.into_iter());
         let cut = inner.pending.len().saturating_sub(budget);
         let shade = inner.pending.split_off(cut);
-        let cut = inner.rescans.len().saturating_sub(budget);
-        let rescan = inner.rescans.split_off(cut);
         let t0 = Instant::now();
         let outcome = self
             .run(
                 inner,
                 &shade,
-                &rescan,
                 Action::Increment {
                     budget: budget.max(1),
                     parallel: self.options.parallel_steps,
@@ -261,7 +270,7 @@ impl<P: Parts> Core<P> {
             .map_err(|p| self.poison(p))?;
         inner.stats.increments += 1;
         inner.stats.marking_ns += t0.elapsed().as_nanos() as u64;
-        Ok(outcome == Outcome::Done && inner.pending.is_empty() && inner.rescans.is_empty())
+        Ok(outcome == Outcome::Done && inner.pending.is_empty())
     }
 
     /// The background coordinator: a `satb` step over the waiting entries,
@@ -274,14 +283,11 @@ impl<P: Parts> Core<P> {
         let result = loop {
             let t0 = Instant::now();
             let pending = std::mem::take(&mut inner.pending);
-            let rescans = std::mem::take(&mut inner.rescans);
             let r = self
-                .run(inner, &pending, &rescans, Action::Trace(StepKind::Satb))
-                .and_then(|_| self.run(inner, NO_REFS, NO_REFS, Action::Trace(StepKind::Preclean)));
+                .run(inner, &pending, Action::Trace(StepKind::Satb))
+                .and_then(|_| self.run(inner, NO_REFS, Action::Trace(StepKind::Preclean)));
             inner.pending = pending;
             inner.pending.clear();
-            inner.rescans = rescans;
-            inner.rescans.clear();
             inner.stats.background_steps += 1;
             inner.stats.marking_ns += t0.elapsed().as_nanos() as u64;
             if let Err(payload) = r {
@@ -391,7 +397,9 @@ impl<P: Parts> Core<P> {
             other => other,
         };
         let pending = std::mem::take(&mut inner.pending);
-        let rescans = std::mem::take(&mut inner.rescans);
+        let mut rescans = std::mem::take(&mut inner.rescans);
+        rescans.sort_unstable();
+        rescans.dedup();
         let roots = Erased(collection.roots);
         let finalizable = Erased(collection.finalizable);
         let mut marker = inner
@@ -447,26 +455,27 @@ impl<P: Parts> Core<P> {
         self.queue.abandon();
         inner.pending = Vec::new();
         inner.rescans = Vec::new();
+        inner.distinct = 0;
         inner
             .marker
             .take()
             .ok_or(Failure::Refused(CycleError::Ended))
     }
 
-    /// Runs one part of the cycle over the objects to shade and the
-    /// holders to rescan; re-raises nothing. Soft slots are recorded, not
-    /// traced, and counted for a policy to ask (`KeepEvery` stands for
-    /// whichever the remark gets; no step of these parts asks it).
+    /// Runs one part of the cycle over the objects to shade (no holder is
+    /// rescanned before the remark); re-raises nothing. Soft slots are
+    /// recorded, not traced, and counted for a policy to ask (`KeepEvery`
+    /// stands for whichever the remark gets; no step of these parts asks
+    /// it).
     fn run(
         &self,
         inner: &mut Inner<P::Marker>,
         shade: &[ObjRef],
-        rescan: &[ObjRef],
         action: Action,
     ) -> Result<Outcome, Panic> {
         let part = Part {
             roots: &Erased(shade),
-            rescans: &Erased(rescan),
+            rescans: &Erased(NO_REFS),
             finalizable: &Erased(NO_REFS),
             soft: SoftRefs::Ask(&KeepEvery),
             action,

@@ -37,7 +37,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             }
             StepKind::Satb => {
                 self.mark_roots::<W>();
-                self.rescan_holders::<W>(true);
+                self.rescan_holders::<W>();
                 self.trace_to_termination::<W>();
             }
             StepKind::Increment => self.increment::<W>(),
@@ -108,14 +108,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Claims chunks of the holders to scan again (a mark cycle's backward
-    /// barrier) until none is left, and scans each holder whole on the
-    /// spot: marked already, it is never pushed. Its strong targets are
-    /// marked and pushed; its other slots are recorded again, so that the
-    /// remark judges what they hold now. It is not counted live again (its
-    /// first scan was). With `drain`, traces from each chunk's targets
-    /// before claiming the next (a `satb` step); an `increment` leaves
-    /// them to its budget.
-    fn rescan_holders<W: KeyWatch>(&mut self, drain: bool) {
+    /// barrier, at its remark) until none is left, and scans each holder
+    /// whole on the spot: marked already, it is never pushed. Its strong
+    /// targets are marked and pushed; its other slots are recorded again,
+    /// so that the remark judges what they hold now. It is not counted live
+    /// again (its first scan was). Traces from each chunk's targets before
+    /// claiming the next.
+    fn rescan_holders<W: KeyWatch>(&mut self) {
         let phase = self.phase;
         let Some(claims) = &phase.rescans else {
             return;
@@ -132,9 +131,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             self.flush_edges::<W>(&mut edges);
             self.edges = edges;
             self.state.record.stats.rescans += n;
-            if drain {
-                self.drain::<W>();
-            }
+            self.drain::<W>();
         }
     }
 
@@ -265,9 +262,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
 
     /// This worker's share of an `increment` step of a mark cycle
     /// (incremental marking): on the caller's thread alone (as V8's), or on
-    /// every worker (parallel steps), shades the entries the step was given
-    /// and rescans its holders, claimed in chunks, then scans up to its
-    /// budget of objects, stealing when its own run out. What it leaves
+    /// every worker (parallel steps), shades the entries the step was given,
+    /// claimed in chunks, then scans up to its budget of objects, stealing
+    /// when its own run out. What it leaves
     /// grey stays in its private stack and deque for the next step.
     fn increment<W: KeyWatch>(&mut self) {
         let phase = self.phase;
@@ -281,7 +278,6 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             }
             self.state.record.stats.satb_entries += n;
         }
-        self.rescan_holders::<W>(false);
         let mut budget = phase.budget;
         let mut fifo = std::mem::replace(&mut self.fifo, Fifo::new());
         let mut edges = std::mem::replace(&mut self.edges, Fifo::new());

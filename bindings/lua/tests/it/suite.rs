@@ -1,7 +1,7 @@
 //! Lua's own test suite (`../shared/lua-5.4-tests` from the repository
 //! root) run by `stealmark-lua` in user mode, in generational and
-//! incremental mode, at 1 and 2 workers, with the cross-check on; and by
-//! `stealmark-lua-stock` for comparison.
+//! incremental mode (an engine cycle in steps), at 1 and 2 workers, with
+//! the cross-check on; and by `stealmark-lua-stock` for comparison.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -112,11 +112,67 @@ fn gc_lua_and_gengc_lua_alone() {
     }
 }
 
+/// The suite with the cross-check after every marking: generational, and
+/// incremental with each step on the calling thread alone (the suite's
+/// heaps are below the solo threshold) and on both workers
+/// (`STEALMARK_LUA_SOLO_BELOW=0`).
 #[test]
 fn all_lua_under_the_cross_check() {
-    for mode in [USER_MODE, INCREMENTAL] {
-        let env = [("STEALMARK_LUA_WORKERS", "2"), ("STEALMARK_LUA_CHECK", "1")];
+    for (mode, solo_below) in [(USER_MODE, ""), (INCREMENTAL, ""), (INCREMENTAL, "0")] {
+        let env = [
+            ("STEALMARK_LUA_WORKERS", "2"),
+            ("STEALMARK_LUA_CHECK", "1"),
+            ("STEALMARK_LUA_SOLO_BELOW", solo_below),
+        ];
         run_suite(HOOKED, &[mode, "all.lua"], &env, FINAL);
+    }
+}
+
+/// Lua's incremental mode marks in an engine cycle: steps (pauses beside
+/// the remarks), then a remark in `atomic()`; with `STEALMARK_LUA_STW=1`,
+/// and in generational mode, every collection marks stop-the-world.
+#[test]
+fn incremental_mode_marks_in_engine_cycles() {
+    let churn = "local t = {} for i = 1, 200000 do t[i] = {i} end \
+                 for r = 1, 5 do for i = 1, 200000 do t[i] = {r} end end";
+    let stats = |mode: &str, stw: &str| {
+        let chunk = format!("collectgarbage('{mode}') {churn}");
+        let out = Command::new(HOOKED)
+            .args(["-e", &chunk])
+            .env("STEALMARK_LUA_STATS", "1")
+            .env("STEALMARK_LUA_STW", stw)
+            .env("STEALMARK_LUA_CHECK", "1")
+            .output()
+            .expect("the interpreter starts");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            out.status.success(),
+            "{mode} stw={stw:?}: {}",
+            tail(&stderr)
+        );
+        let count = |what: &str| stderr.lines().filter(|l| l.contains(what)).count();
+        let pauses: usize = stderr
+            .lines()
+            .find_map(|l| l.split("pauses ").nth(1))
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no summary line: {}", tail(&stderr)));
+        (count(": remark "), count(": mark "), pauses)
+    };
+    // `stealmark-lua` starts in generational mode (as `lua` does), which
+    // marks once before the chunk switches to incremental mode.
+    let (remarks, marks, pauses) = stats("incremental", "");
+    assert!(
+        remarks >= 2 && marks <= 1,
+        "{remarks} remarks, {marks} marks"
+    );
+    assert!(pauses > 4 * remarks, "{pauses} pauses for {remarks} cycles");
+    for (mode, stw) in [("incremental", "1"), ("generational", "")] {
+        let (remarks, marks, _) = stats(mode, stw);
+        assert!(
+            remarks == 0 && marks >= 2,
+            "{mode} stw={stw:?}: {remarks} remarks, {marks} marks"
+        );
     }
 }
 
