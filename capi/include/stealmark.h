@@ -497,7 +497,7 @@ sm_status sm_report_is_marked(const sm_report *report, size_t dense_index,
  * Incremental update (Dijkstra and Steele): after storing a reference into
  * a slot of any kind of a marked holder, pass the value stored to
  * sm_mutator_shade, or the holder to sm_mutator_rescan (it is scanned again,
- * whole, before the cycle ends); allocate white (no call) or black
+ * whole, at the remark); allocate white (no call) or black
  * (sm_mutator_allocate_black, and then shade what its slots are initialised
  * with); no call is needed for referents read from non-strong slots. The
  * test "is the holder marked" may skip the barrier only while no
@@ -634,9 +634,9 @@ sm_status sm_mutator_pre_write(sm_mutator *m, sm_ref old);
 sm_status sm_mutator_shade(sm_mutator *m, sm_ref value);
 
 /* The incremental-update barrier's backward half: `holder`, marked, was
- * written to; it is scanned again, whole, before the cycle ends (its
- * non-strong slots judged on what they hold then). Repeats of one holder in
- * a row are recorded once. Errors as sm_mutator_pre_write. */
+ * written to; it is scanned again, whole, at the remark (its non-strong
+ * slots judged on what they hold then), once however often it was
+ * recorded. Errors as sm_mutator_pre_write. */
 sm_status sm_mutator_rescan(sm_mutator *m, sm_ref holder);
 
 /* Marks `obj`, allocated during the cycle, black (before any reference to

@@ -105,7 +105,7 @@ pub unsafe extern "C" fn sm_mutator_shade(m: *mut sm_mutator, value: usize) -> s
 }
 
 /// The incremental-update barrier's backward half: `holder`, marked and
-/// written to, is scanned again before the cycle ends.
+/// written to, is scanned again at the remark.
 ///
 /// # Safety
 ///

@@ -215,8 +215,8 @@ impl<'m, H: ObjectModel, S: MarkStore<H>> MarkCycle<'m, H, S> {
     /// An incremental step on the calling thread (with
     /// [`CycleOptions::parallel_steps`], on the GC workers too, who share
     /// the budget): shades up to `budget` waiting entries (roots, then
-    /// barrier entries handed off) and rescans up to `budget` holders, then
-    /// scans up to `budget` objects, then precleans up to what is left of the
+    /// barrier entries handed off; holders to rescan wait for the remark),
+    /// then scans up to `budget` objects, then precleans up to what is left of the
     /// budget (sets aside non-strong slots whose referents are marked, so
     /// that the remark judges fewer). Returns `Ok(true)` when no work is
     /// left for now (barrier buffers still held by threads may add more;

@@ -1,6 +1,7 @@
-//! [`MutatorBuffer`]: one mutator thread's end of the snapshot-at-the-
-//! beginning write barrier, and its allocation of black objects; and
-//! [`Recorder`], the buffer's state, which the owned form shares.
+//! [`MutatorBuffer`]: one mutator thread's end of the write barrier (either
+//! family: snapshot at the beginning, or incremental update), and its
+//! allocation of black objects; and [`Recorder`], the buffer's state, which
+//! the owned form shares.
 
 use stealmark_model::{MarkStore, ObjRef, ObjectModel};
 
@@ -90,10 +91,13 @@ impl Recorder {
 ///
 /// Before the thread overwrites a reference slot while marking is active,
 /// it calls [`MutatorBuffer::pre_write`] with the slot's old value (a Yuasa
-/// deletion barrier): the buffer keeps it, and a full buffer
-/// ([`MutatorBuffer::CAPACITY`] entries) goes to the marker, whose workers
-/// mark from it. Objects the thread allocates while marking is active go
-/// through [`MutatorBuffer::allocate_black`].
+/// deletion barrier); or, after storing into a marked holder,
+/// [`MutatorBuffer::shade`] with the value or [`MutatorBuffer::rescan`]
+/// with the holder (the incremental-update barrier; see
+/// [`MarkCycle`](super::MarkCycle) for each family's rules). The buffer
+/// keeps the entries, and a full buffer ([`MutatorBuffer::CAPACITY`]
+/// entries) goes to the marker, whose workers mark from it. Objects the
+/// thread allocates black go through [`MutatorBuffer::allocate_black`].
 ///
 /// # Thread rules
 ///
@@ -109,8 +113,9 @@ impl Recorder {
 ///
 /// # Bounds
 ///
-/// A hand-off first drops the entries whose objects are already marked; a
-/// buffer left half full or less stays with its thread. When the cycle's
+/// A hand-off first drops the objects to shade that are already marked,
+/// and repeats in a row; a buffer left half full or less stays with its
+/// thread. When the cycle's
 /// queue is at its bound ([`CycleOptions`](super::CycleOptions)), the
 /// hand-off applies the cycle's [`Backpressure`](super::Backpressure): the
 /// thread runs a step of the cycle itself, or waits for the markers.
@@ -165,10 +170,11 @@ impl<'c, 'm, H: ObjectModel, S: MarkStore<H>> MutatorBuffer<'c, 'm, H, S> {
     /// The incremental-update barrier's backward half (Steele's): call it
     /// for a marked holder that the thread writes references into, instead
     /// of [`shade`](MutatorBuffer::shade) for each value stored (as Lua does
-    /// for tables). The holder is scanned again, whole, before the cycle
-    /// ends: its strong slots as they are then are traced, and its other
-    /// slots are judged at the remark on what they hold then. Repeats of
-    /// one holder in a row are recorded once.
+    /// for tables). The holder is scanned again, whole, at the remark (as
+    /// Lua re-traverses its `grayagain` list in `atomic`, so that a holder
+    /// written all cycle long is scanned again once): its strong slots as
+    /// they are then are traced, and its other slots are judged on what
+    /// they hold then. Repeats of one holder are recorded once.
     ///
     /// ```
     /// # use std::sync::atomic::{AtomicUsize, AtomicBool, Ordering::Relaxed};
