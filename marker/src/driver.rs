@@ -20,8 +20,10 @@
 //! finds them, with the fenced protocol, and so ends the rounds.
 
 use std::any::Any;
+use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
 
+use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use stealmark_deques::{DequeVisitor, WorkDeque};
 use stealmark_model::{MarkBitmap, MarkStore, ObjectModel, SoftRefs};
@@ -376,6 +378,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Driver<'_, D, H, S> {
             } else {
                 budget
             },
+            scanning: CachePadded::new(AtomicUsize::new(
+                if kind == StepKind::Increment && on_all {
+                    self.steps_config.workers
+                } else {
+                    0
+                },
+            )),
         };
         let alone = kind == StepKind::Increment && !on_all;
         if alone || self.steps_config.workers == 1 {

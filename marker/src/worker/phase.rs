@@ -3,6 +3,7 @@
 //! workers share during one step (`Phase`).
 
 use std::any::Any;
+use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
@@ -258,8 +259,15 @@ pub(crate) struct Phase<'a, D: WorkDeque, H, S> {
     pub(crate) barrier: Barrier,
     /// The first panic raised by a worker, re-raised by the caller.
     pub(crate) panic: Mutex<Option<Box<dyn Any + Send>>>,
-    /// Objects an `increment` step may scan.
+    /// Objects an `increment` step may scan (each worker's share, when it
+    /// runs on every worker).
     pub(crate) budget: usize,
+    /// An `increment` on every worker: the workers still scanning, a hint
+    /// for a worker out of work on whether to wait for more (`Relaxed`
+    /// throughout: a worker that leaves too early only leaves work for the
+    /// next step, and one that waits too long is bounded by the others'
+    /// budgets). Zero when the increment runs on worker 0 alone.
+    pub(crate) scanning: CachePadded<AtomicUsize>,
 }
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Phase<'_, D, H, S> {

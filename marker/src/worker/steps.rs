@@ -4,6 +4,9 @@
 //! a mark cycle's budgeted `increment`. The judging is in `judge`. Every
 //! worker runs the same step at once; each works on its own records.
 
+use std::sync::atomic::Ordering;
+
+use crossbeam_utils::Backoff;
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs};
 
@@ -283,8 +286,19 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let mut edges = std::mem::replace(&mut self.edges, Fifo::new());
         let depth = self.settings.depth;
         let (heap, store) = (phase.heap, phase.store);
+        // On every worker: share work as a trace does, and, out of work,
+        // wait for more while another worker still scans.
+        let parallel = phase.scanning.load(Ordering::Relaxed) > 0;
+        let mut hungry = false;
+        let backoff = Backoff::new();
+        let mut until_balance = phase.config.balance_interval;
         while budget > 0 {
             if let Some(popped) = self.next_local::<Configured>(heap, &mut fifo, depth) {
+                if hungry {
+                    hungry = false;
+                    phase.term.hungry_leave();
+                    phase.scanning.fetch_add(1, Ordering::Relaxed);
+                }
                 match popped {
                     Popped::Object(w) => {
                         self.process_object::<W, Configured>(heap, store, w, &mut fifo, &mut edges)
@@ -292,11 +306,35 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     Popped::Token(t) => self.scan_chunk::<W, Configured>(t, &mut edges),
                 }
                 budget -= 1;
+                if parallel {
+                    until_balance -= 1;
+                    if until_balance == 0 {
+                        until_balance = phase.config.balance_interval;
+                        self.periodic(fifo.len());
+                    }
+                }
             } else if edges.len() != 0 {
                 self.flush_edges::<W>(&mut edges);
-            } else if !self.refill() {
+            } else if self.refill() {
+                backoff.reset();
+            } else if !parallel {
                 break;
+            } else {
+                if !hungry {
+                    hungry = true;
+                    phase.term.hungry_enter();
+                    phase.scanning.fetch_sub(1, Ordering::Relaxed);
+                }
+                if phase.scanning.load(Ordering::Relaxed) == 0 {
+                    break;
+                }
+                backoff.snooze();
             }
+        }
+        if hungry {
+            phase.term.hungry_leave();
+        } else if parallel {
+            phase.scanning.fetch_sub(1, Ordering::Relaxed);
         }
         // Out of work with budget left: set aside non-strong slots for the
         // remark (a preclean, bounded by what is left of the budget).
