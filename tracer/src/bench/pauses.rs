@@ -24,11 +24,11 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 use serde::Serialize;
 use stealmark_heap::{mark_sequential, HeapGraph, MarkIndex, ObjRef, Snapshot, SnapshotError};
-use stealmark_marker::{Collection, MarkBitmap, MarkCycle, Marker, MarkerConfig, MutatorBuffer};
+use stealmark_marker::{Collection, MarkBitmap, MarkCycle, Marker, MarkerConfig};
 
 use super::mmu::{self, MmuPoint, Pause};
-use super::mut_heap::{MutHeap, Side};
-use super::mutator::{Gc, Mutator, NoGc, Rates, Share, Until};
+use super::mut_heap::{MutHeap, Side, NEW_SLOTS};
+use super::mutator::{Barrier, Gc, Mutator, NoGc, Rates, Satb, Share, Until};
 use crate::error::{CliError, CliResult};
 use crate::pause::{median, PauseStats};
 
@@ -43,6 +43,26 @@ pub enum Mode {
     Incremental,
     /// Background workers while the mutator runs.
     Concurrent,
+}
+
+/// Where a mark cycle's marking runs beside the mutators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Marking {
+    /// Steps on mutator 0's thread.
+    Steps,
+    /// The marker's workers, in the background.
+    Background,
+}
+
+impl Mode {
+    /// How a mark cycle of this mode marks; `None` for stop-the-world.
+    fn cycle(self) -> Option<Marking> {
+        match self {
+            Mode::Stw => None,
+            Mode::Incremental => Some(Marking::Steps),
+            Mode::Concurrent => Some(Marking::Background),
+        }
+    }
 }
 
 /// The knobs of one benchmark that every configuration shares.
@@ -264,34 +284,37 @@ fn plain(ms: &mut [Mutator], heap: &MutHeap<'_>, s: &Setup, d: Duration) -> Vec<
     phase(ms, heap, s, &Until::Elapsed(d), &|_| NoGc)
 }
 
-/// The concurrent mode's mutator: the barrier, and a stop once the
+/// The background modes' mutator: its barrier, and a stop once the
 /// background marking is quiet.
-struct Quiet<'c, 'm> {
-    buffer: MutatorBuffer<'c, 'm, MutHeap<'m>, MarkBitmap>,
+struct Quiet<'c, 'm, B> {
+    barrier: B,
     cycle: &'c MarkCycle<'m, MutHeap<'m>, MarkBitmap>,
 }
 
-impl Gc for Quiet<'_, '_> {
-    fn pre_write(&mut self, old: Option<ObjRef>) {
-        self.buffer.pre_write(old);
+impl<B: Barrier> Gc for Quiet<'_, '_, B> {
+    #[inline(always)]
+    fn write(&mut self, holder: ObjRef, old: Option<ObjRef>, new: ObjRef) -> bool {
+        self.barrier.write(holder, old, new)
     }
-    fn allocated(&mut self, obj: ObjRef) {
-        self.buffer.allocate_black(obj);
+    #[inline(always)]
+    fn allocated(&mut self, obj: ObjRef, init: [Option<ObjRef>; NEW_SLOTS]) {
+        self.barrier.allocated(obj, init);
     }
     fn poll(&mut self) -> bool {
         self.cycle.is_quiet()
     }
 }
 
-/// The incremental mode's mutator: the barrier, and a step every interval.
-struct Stepping<'c, 'm> {
-    buffer: MutatorBuffer<'c, 'm, MutHeap<'m>, MarkBitmap>,
+/// The step modes' mutator 0: its barrier, and a step every interval.
+struct Stepping<'c, 'm, B> {
+    barrier: B,
     cycle: &'c MarkCycle<'m, MutHeap<'m>, MarkBitmap>,
     budget: usize,
-    /// Mutator threads, and barrier calls on this one since the last step:
-    /// each step's budget grows by their product (the entries the mutators
-    /// logged meanwhile, if they write alike), so that the steps keep up
-    /// with the barrier and the cycle ends however fast the mutators write.
+    /// Mutator threads, and barrier calls on this one since the last step
+    /// (the calls into the cycle's buffer): each step's budget grows by
+    /// their product (the entries the mutators logged meanwhile, if they
+    /// write alike), so that the steps keep up with the barrier and the
+    /// cycle ends however fast the mutators write.
     mutators: usize,
     barrier_calls: usize,
     interval: Duration,
@@ -301,20 +324,23 @@ struct Stepping<'c, 'm> {
     step_cpu_s: f64,
 }
 
-impl Gc for Stepping<'_, '_> {
-    fn pre_write(&mut self, old: Option<ObjRef>) {
-        self.barrier_calls += 1;
-        self.buffer.pre_write(old);
+impl<B: Barrier> Gc for Stepping<'_, '_, B> {
+    #[inline(always)]
+    fn write(&mut self, holder: ObjRef, old: Option<ObjRef>, new: ObjRef) -> bool {
+        let called = self.barrier.write(holder, old, new);
+        self.barrier_calls += usize::from(called);
+        called
     }
-    fn allocated(&mut self, obj: ObjRef) {
-        self.buffer.allocate_black(obj);
+    #[inline(always)]
+    fn allocated(&mut self, obj: ObjRef, init: [Option<ObjRef>; NEW_SLOTS]) {
+        self.barrier.allocated(obj, init);
     }
     fn poll(&mut self) -> bool {
         if self.last.elapsed() < self.interval {
             return false;
         }
         // Entries recorded so far go to the step too.
-        self.buffer.flush();
+        self.barrier.flush();
         let c0 = cpu_s(libc::CLOCK_THREAD_CPUTIME_ID);
         let t0 = Instant::now();
         let budget = self.budget + self.barrier_calls * self.mutators;
@@ -338,6 +364,129 @@ fn all_roots(snapshot: &[ObjRef], mutators: &[Mutator]) -> Vec<Vec<ObjRef>> {
         .collect()
 }
 
+/// What the mutators did during a mark cycle, and its pauses.
+struct CycleRun {
+    /// Each mutator thread's run while marking (mutator 0's first).
+    marking: Vec<Ran>,
+    /// The incremental steps on mutator 0's thread, each a pause.
+    steps: Vec<(Instant, Instant)>,
+    /// The engine's part of the start pause and of the remark, ms.
+    engine_ms: (f64, f64),
+}
+
+/// A mark cycle of `heap` into `marks` (cleared), from its start to its
+/// remark, the mutators `ms` running in between: marking as `how` says,
+/// each mutator through the snapshot barrier. Its roots at the start and
+/// at the remark are `all_roots` of the moment. On return the mutators
+/// have not run since the remark.
+fn mark_cycle(
+    how: Marking,
+    marker: &mut Marker,
+    heap: &MutHeap<'_>,
+    roots: &[ObjRef],
+    marks: &MarkBitmap,
+    ms: &mut [Mutator],
+    s: &Setup,
+) -> CycleRun {
+    let cycle = marker.start(heap, marks, &all_roots(roots, ms)[..]);
+    let c = &cycle;
+    let (marking, steps) = match how {
+        Marking::Background => (
+            in_background(c, ms, heap, s, &|| Satb(c.mutator())),
+            Vec::new(),
+        ),
+        Marking::Steps => in_steps(c, ms, heap, s, Satb(c.mutator()), &|| Satb(c.mutator())),
+    };
+    let all = all_roots(roots, ms);
+    let (_, stats) = cycle
+        .finish(&Collection::new(&all[..]))
+        .expect("every mutator buffer is dropped before the remark");
+    CycleRun {
+        marking,
+        steps,
+        engine_ms: (
+            stats.start_pause_ns as f64 * 1e-6,
+            stats.remark_ns as f64 * 1e-6,
+        ),
+    }
+}
+
+/// Runs the mutators `ms`, each through a barrier from `barrier`, while
+/// the cycle's workers mark in the background, until the background
+/// marking is quiet.
+fn in_background<'m, B: Barrier>(
+    cycle: &MarkCycle<'m, MutHeap<'m>, MarkBitmap>,
+    ms: &mut [Mutator],
+    heap: &MutHeap<'_>,
+    s: &Setup,
+    barrier: &(dyn Fn() -> B + Sync),
+) -> Vec<Ran> {
+    let never = AtomicBool::new(false);
+    cycle
+        .concurrently(|| {
+            phase(ms, heap, s, &Until::Flag(&never), &|_| Quiet {
+                barrier: barrier(),
+                cycle,
+            })
+        })
+        .expect("one background phase of a fresh cycle")
+}
+
+/// Runs the mutators `ms` while mutator 0 marks in steps between its
+/// operations, through the barrier `first`, until a step finds no work
+/// left; the others run on scoped threads until then, each through a
+/// barrier from `others`. Returns their runs (mutator 0's without its
+/// steps) and the steps.
+fn in_steps<'m, F: Barrier, B: Barrier>(
+    cycle: &MarkCycle<'m, MutHeap<'m>, MarkBitmap>,
+    ms: &mut [Mutator],
+    heap: &MutHeap<'_>,
+    s: &Setup,
+    first: F,
+    others: &(dyn Fn() -> B + Sync),
+) -> (Vec<Ran>, Vec<(Instant, Instant)>) {
+    let flag = AtomicBool::new(false);
+    let flag = &flag;
+    let (m0, rest) = ms.split_first_mut().expect("a mutator");
+    std::thread::scope(|sc| {
+        let hs: Vec<_> = rest
+            .iter_mut()
+            .map(|m| sc.spawn(move || run_one(m, heap, s.rates, &Until::Flag(flag), &mut others())))
+            .collect();
+        let mut gc = Stepping {
+            barrier: first,
+            cycle,
+            budget: s.step_budget,
+            mutators: s.mutators,
+            barrier_calls: 0,
+            interval: s.step_interval,
+            last: Instant::now(),
+            steps: Vec::new(),
+            step_cpu_s: 0.0,
+        };
+        let mut ran = run_one(m0, heap, s.rates, &Until::Flag(flag), &mut gc);
+        flag.store(true, Relaxed);
+        ran.paused_s = gc.steps.iter().map(|(a, b)| (*b - *a).as_secs_f64()).sum();
+        ran.cpu_s -= gc.step_cpu_s;
+        let mut all = vec![ran];
+        all.extend(hs.into_iter().map(|h| h.join().expect("mutator thread")));
+        (all, gc.steps)
+    })
+}
+
+/// A round's mutator threads, each with its share of the snapshot.
+fn mutators(heap: &MutHeap<'_>, roots: &[ObjRef], s: &Setup) -> Vec<Mutator> {
+    (0..s.mutators)
+        .map(|i| {
+            let share = Share {
+                index: i,
+                of: s.mutators,
+            };
+            Mutator::new(heap, roots, 0x5EED + i as u64, share)
+        })
+        .collect()
+}
+
 /// One round of `mode`.
 fn round(
     mode: Mode,
@@ -349,15 +498,7 @@ fn round(
 ) -> Round {
     marks.reset(heap.mark_index_bound());
     heap.side.reset();
-    let mut ms: Vec<Mutator> = (0..s.mutators)
-        .map(|i| {
-            let share = Share {
-                index: i,
-                of: s.mutators,
-            };
-            Mutator::new(heap, roots, 0x5EED + i as u64, share)
-        })
-        .collect();
+    let mut ms = mutators(heap, roots, s);
     let t0 = Instant::now();
     let cpu0 = cpu_s(libc::CLOCK_PROCESS_CPUTIME_ID);
     let before = plain(&mut ms, heap, s, s.lead);
@@ -365,80 +506,23 @@ fn round(
     let resume = |r: &[Ran]| r.iter().map(|r| r.start).max().expect("a mutator");
     let mut pauses: Vec<(Instant, Instant)> = Vec::new();
     let marks = &*marks;
-    let mut engine_ms = (0.0, 0.0);
-    let (marking, after) = match mode {
-        Mode::Stw => {
+    let (marking, after, engine_ms) = match mode.cycle() {
+        None => {
             let t = Instant::now();
             let all = all_roots(roots, &ms);
             marker.collect_with(heap, marks, &Collection::new(&all[..]));
-            engine_ms.1 = t.elapsed().as_secs_f64() * 1e3;
+            let collection_ms = t.elapsed().as_secs_f64() * 1e3;
             let after = plain(&mut ms, heap, s, s.lead);
             pauses.push((stop(&before), resume(&after)));
-            (Vec::new(), after)
+            (Vec::new(), after, (0.0, collection_ms))
         }
-        Mode::Incremental | Mode::Concurrent => {
-            let cycle = marker.start(heap, marks, &all_roots(roots, &ms)[..]);
-            let flag = AtomicBool::new(false);
-            let marking: Vec<Ran> = if mode == Mode::Concurrent {
-                let never = AtomicBool::new(false);
-                cycle
-                    .concurrently(|| {
-                        phase(&mut ms, heap, s, &Until::Flag(&never), &|_| Quiet {
-                            buffer: cycle.mutator(),
-                            cycle: &cycle,
-                        })
-                    })
-                    .expect("one background phase of a fresh cycle")
-            } else {
-                // Mutator 0 steps; the others run until it is done.
-                let (first, rest) = ms.split_first_mut().expect("a mutator");
-                let (cycle, flag) = (&cycle, &flag);
-                std::thread::scope(|sc| {
-                    let others: Vec<_> = rest
-                        .iter_mut()
-                        .map(|m| {
-                            sc.spawn(move || {
-                                run_one(m, heap, s.rates, &Until::Flag(flag), &mut cycle.mutator())
-                            })
-                        })
-                        .collect();
-                    let mut gc = Stepping {
-                        buffer: cycle.mutator(),
-                        cycle,
-                        budget: s.step_budget,
-                        mutators: s.mutators,
-                        barrier_calls: 0,
-                        interval: s.step_interval,
-                        last: Instant::now(),
-                        steps: Vec::new(),
-                        step_cpu_s: 0.0,
-                    };
-                    let mut ran = run_one(first, heap, s.rates, &Until::Flag(flag), &mut gc);
-                    flag.store(true, Relaxed);
-                    ran.paused_s = gc.steps.iter().map(|(a, b)| (*b - *a).as_secs_f64()).sum();
-                    ran.cpu_s -= gc.step_cpu_s;
-                    pauses.extend(gc.steps.iter().copied());
-                    let mut all = vec![ran];
-                    all.extend(
-                        others
-                            .into_iter()
-                            .map(|h| h.join().expect("mutator thread")),
-                    );
-                    all
-                })
-            };
-            pauses.push((stop(&before), resume(&marking)));
-            let all = all_roots(roots, &ms);
-            let (_, stats) = cycle
-                .finish(&Collection::new(&all[..]))
-                .expect("every mutator buffer is dropped before the remark");
-            engine_ms = (
-                stats.start_pause_ns as f64 * 1e-6,
-                stats.remark_ns as f64 * 1e-6,
-            );
+        Some(how) => {
+            let run = mark_cycle(how, marker, heap, roots, marks, &mut ms, s);
+            pauses.extend(run.steps);
+            pauses.push((stop(&before), resume(&run.marking)));
             let after = plain(&mut ms, heap, s, s.lead);
-            pauses.push((stop(&marking), resume(&after)));
-            (marking, after)
+            pauses.push((stop(&run.marking), resume(&after)));
+            (run.marking, after, run.engine_ms)
         }
     };
     let end = Instant::now();
