@@ -15,10 +15,11 @@
 //! of two strong slots, either of one object (the object keeps its
 //! references) or of two snapshot roots (both stay reachable, whatever the
 //! graph). Each exchange is two real overwrites, each through the barrier
-//! ([`Gc`]), which records the old value. Each snapshot object is written
-//! by one mutator thread only (by a hash of its address), so that two
-//! threads never exchange through the same slot at once, which could lose
-//! a target.
+//! of its mode's family ([`Gc`]): the snapshot barrier records the old
+//! value, the incremental-update barrier the new one. Each snapshot object
+//! is written by one mutator thread only (by a hash of its address), so
+//! that two threads never exchange through the same slot at once, which
+//! could lose a target.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -110,6 +111,78 @@ impl<H: ObjectModel, S: MarkStore<H>> Gc for Satb<'_, '_, H, S> {
 impl<H: ObjectModel, S: MarkStore<H>> Barrier for Satb<'_, '_, H, S> {
     fn flush(&mut self) {
         self.0.flush();
+    }
+}
+
+/// Incremental update, on every store: the value stored is shaded
+/// ([`MutatorBuffer::shade`]), whatever its holder. The barrier of a
+/// mutator whose stores run beside marking on another thread (the
+/// background workers, or another thread's steps and assists): a holder
+/// unmarked at the test may be marked and scanned before the store lands.
+///
+/// The forward (Dijkstra) half everywhere, also for stores into the new
+/// objects, where the backward (Steele) half, [`MutatorBuffer::rescan`] of
+/// the holder, would do too: its entries are the snapshot barrier's kind
+/// (an object to shade, dropped at hand-off once marked), so that the two
+/// families differ only in which value they log and when, not in what the
+/// marker does with an entry; and a rescan saves nothing on the new
+/// objects, whose two slots a rescan scans again whole, while the mutator
+/// rarely writes one new object twice in a row (the repeats a rescan
+/// entry absorbs).
+///
+/// New objects are allocated white (no call): each is one of the
+/// mutator's roots (its stack of new objects) when allocated, which the
+/// remark shades as they are then, and is reached afterwards through a
+/// barriered store if at all. Its initial values are stored before it is
+/// published, into an object no marker can reach yet.
+pub struct Update<'c, 'm, H: ObjectModel, S: MarkStore<H>>(pub MutatorBuffer<'c, 'm, H, S>);
+
+impl<H: ObjectModel, S: MarkStore<H>> Gc for Update<'_, '_, H, S> {
+    #[inline(always)]
+    fn write(&mut self, _: ObjRef, _: Option<ObjRef>, new: ObjRef) -> bool {
+        self.0.shade(new);
+        true
+    }
+    #[inline(always)]
+    fn allocated(&mut self, _: ObjRef, _: [Option<ObjRef>; NEW_SLOTS]) {}
+}
+
+impl<H: ObjectModel, S: MarkStore<H>> Barrier for Update<'_, '_, H, S> {
+    fn flush(&mut self) {
+        self.0.flush();
+    }
+}
+
+/// Incremental update on stores into marked holders only: [`Update`]'s
+/// barrier behind a test of the holder's mark in the cycle's marks, just
+/// after the store. Sound only while no marking runs at the same time as
+/// the mutator's stores: for a mutator that marks in steps on its own
+/// thread between its operations, with no other thread to mark meanwhile.
+pub struct UpdateMarked<'c, 'm, H: ObjectModel, S: MarkStore<H>> {
+    /// The cycle's buffer.
+    pub buffer: MutatorBuffer<'c, 'm, H, S>,
+    /// The heap the cycle marks.
+    pub heap: &'c H,
+    /// The cycle's marks, which the test reads.
+    pub marks: &'c S,
+}
+
+impl<H: ObjectModel, S: MarkStore<H>> Gc for UpdateMarked<'_, '_, H, S> {
+    #[inline(always)]
+    fn write(&mut self, holder: ObjRef, _: Option<ObjRef>, new: ObjRef) -> bool {
+        let marked = self.marks.is_marked(self.heap, holder);
+        if marked {
+            self.buffer.shade(new);
+        }
+        marked
+    }
+    #[inline(always)]
+    fn allocated(&mut self, _: ObjRef, _: [Option<ObjRef>; NEW_SLOTS]) {}
+}
+
+impl<H: ObjectModel, S: MarkStore<H>> Barrier for UpdateMarked<'_, '_, H, S> {
+    fn flush(&mut self) {
+        self.buffer.flush();
     }
 }
 

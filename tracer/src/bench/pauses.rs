@@ -1,6 +1,8 @@
 //! `stealmark bench --mode`: pause times of stop-the-world, incremental and
 //! concurrent marking with a synthetic mutator running (`mutator`), and
-//! their minimum mutator utilization (`mmu`).
+//! their minimum mutator utilization (`mmu`); the incremental and the
+//! concurrent marking each with either write-barrier family, snapshot at
+//! the beginning or incremental update.
 //!
 //! Each configuration (a worker count and a mode) has its own copy-on-write
 //! mapping of the snapshot (so the mutator writes without changing the
@@ -13,10 +15,10 @@
 //! threads).
 //!
 //! The worker count is the marker's: the GC workers of a stop-the-world
-//! collection, of the background marking (concurrent) and of the start and
-//! the remark (both cycle modes). Incremental steps run on mutator 0's
-//! thread alone whatever the count, so in incremental mode the count
-//! changes the remark, not the steps.
+//! collection, of the background marking (the concurrent modes) and of the
+//! start and the remark (every mode but stop-the-world). Incremental steps
+//! run on mutator 0's thread alone whatever the count, so in the
+//! incremental modes the count changes the remark, not the steps.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -28,7 +30,7 @@ use stealmark_marker::{Collection, MarkBitmap, MarkCycle, Marker, MarkerConfig};
 
 use super::mmu::{self, MmuPoint, Pause};
 use super::mut_heap::{MutHeap, Side, NEW_SLOTS};
-use super::mutator::{Barrier, Gc, Mutator, NoGc, Rates, Satb, Share, Until};
+use super::mutator::{Barrier, Gc, Mutator, NoGc, Rates, Satb, Share, Until, Update, UpdateMarked};
 use crate::error::{CliError, CliResult};
 use crate::pause::{median, PauseStats};
 
@@ -39,10 +41,20 @@ use crate::pause::{median, PauseStats};
 pub enum Mode {
     /// Stop the world and mark (`Marker::collect_with`).
     Stw,
-    /// Steps on the mutator's thread between its operations.
+    /// Steps on the mutator's thread between its operations;
+    /// snapshot-at-the-beginning barrier (old values logged, new objects
+    /// black).
     Incremental,
-    /// Background workers while the mutator runs.
+    /// Background workers while the mutator runs;
+    /// snapshot-at-the-beginning barrier.
     Concurrent,
+    /// Steps on the mutator's thread between its operations;
+    /// incremental-update barrier (values stored into marked holders
+    /// shaded, new objects white).
+    IncrementalIu,
+    /// Background workers while the mutator runs; incremental-update
+    /// barrier on every store.
+    ConcurrentIu,
 }
 
 /// Where a mark cycle's marking runs beside the mutators.
@@ -54,14 +66,32 @@ enum Marking {
     Background,
 }
 
+/// A mark cycle's write-barrier family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    /// Snapshot at the beginning ([`Satb`]).
+    Satb,
+    /// Incremental update ([`Update`], [`UpdateMarked`]).
+    Update,
+}
+
 impl Mode {
-    /// How a mark cycle of this mode marks; `None` for stop-the-world.
-    fn cycle(self) -> Option<Marking> {
+    /// How a mark cycle of this mode marks, and its barrier; `None` for
+    /// stop-the-world.
+    fn cycle(self) -> Option<(Marking, Family)> {
         match self {
             Mode::Stw => None,
-            Mode::Incremental => Some(Marking::Steps),
-            Mode::Concurrent => Some(Marking::Background),
+            Mode::Incremental => Some((Marking::Steps, Family::Satb)),
+            Mode::Concurrent => Some((Marking::Background, Family::Satb)),
+            Mode::IncrementalIu => Some((Marking::Steps, Family::Update)),
+            Mode::ConcurrentIu => Some((Marking::Background, Family::Update)),
         }
+    }
+
+    /// Whether it marks in incremental steps (which `--step-budget` and
+    /// `--step-interval-us` tune).
+    pub fn steps(self) -> bool {
+        matches!(self.cycle(), Some((Marking::Steps, _)))
     }
 }
 
@@ -93,7 +123,7 @@ struct Round {
     idle_cpu_rate: f64,
     marking_cpu_rate: f64,
     marked: u64,
-    /// Objects of the snapshot marked (the rest were allocated black).
+    /// Objects of the snapshot marked (the rest are new objects).
     marked_snapshot: u64,
     /// The engine's own part of the pauses: the start's and the remark's
     /// (the whole collection's, stop-the-world), ms.
@@ -162,9 +192,10 @@ pub struct ModeResult {
     /// (and the caches shared with the workers) costs each write, without
     /// the workers' share of the machine.
     pub cpu_slowdown: f64,
-    /// Objects marked (allocated black included), median.
+    /// Objects marked (new objects included: allocated black, or reached
+    /// from the roots), median.
     pub marked_objects: u64,
-    /// Objects of the snapshot marked (allocated black excluded), median:
+    /// Objects of the snapshot marked (new objects excluded), median:
     /// `reachable_objects` when the mutator kept the heap's size.
     pub marked_snapshot_objects: u64,
     /// Objects reachable in the snapshot before the mutator ran (the
@@ -311,10 +342,11 @@ struct Stepping<'c, 'm, B> {
     cycle: &'c MarkCycle<'m, MutHeap<'m>, MarkBitmap>,
     budget: usize,
     /// Mutator threads, and barrier calls on this one since the last step
-    /// (the calls into the cycle's buffer): each step's budget grows by
-    /// their product (the entries the mutators logged meanwhile, if they
-    /// write alike), so that the steps keep up with the barrier and the
-    /// cycle ends however fast the mutators write.
+    /// (the calls into the cycle's buffer: an incremental-update barrier
+    /// that skips an unmarked holder makes none): each step's budget grows
+    /// by their product (the entries the mutators logged meanwhile, if
+    /// they write alike), so that the steps keep up with the barrier and
+    /// the cycle ends however fast the mutators write.
     mutators: usize,
     barrier_calls: usize,
     interval: Duration,
@@ -376,11 +408,11 @@ struct CycleRun {
 
 /// A mark cycle of `heap` into `marks` (cleared), from its start to its
 /// remark, the mutators `ms` running in between: marking as `how` says,
-/// each mutator through the snapshot barrier. Its roots at the start and
-/// at the remark are `all_roots` of the moment. On return the mutators
-/// have not run since the remark.
+/// each mutator through the barrier of `how`'s family. Its roots at the
+/// start and at the remark are `all_roots` of the moment. On return the
+/// mutators have not run since the remark.
 fn mark_cycle(
-    how: Marking,
+    how: (Marking, Family),
     marker: &mut Marker,
     heap: &MutHeap<'_>,
     roots: &[ObjRef],
@@ -391,11 +423,32 @@ fn mark_cycle(
     let cycle = marker.start(heap, marks, &all_roots(roots, ms)[..]);
     let c = &cycle;
     let (marking, steps) = match how {
-        Marking::Background => (
+        (Marking::Background, Family::Satb) => (
             in_background(c, ms, heap, s, &|| Satb(c.mutator())),
             Vec::new(),
         ),
-        Marking::Steps => in_steps(c, ms, heap, s, Satb(c.mutator()), &|| Satb(c.mutator())),
+        (Marking::Background, Family::Update) => (
+            in_background(c, ms, heap, s, &|| Update(c.mutator())),
+            Vec::new(),
+        ),
+        (Marking::Steps, Family::Satb) => {
+            in_steps(c, ms, heap, s, Satb(c.mutator()), &|| Satb(c.mutator()))
+        }
+        // Alone, mutator 0 stores only between its own steps, so it may
+        // skip unmarked holders. Beside other mutators it may not: their
+        // assists (`Backpressure::Assist`) mark on their threads while it
+        // stores; and they store while it steps, so they never skip.
+        (Marking::Steps, Family::Update) if ms.len() == 1 => {
+            let first = UpdateMarked {
+                buffer: c.mutator(),
+                heap,
+                marks,
+            };
+            in_steps(c, ms, heap, s, first, &|| Update(c.mutator()))
+        }
+        (Marking::Steps, Family::Update) => {
+            in_steps(c, ms, heap, s, Update(c.mutator()), &|| Update(c.mutator()))
+        }
     };
     let all = all_roots(roots, ms);
     let (_, stats) = cycle
