@@ -455,7 +455,7 @@ impl Mutator {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::mut_heap::Side;
     use super::*;
     use stealmark_heap::{generate_heap, mark_sequential, GenConfig, HeapGraph, Shape};
@@ -465,7 +465,7 @@ mod tests {
 
     /// A runtime-shaped heap: many of its objects have no slots, so a
     /// mutator whose roots drifted onto them would skip most writes.
-    fn runtime_heap() -> stealmark_heap::Heap {
+    pub(crate) fn runtime_heap() -> stealmark_heap::Heap {
         generate_heap(&GenConfig::new(Shape::Runtime, 20_000))
             .unwrap()
             .heap
