@@ -57,13 +57,18 @@ use crate::run::{self, CpuMedians, RunSample};
     stealmark bench heap.smk --threads 1,2 --deques steal-half,idempotent --private-stack off --reference\n  \
     stealmark bench heap.smk --threads 1 --deques steal-half --reference --count-live off\n  \
     stealmark bench heap.smk --mode stw,incremental,concurrent --mutators 1 --threads 1 --plot mmu.svg\n  \
-    stealmark bench heap.smk --mode stw,concurrent --threads 1,2,4,8,16 --format csv > scaling.csv\n\n\
+    stealmark bench heap.smk --mode stw,concurrent --threads 1,2,4,8,16 --format csv > scaling.csv\n  \
+    stealmark bench heap.smk --mode incremental,incremental-iu,concurrent,concurrent-iu --threads 2\n\n\
     The baseline of each ratio is the first deque and the first policy listed, at the same worker count.\n\
     With --mode, the pause-time benchmark runs instead: a synthetic mutator writes into a copy-on-write\n\
     mapping of FILE while each mode marks it, at every worker count of --threads (default: the number of\n\
     CPUs), the modes and worker counts alternated round by round; one row (JSON: one bench.modes[] entry\n\
     with its `workers`) and one MMU curve per mode and worker count. Incremental steps run on mutator 0's\n\
-    thread alone; there the worker count is that of the start and the remark.")]
+    thread alone; there the worker count is that of the start and the remark. The modes incremental and\n\
+    concurrent use the snapshot-at-the-beginning barrier (old values logged, new objects black), and\n\
+    incremental-iu and concurrent-iu the incremental-update barrier (values stored shaded, new objects\n\
+    white): concurrent-iu on every store, incremental-iu on stores into marked holders only (on every\n\
+    store with several mutators, whose stores and assists run beside the steps).")]
 pub struct BenchArgs {
     /// Snapshot to mark (from `stealmark gen` or `stealmark import`).
     pub file: PathBuf,
@@ -120,7 +125,9 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
     /// Pause-time benchmark: marking modes, comma-separated, alternated
-    /// (the first is the baseline of the pause ratios). Its markers use the
+    /// (the first is the baseline of the pause ratios): stw, incremental,
+    /// concurrent (snapshot-at-the-beginning barrier), incremental-iu,
+    /// concurrent-iu (incremental-update barrier). Its markers use the
     /// engine's defaults, so the flags that choose or tune the deque
     /// benchmark's configurations are refused with it.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum, conflicts_with_all = [
@@ -143,17 +150,18 @@ pub struct BenchArgs {
     /// collection.
     #[arg(long, value_name = "MS", default_value_t = 200, requires = "mode")]
     pub lead_ms: u64,
-    /// With --mode incremental: objects per step, plus the barrier entries
-    /// the mutators logged since the last step (so that the steps keep up
-    /// with the barrier).
+    /// With --mode incremental or incremental-iu: objects per step, plus
+    /// the barrier entries the mutators logged since the last step (so that
+    /// the steps keep up with the barrier).
     #[arg(long, value_name = "N", requires = "mode", help = args::default_help(
-        "With --mode incremental: objects per step, plus the barrier entries the mutators logged since the last step (so that the steps keep up with the barrier)",
+        "With --mode incremental or incremental-iu: objects per step, plus the barrier entries the mutators logged since the last step (so that the steps keep up with the barrier)",
         modes::DEFAULT_STEP_BUDGET,
     ))]
     pub step_budget: Option<usize>,
-    /// With --mode incremental: mutator time between steps, µs.
+    /// With --mode incremental or incremental-iu: mutator time between
+    /// steps, µs.
     #[arg(long, value_name = "US", requires = "mode", help = args::default_help(
-        "With --mode incremental: mutator time between steps, µs",
+        "With --mode incremental or incremental-iu: mutator time between steps, µs",
         modes::DEFAULT_STEP_INTERVAL_US,
     ))]
     pub step_interval_us: Option<u64>,

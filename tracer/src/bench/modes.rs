@@ -79,8 +79,11 @@ pub fn table(results: &[ModeResult]) -> Table {
 /// What the columns mean.
 const NOTES: &str = "\
 max pause: the longest pause of any round; p50, p99: over every pause of every round;
-workers: GC workers (stw: the collection's; concurrent: the background marking's and the remark's; incremental:
-the remark's, the steps run on mutator 0's thread alone);
+modes: incremental-iu and concurrent-iu mark as incremental and concurrent do, with the incremental-update barrier
+(values stored into marked holders shaded, new objects white) in place of the snapshot-at-the-beginning one (old
+values logged, new objects black);
+workers: GC workers (stw: the collection's; concurrent, concurrent-iu: the background marking's and the remark's;
+incremental, incremental-iu: the remark's, the steps run on mutator 0's thread alone);
 pauses: per round (median); max/first: median over rounds of the longest pause over the first mode's at the same
 worker count, same round; speedup: median over rounds of the same mode's longest pause at the fewest workers
 over the longest pause here, same round (above 1 is shorter);
@@ -89,9 +92,9 @@ GC CPU: process CPU time minus the mutator threads', per round (median);
 writes/s: per mutator thread over a round, pauses included; marking, idle: per thread while marking (pauses
 excluded; barrier on) and outside marking (no barrier); slowdown: 1 - marking/idle (the barrier, plus the
 workers' share of the machine); CPU slowdown: the same per CPU second of the mutator threads (the barrier and
-the shared caches, not the workers' share); marked: objects marked, allocated black included; of snapshot:
-the snapshot's objects among them; reachable: the snapshot's reachable objects before the mutator ran (the
-mutator moves references within the heap without cutting any off, so the two agree).
+the shared caches, not the workers' share); marked: objects marked, new objects included; of snapshot: the
+snapshot's objects among them; reachable: the snapshot's reachable objects before the mutator ran (the mutator
+moves references within the heap without cutting any off, so the two agree).
 ";
 
 /// How far the snapshot objects a configuration marked may be from the
@@ -193,7 +196,7 @@ pub const DEFAULT_STEP_INTERVAL_US: u64 = 1000;
 /// Rejects the flags of incremental steps when no mode of `--mode` takes
 /// steps (flags that would be silently ignored).
 fn check_step_flags(a: &BenchArgs) -> CliResult {
-    if a.mode.contains(&Mode::Incremental) {
+    if a.mode.iter().any(|m| m.steps()) {
         return Ok(());
     }
     for (given, flag) in [
@@ -202,7 +205,7 @@ fn check_step_flags(a: &BenchArgs) -> CliResult {
     ] {
         if given {
             return Err(CliError::usage(format!(
-                "{flag} applies to the incremental mode only; add incremental to --mode, or leave {flag} out"
+                "{flag} applies to the incremental mode only; add incremental to --mode (or incremental-iu), or leave {flag} out"
             )));
         }
     }

@@ -14,10 +14,12 @@
 //! round marks the heap the benchmark names: a write exchanges the targets
 //! of two strong slots, either of one object (the object keeps its
 //! references) or of two snapshot roots (both stay reachable, whatever the
-//! graph). Each exchange is two real overwrites, whose old values the
-//! barrier records. Each snapshot object is written by one mutator thread
-//! only (by a hash of its address), so that two threads never exchange
-//! through the same slot at once, which could lose a target.
+//! graph). Each exchange is two real overwrites, each through the barrier
+//! of its mode's family ([`Gc`]): the snapshot barrier records the old
+//! value, the incremental-update barrier the new one. Each snapshot object
+//! is written by one mutator thread only (by a hash of its address), so
+//! that two threads never exchange through the same slot at once, which
+//! could lose a target.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -50,15 +52,22 @@ pub enum Until<'s> {
     Elapsed(Duration),
 }
 
-/// What marking the mutator serves while it runs.
+/// What marking the mutator serves while it runs: the write barrier of
+/// its stores and allocations, and its stop.
 pub trait Gc {
-    /// The barrier before overwriting a slot whose old value was `old`.
-    fn pre_write(&mut self, old: Option<ObjRef>);
-    /// A new object, to mark black.
-    fn allocated(&mut self, obj: ObjRef);
+    /// The barrier of a store: `new` was just stored into a strong slot of
+    /// `holder` that held `old` (`None`: null). Whether it called the mark
+    /// cycle's buffer (each call may log an entry for the marking to take).
+    fn write(&mut self, holder: ObjRef, old: Option<ObjRef>, new: ObjRef) -> bool;
+    /// The barrier of an allocation: `obj` is new, its slots initialised
+    /// with `init`, and no reference to it is stored yet.
+    fn allocated(&mut self, obj: ObjRef, init: [Option<ObjRef>; NEW_SLOTS]);
     /// Called every [`BATCH`] operations: `true` to stop (the marking is
-    /// done, as far as the mutator can tell). May run an increment.
-    fn poll(&mut self) -> bool;
+    /// done, as far as the mutator can tell). May run an increment. By
+    /// default `false`: a barrier alone never stops the mutator.
+    fn poll(&mut self) -> bool {
+        false
+    }
 }
 
 /// No marking: no barrier.
@@ -66,25 +75,114 @@ pub struct NoGc;
 
 impl Gc for NoGc {
     #[inline(always)]
-    fn pre_write(&mut self, _: Option<ObjRef>) {}
-    #[inline(always)]
-    fn allocated(&mut self, _: ObjRef) {}
-    fn poll(&mut self) -> bool {
+    fn write(&mut self, _: ObjRef, _: Option<ObjRef>, _: ObjRef) -> bool {
         false
+    }
+    #[inline(always)]
+    fn allocated(&mut self, _: ObjRef, _: [Option<ObjRef>; NEW_SLOTS]) {}
+}
+
+/// One write-barrier family's calls into a mark cycle's
+/// [`MutatorBuffer`]: a [`Gc`] that never stops the mutator by itself (a
+/// marking's driver wraps it to poll, or to step).
+pub trait Barrier: Gc {
+    /// Hands the entries logged so far to the marker.
+    fn flush(&mut self);
+}
+
+/// Snapshot at the beginning: the old value of every store
+/// ([`MutatorBuffer::pre_write`]; the mutator calls it just after the store,
+/// which is as sound: the entry is marked from before the remark), and
+/// every new object black ([`MutatorBuffer::allocate_black`]).
+pub struct Satb<'c, 'm, H: ObjectModel, S: MarkStore<H>>(pub MutatorBuffer<'c, 'm, H, S>);
+
+impl<H: ObjectModel, S: MarkStore<H>> Gc for Satb<'_, '_, H, S> {
+    #[inline(always)]
+    fn write(&mut self, _: ObjRef, old: Option<ObjRef>, _: ObjRef) -> bool {
+        self.0.pre_write(old);
+        true
+    }
+    #[inline(always)]
+    fn allocated(&mut self, obj: ObjRef, _: [Option<ObjRef>; NEW_SLOTS]) {
+        self.0.allocate_black(obj);
     }
 }
 
-impl<H: ObjectModel, S: MarkStore<H>> Gc for MutatorBuffer<'_, '_, H, S> {
+impl<H: ObjectModel, S: MarkStore<H>> Barrier for Satb<'_, '_, H, S> {
+    fn flush(&mut self) {
+        self.0.flush();
+    }
+}
+
+/// Incremental update, on every store: the value stored is shaded
+/// ([`MutatorBuffer::shade`]), whatever its holder. The barrier of a
+/// mutator whose stores run beside marking on another thread (the
+/// background workers, or another thread's steps and assists): a holder
+/// unmarked at the test may be marked and scanned before the store lands.
+///
+/// The forward (Dijkstra) half everywhere, also for stores into the new
+/// objects, where the backward (Steele) half, [`MutatorBuffer::rescan`] of
+/// the holder, would do too: its entries are the snapshot barrier's kind
+/// (an object to shade, dropped at hand-off once marked), so that the two
+/// families differ only in which value they log and when, not in what the
+/// marker does with an entry; and a rescan saves nothing on the new
+/// objects, whose two slots a rescan scans again whole, while the mutator
+/// rarely writes one new object twice in a row (the repeats a rescan
+/// entry absorbs).
+///
+/// New objects are allocated white (no call): each is one of the
+/// mutator's roots (its stack of new objects) when allocated, which the
+/// remark shades as they are then, and is reached afterwards through a
+/// barriered store if at all. Its initial values are stored before it is
+/// published, into an object no marker can reach yet.
+pub struct Update<'c, 'm, H: ObjectModel, S: MarkStore<H>>(pub MutatorBuffer<'c, 'm, H, S>);
+
+impl<H: ObjectModel, S: MarkStore<H>> Gc for Update<'_, '_, H, S> {
     #[inline(always)]
-    fn pre_write(&mut self, old: Option<ObjRef>) {
-        MutatorBuffer::pre_write(self, old);
+    fn write(&mut self, _: ObjRef, _: Option<ObjRef>, new: ObjRef) -> bool {
+        self.0.shade(new);
+        true
     }
     #[inline(always)]
-    fn allocated(&mut self, obj: ObjRef) {
-        self.allocate_black(obj);
+    fn allocated(&mut self, _: ObjRef, _: [Option<ObjRef>; NEW_SLOTS]) {}
+}
+
+impl<H: ObjectModel, S: MarkStore<H>> Barrier for Update<'_, '_, H, S> {
+    fn flush(&mut self) {
+        self.0.flush();
     }
-    fn poll(&mut self) -> bool {
-        false
+}
+
+/// Incremental update on stores into marked holders only: [`Update`]'s
+/// barrier behind a test of the holder's mark in the cycle's marks, just
+/// after the store. Sound only while no marking runs at the same time as
+/// the mutator's stores: for a mutator that marks in steps on its own
+/// thread between its operations, with no other thread to mark meanwhile.
+pub struct UpdateMarked<'c, 'm, H: ObjectModel, S: MarkStore<H>> {
+    /// The cycle's buffer.
+    pub buffer: MutatorBuffer<'c, 'm, H, S>,
+    /// The heap the cycle marks.
+    pub heap: &'c H,
+    /// The cycle's marks, which the test reads.
+    pub marks: &'c S,
+}
+
+impl<H: ObjectModel, S: MarkStore<H>> Gc for UpdateMarked<'_, '_, H, S> {
+    #[inline(always)]
+    fn write(&mut self, holder: ObjRef, _: Option<ObjRef>, new: ObjRef) -> bool {
+        let marked = self.marks.is_marked(self.heap, holder);
+        if marked {
+            self.buffer.shade(new);
+        }
+        marked
+    }
+    #[inline(always)]
+    fn allocated(&mut self, _: ObjRef, _: [Option<ObjRef>; NEW_SLOTS]) {}
+}
+
+impl<H: ObjectModel, S: MarkStore<H>> Barrier for UpdateMarked<'_, '_, H, S> {
+    fn flush(&mut self) {
+        self.buffer.flush();
     }
 }
 
@@ -212,7 +310,7 @@ impl Mutator {
             let slot = heap.side.slot(obj, self.below(NEW_SLOTS));
             // Relaxed: see `MutHeap::scan_slots`.
             let old = slot.swap(target.word(), Relaxed);
-            gc.pre_write(ObjRef::from_word(old));
+            gc.write(obj, ObjRef::from_word(old), target);
             self.writes += 1;
             return;
         }
@@ -267,12 +365,12 @@ impl Mutator {
         // Both slots are strong (so stores are accepted) and only this
         // thread writes them (`Share`), so they still hold `x` and `y`.
         let old = heap.view.store_slot(a, i, Some(y)).ok()?;
-        gc.pre_write(old);
+        gc.write(a, old, y);
         let old = heap
             .view
             .store_slot(b, j, Some(x))
             .expect("a strong slot of a snapshot object takes a snapshot object");
-        gc.pre_write(old);
+        gc.write(b, old, x);
         self.writes += 2;
         Some(x)
     }
@@ -300,11 +398,11 @@ impl Mutator {
         }
     }
 
-    /// One allocation, marked black, kept as a root.
+    /// One allocation, through the barrier, kept as a root.
     fn allocate(&mut self, heap: &MutHeap<'_>, gc: &mut impl Gc) {
         let init = [self.reach(heap, 1), self.new.last().copied()];
         if let Some(obj) = heap.side.allocate(init) {
-            gc.allocated(obj);
+            gc.allocated(obj, init);
             self.allocs += 1;
             if self.new.len() < STACK {
                 self.new.push(obj);
@@ -357,7 +455,7 @@ impl Mutator {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::mut_heap::Side;
     use super::*;
     use stealmark_heap::{generate_heap, mark_sequential, GenConfig, HeapGraph, Shape};
@@ -367,7 +465,7 @@ mod tests {
 
     /// A runtime-shaped heap: many of its objects have no slots, so a
     /// mutator whose roots drifted onto them would skip most writes.
-    fn runtime_heap() -> stealmark_heap::Heap {
+    pub(crate) fn runtime_heap() -> stealmark_heap::Heap {
         generate_heap(&GenConfig::new(Shape::Runtime, 20_000))
             .unwrap()
             .heap

@@ -22,8 +22,9 @@ pub struct MmuCurve {
 }
 
 /// Dash and gap lengths, in pixels, of the line styles after solid:
-/// dashed, dotted, long-dashed (then again).
-const DASHES: [(u32, u32); 3] = [(10, 5), (3, 4), (16, 4)];
+/// dashed, dotted, long-dashed, sparsely dotted (then again): with solid,
+/// one style for each mode of `bench --mode`.
+const DASHES: [(u32, u32); 4] = [(10, 5), (3, 4), (16, 4), (2, 10)];
 
 /// The dash and gap lengths of line style `dash`; `None` for solid (0).
 fn dash_pattern(dash: usize) -> Option<(u32, u32)> {

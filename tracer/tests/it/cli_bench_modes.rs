@@ -96,6 +96,47 @@ fn json_has_one_entry_per_mode_and_the_file_is_unchanged() {
 }
 
 #[test]
+fn the_incremental_update_modes_get_rows_and_curves_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen(dir.path(), "runtime", 20_000);
+    let reachable = mark_json(&path, &["--runs", "1"])["marked_objects"]
+        .as_u64()
+        .unwrap();
+    let svg = dir.path().join("mmu.svg");
+    let doc = json_of(
+        bench_modes(
+            &path,
+            "incremental-iu,concurrent-iu",
+            "2",
+            // A step flag: incremental-iu takes steps.
+            &["--step-interval-us", "500", "--format", "json", "--plot"],
+        )
+        .arg(&svg),
+    );
+    let modes = doc["bench"]["modes"].as_array().unwrap();
+    let names: Vec<&str> = modes.iter().map(|m| m["mode"].as_str().unwrap()).collect();
+    assert_eq!(names, ["incremental-iu", "concurrent-iu"]);
+    for m in modes {
+        assert_eq!(m["rounds"], 2, "{m}");
+        assert!(m["max_pause_ms"].as_f64().unwrap() > 0.0, "{m}");
+        assert!(!m["mmu"].as_array().unwrap().is_empty(), "{m}");
+        // The new objects are allocated white: marked only when reached.
+        let marked = m["marked_objects"].as_u64().unwrap();
+        let allocated = m["allocated_objects"].as_u64().unwrap();
+        assert!(marked >= reachable, "{marked} of {reachable}: {m}");
+        assert!(marked <= reachable + allocated, "{m}");
+        assert_eq!(m["marked_snapshot_objects"], reachable, "{m}");
+    }
+    // Steps, then the start and the remark; the start and the remark.
+    assert!(modes[0]["pauses_per_round"].as_f64().unwrap() > 2.0);
+    assert!(modes[1]["pauses_per_round"].as_f64().unwrap() >= 2.0);
+    let legend = assert_svg(&svg);
+    for name in ["incremental-iu", "concurrent-iu"] {
+        assert!(legend.iter().any(|t| t == name), "{name} not in {legend:?}");
+    }
+}
+
+#[test]
 fn bad_modes_and_mutators_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let path = gen(dir.path(), "random", 1000);
