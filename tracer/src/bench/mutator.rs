@@ -59,9 +59,9 @@ pub trait Gc {
     /// `holder` that held `old` (`None`: null). Whether it called the mark
     /// cycle's buffer (each call may log an entry for the marking to take).
     fn write(&mut self, holder: ObjRef, old: Option<ObjRef>, new: ObjRef) -> bool;
-    /// The barrier of an allocation: `obj` is new, its slots initialised
-    /// with `init`, and no reference to it is stored yet.
-    fn allocated(&mut self, obj: ObjRef, init: [Option<ObjRef>; NEW_SLOTS]);
+    /// The barrier of an allocation: `obj` is new, its slots initialised,
+    /// and no reference to it is stored yet.
+    fn allocated(&mut self, obj: ObjRef);
     /// Called every [`BATCH`] operations: `true` to stop (the marking is
     /// done, as far as the mutator can tell). May run an increment. By
     /// default `false`: a barrier alone never stops the mutator.
@@ -79,7 +79,7 @@ impl Gc for NoGc {
         false
     }
     #[inline(always)]
-    fn allocated(&mut self, _: ObjRef, _: [Option<ObjRef>; NEW_SLOTS]) {}
+    fn allocated(&mut self, _: ObjRef) {}
 }
 
 /// One write-barrier family's calls into a mark cycle's
@@ -103,7 +103,7 @@ impl<H: ObjectModel, S: MarkStore<H>> Gc for Satb<'_, '_, H, S> {
         true
     }
     #[inline(always)]
-    fn allocated(&mut self, obj: ObjRef, _: [Option<ObjRef>; NEW_SLOTS]) {
+    fn allocated(&mut self, obj: ObjRef) {
         self.0.allocate_black(obj);
     }
 }
@@ -144,7 +144,7 @@ impl<H: ObjectModel, S: MarkStore<H>> Gc for Update<'_, '_, H, S> {
         true
     }
     #[inline(always)]
-    fn allocated(&mut self, _: ObjRef, _: [Option<ObjRef>; NEW_SLOTS]) {}
+    fn allocated(&mut self, _: ObjRef) {}
 }
 
 impl<H: ObjectModel, S: MarkStore<H>> Barrier for Update<'_, '_, H, S> {
@@ -177,7 +177,7 @@ impl<H: ObjectModel, S: MarkStore<H>> Gc for UpdateMarked<'_, '_, H, S> {
         marked
     }
     #[inline(always)]
-    fn allocated(&mut self, _: ObjRef, _: [Option<ObjRef>; NEW_SLOTS]) {}
+    fn allocated(&mut self, _: ObjRef) {}
 }
 
 impl<H: ObjectModel, S: MarkStore<H>> Barrier for UpdateMarked<'_, '_, H, S> {
@@ -402,7 +402,7 @@ impl Mutator {
     fn allocate(&mut self, heap: &MutHeap<'_>, gc: &mut impl Gc) {
         let init = [self.reach(heap, 1), self.new.last().copied()];
         if let Some(obj) = heap.side.allocate(init) {
-            gc.allocated(obj, init);
+            gc.allocated(obj);
             self.allocs += 1;
             if self.new.len() < STACK {
                 self.new.push(obj);

@@ -29,7 +29,7 @@ use stealmark_heap::{mark_sequential, HeapGraph, MarkIndex, ObjRef, Snapshot, Sn
 use stealmark_marker::{Collection, MarkBitmap, MarkCycle, Marker, MarkerConfig};
 
 use super::mmu::{self, MmuPoint, Pause};
-use super::mut_heap::{MutHeap, Side, NEW_SLOTS};
+use super::mut_heap::{MutHeap, Side};
 use super::mutator::{Barrier, Gc, Mutator, NoGc, Rates, Satb, Share, Until, Update, UpdateMarked};
 use crate::error::{CliError, CliResult};
 use crate::pause::{median, PauseStats};
@@ -328,8 +328,8 @@ impl<B: Barrier> Gc for Quiet<'_, '_, B> {
         self.barrier.write(holder, old, new)
     }
     #[inline(always)]
-    fn allocated(&mut self, obj: ObjRef, init: [Option<ObjRef>; NEW_SLOTS]) {
-        self.barrier.allocated(obj, init);
+    fn allocated(&mut self, obj: ObjRef) {
+        self.barrier.allocated(obj);
     }
     fn poll(&mut self) -> bool {
         self.cycle.is_quiet()
@@ -364,8 +364,8 @@ impl<B: Barrier> Gc for Stepping<'_, '_, B> {
         called
     }
     #[inline(always)]
-    fn allocated(&mut self, obj: ObjRef, init: [Option<ObjRef>; NEW_SLOTS]) {
-        self.barrier.allocated(obj, init);
+    fn allocated(&mut self, obj: ObjRef) {
+        self.barrier.allocated(obj);
     }
     fn poll(&mut self) -> bool {
         if self.last.elapsed() < self.interval {
