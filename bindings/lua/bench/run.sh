@@ -18,6 +18,9 @@
 # way (csrc/smlua_time.c, STEALMARK_LUA_STATS=1). Timings need a release
 # build and a quiet machine; the load average is printed at the end.
 # Usage: bench/run.sh [bin_dir] [rounds] [programs...]
+# Environment: MODE=incremental runs every program in Lua's incremental mode
+# (stealmark-lua: an engine cycle in steps), both interpreters alike; the
+# default is Lua's default, generational.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bin="${1:-$here/../../../target/release}"
@@ -34,6 +37,11 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 now() { date +%s.%N; }
 configs=(stock w1 w2)
+mode="${MODE:-generational}"
+case $mode in
+  generational | incremental) ;;
+  *) echo "MODE=$mode: expected generational or incremental" >&2; exit 1 ;;
+esac
 
 # One run of program $1 in configuration $2; appends "wall gc pause mark"
 # to $tmp/$1.$2.
@@ -46,7 +54,7 @@ run_one() {
     w2) cmd=(env STEALMARK_LUA_WORKERS=2 "$hooked") ;;
   esac
   t0=$(now)
-  STEALMARK_LUA_STATS=1 "${cmd[@]}" "$here/$prog.lua" > "$tmp/out" 2> "$tmp/stats"
+  STEALMARK_LUA_STATS=1 "${cmd[@]}" -e "collectgarbage('$mode')" "$here/$prog.lua" > "$tmp/out" 2> "$tmp/stats"
   t1=$(now)
   cmp -s "$tmp/out" "$tmp/expected" ||
     { echo "$prog: $config prints something else than stock Lua" >&2; exit 1; }
@@ -69,11 +77,11 @@ ratio() { if [ "$(echo "$2 == 0" | bc)" = 1 ]; then echo 0; else echo "scale=4; 
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 for prog in "${programs[@]}"; do
-  "$stock" "$here/$prog.lua" > "$tmp/expected"
+  "$stock" -e "collectgarbage('$mode')" "$here/$prog.lua" > "$tmp/expected"
   for r in $(seq "$rounds"); do
     for config in "${configs[@]}"; do run_one "$prog" "$config"; done
   done
-  echo "$prog ($rounds rounds; medians in ms, ratio to stock in brackets)"
+  echo "$prog ($mode, $rounds rounds; medians in ms, ratio to stock in brackets)"
   printf '  %-6s %18s %18s %18s %18s\n' build wall gc "largest pause" "mark (largest)"
   declare -A base=()
   for config in "${configs[@]}"; do

@@ -51,8 +51,8 @@ static unsigned long smlua_collections = 0;
 static sm_cycle *smlua_cycle = NULL;
 static sm_mutator *smlua_barrier = NULL;
 static global_State *smlua_cycle_g = NULL;
-/* Objects marked by the last collection: small heaps step on the calling
- * thread alone (STEALMARK_LUA_SOLO_BELOW). */
+/* Objects marked by the last collection: below the solo threshold
+ * (STEALMARK_LUA_SOLO_BELOW), incremental mode marks stop-the-world. */
 static uint64_t smlua_last_marked = 0;
 
 /* Stops the process: the collector cannot go on (Lua has no way to report
@@ -203,8 +203,7 @@ static void smlua_sources(global_State *g, smlua_roots *rootctx,
 #define SMLUA_WORK_PER_OBJECT 8
 
 /* Starts the engine's cycle for 'L''s state: the start's pause copies the
- * roots. Steps run on every worker unless the last collection marked fewer
- * objects than the solo threshold. */
+ * roots. Its steps run on every worker. */
 static void smlua_begin(lua_State *L) {
   global_State *g = G(L);
   sm_object_model model;
@@ -222,7 +221,7 @@ static void smlua_begin(lua_State *L) {
   rootctx.L = L;
   smlua_sources(g, &rootctx, &roots, &finalizable);
   sm_cycle_options_init(&options);
-  options.parallel_steps = smlua_last_marked >= smlua_solo_below;
+  options.parallel_steps = 1;
   atomic_store_explicit(&smlua_threads_seen, 0, memory_order_relaxed);
   st = sm_cycle_start(marker, &model, &marks, &roots, &options, &smlua_cycle);
   if (st != SM_OK)
@@ -243,9 +242,11 @@ static int smlua_stw(void) {
 }
 
 /* The propagate state's step (singlestep): without a cycle of this state,
- * starts one (incremental mode, outside full collections: an emergency
- * one, collectgarbage("collect")) or goes to the atomic state, where the
- * whole mark runs stop-the-world; with one, marks a budget derived from
+ * starts one (incremental mode, outside full collections, emergency ones
+ * included, when the last collection marked at least the solo threshold:
+ * a smaller heap is marked faster in one short pause, on the calling
+ * thread alone, than a cycle starts, steps and ends) or goes to the atomic
+ * state, where the whole mark runs stop-the-world; with one, marks a budget derived from
  * Lua's step size (as incstep computes it) and goes to the atomic state,
  * the remark, once no marking is left. Returns the work done in Lua's
  * units: the step size, or 0 for no step. */
@@ -259,8 +260,9 @@ static lu_mem smlua_propagate(lua_State *L) {
   bool done = false;
   sm_status st;
   if (smlua_cycle_g != g) {
+    smlua_get_marker(g);  /* the solo threshold is read with the marker */
     if (g->gckind != KGC_INC || smlua_full_depth > 0 || smlua_cycle != NULL ||
-        smlua_stw()) {
+        smlua_stw() || smlua_last_marked < smlua_solo_below) {
       g->gcstate = GCSenteratomic;
       return 0;
     }
