@@ -197,9 +197,9 @@ static void smlua_sources(global_State *g, smlua_roots *rootctx,
   finalizable->visit_chunk = smlua_visit_finobj;
 }
 
-/* Objects per step for each 'work' unit of Lua's step size: stock Lua's
- * propagatemark counts a unit per slot it traverses, about this many per
- * object on a heap of tables and strings. */
+/* Lua's work units per object: stock Lua's propagatemark counts a unit per
+ * slot it traverses, about this many per object on a heap of tables and
+ * strings. A step's budget, in objects, is Lua's step size over this. */
 #define SMLUA_WORK_PER_OBJECT 8
 
 /* Starts the engine's cycle for 'L''s state: the start's pause copies the
