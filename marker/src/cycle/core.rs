@@ -153,10 +153,15 @@ impl<M> Inner<M> {
             }
         }
         if self.rescans.len() > 2 * self.distinct + BUFFER_CAPACITY {
-            self.rescans.sort_unstable();
-            self.rescans.dedup();
-            self.distinct = self.rescans.len();
+            self.drop_repeated_rescans();
         }
+    }
+
+    /// Sorts the holders to rescan and drops their repeats.
+    fn drop_repeated_rescans(&mut self) {
+        self.rescans.sort_unstable();
+        self.rescans.dedup();
+        self.distinct = self.rescans.len();
     }
 }
 
@@ -397,9 +402,8 @@ impl<P: Parts> Core<P> {
             other => other,
         };
         let pending = std::mem::take(&mut inner.pending);
-        let mut rescans = std::mem::take(&mut inner.rescans);
-        rescans.sort_unstable();
-        rescans.dedup();
+        inner.drop_repeated_rescans();
+        let rescans = std::mem::take(&mut inner.rescans);
         let roots = Erased(collection.roots);
         let finalizable = Erased(collection.finalizable);
         let mut marker = inner
