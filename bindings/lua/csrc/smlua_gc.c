@@ -318,12 +318,6 @@ static void smlua_end_cycle(global_State *g) {
   smlua_cycle_g = NULL;
 }
 
-static void smlua_rescan_or_die(GCObject *o) {
-  sm_status st = sm_mutator_rescan(smlua_barrier, (sm_ref)o);
-  if (st != SM_OK)
-    smlua_fatal("sm_mutator_rescan", st);
-}
-
 /* What the barriers do not see, handed to the remark: every thread the
  * cycle scanned (stack writes are not barriered), those it noted or, past
  * SMLUA_THREADS_NOTED, every marked thread on 'allgc'; and the open
@@ -336,19 +330,19 @@ static void smlua_remark_unbarriered(global_State *g) {
   GCObject *o;
   if (seen <= SMLUA_THREADS_NOTED) {
     for (i = 0; i < seen; i++)
-      smlua_rescan_or_die(obj2gco(smlua_threads[i]));
+      smlua_rescan(g, obj2gco(smlua_threads[i]));
   }
   else {
     for (o = g->allgc; o != NULL; o = o->next)
       if (o->tt == LUA_VTHREAD && !iswhite(o))
-        smlua_rescan_or_die(o);
+        smlua_rescan(g, o);
   }
   for (th = g->twups; th != NULL; th = th->twups)
     if (iswhite(th)) {
       UpVal *uv;
       for (uv = th->openupval; uv != NULL; uv = uv->u.open.next)
         if (!iswhite(uv))
-          smlua_rescan_or_die(obj2gco(uv));
+          smlua_rescan(g, obj2gco(uv));
     }
 }
 
