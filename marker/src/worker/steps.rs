@@ -287,7 +287,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let depth = self.settings.depth;
         let (heap, store) = (phase.heap, phase.store);
         // On every worker: share work as a trace does, and, out of work,
-        // wait for more while another worker still scans.
+        // wait for more while another worker still scans. This worker's own
+        // count keeps `scanning` above zero until it leaves the loop.
         let parallel = phase.scanning.load(Ordering::Relaxed) > 0;
         let mut hungry = false;
         let backoff = Backoff::new();
