@@ -159,7 +159,7 @@ fn check<D: WorkDeque>(ops: &[Op], copies: bool, before_wrap: usize) {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 256 },
+        cases: if cfg!(miri) { 2 } else { 256 },
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

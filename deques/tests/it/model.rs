@@ -175,7 +175,7 @@ fn check_near_wrap<D: WorkDeque>(
 fn config() -> Config {
     if cfg!(miri) {
         Config {
-            cases: 3,
+            cases: 2,
             failure_persistence: None,
             ..Config::default()
         }
