@@ -163,6 +163,13 @@ impl<M> Inner<M> {
         self.rescans.dedup();
         self.distinct = self.rescans.len();
     }
+
+    /// Takes the holders to rescan, each once, and leaves the list empty.
+    fn take_rescans(&mut self) -> Vec<ObjRef> {
+        self.drop_repeated_rescans();
+        self.distinct = 0;
+        std::mem::take(&mut self.rescans)
+    }
 }
 
 impl<P: Parts> Core<P> {
@@ -402,8 +409,7 @@ impl<P: Parts> Core<P> {
             other => other,
         };
         let pending = std::mem::take(&mut inner.pending);
-        inner.drop_repeated_rescans();
-        let rescans = std::mem::take(&mut inner.rescans);
+        let rescans = inner.take_rescans();
         let roots = Erased(collection.roots);
         let finalizable = Erased(collection.finalizable);
         let mut marker = inner
