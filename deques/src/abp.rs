@@ -32,7 +32,7 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 
 use crate::handle::{arc_handles, owner_methods};
-use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{fence, zeroed_slots, AtomicU64, AtomicUsize, Ordering};
 use crate::{DequeKind, OwnerStats, Steal, ThiefStats, WorkDeque};
 
 /// The largest capacity: `top` is 32 bits of the `age` word.
@@ -61,7 +61,7 @@ impl WorkDeque for Abp {
         let inner = Arc::new(Inner {
             age: CachePadded::new(AtomicU64::new(Age::new(tag, 0).0)),
             bottom: CachePadded::new(AtomicUsize::new(0)),
-            slots: (0..capacity).map(|_| AtomicUsize::new(0)).collect(),
+            slots: zeroed_slots(capacity),
         });
         let owner = AbpOwner {
             inner: Arc::clone(&inner),

@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 #[cfg(not(miri))]
 use crossbeam_epoch as epoch;
 
-use crate::sync::{fence, AtomicPtr, AtomicUsize, Ordering};
+use crate::sync::{fence, zeroed_slots, AtomicPtr, AtomicUsize, Ordering};
 
 /// A power-of-two array of word-sized atomic slots.
 pub struct Buffer {
@@ -59,7 +59,7 @@ impl Buffer {
             capacity.is_power_of_two(),
             "deque array capacity {capacity} is not a power of two"
         );
-        let slots = (0..capacity).map(|_| AtomicUsize::new(0)).collect();
+        let slots = zeroed_slots(capacity);
         Box::into_raw(Box::new(Buffer {
             mask: capacity - 1,
             slots,
