@@ -29,6 +29,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use parking_lot::Mutex;
 use stealmark_model::ObjRef;
 
+/// One array's descriptor. `repr(C)`: four words, so that a table of them
+/// is allocated as zeroed words (`ArrayTable::new`).
+#[repr(C)]
 struct Descriptor {
     /// The array's word (set before the first token is published).
     obj: AtomicUsize,
@@ -50,10 +53,20 @@ pub(crate) struct Claim {
     pub(crate) push_back: usize,
 }
 
+/// The descriptors that `open` may hand out: those returned since the last
+/// reset, then every index from `fresh` up (none of them opened since the
+/// reset). A reset is then two stores, whatever the table's capacity.
+struct Free {
+    /// Descriptors freed by their last copy, most recent last.
+    returned: Vec<usize>,
+    /// The lowest index not opened since the last reset.
+    fresh: usize,
+}
+
 /// The descriptor table of one marker.
 pub(crate) struct ArrayTable {
     descs: Box<[Descriptor]>,
-    free: Mutex<Vec<usize>>,
+    free: Mutex<Free>,
     /// The most token copies of one array (the number of workers).
     fanout: usize,
     /// Whether a descriptor returns to the free list with its last copy
@@ -65,35 +78,49 @@ impl ArrayTable {
     /// A table of `capacity` descriptors for `workers` workers; `recycle`
     /// when every token copy is delivered exactly once.
     pub(crate) fn new(capacity: usize, workers: usize, recycle: bool) -> ArrayTable {
-        let descs = (0..capacity)
-            .map(|_| Descriptor {
-                obj: AtomicUsize::new(0),
-                chunks: AtomicUsize::new(0),
-                next: AtomicUsize::new(0),
-                refs: AtomicUsize::new(0),
-            })
-            .collect();
+        // Allocated zeroed (one `calloc`), not built descriptor by descriptor.
+        let words: Box<[[usize; 4]]> = vec![[0usize; 4]; capacity].into_boxed_slice();
+        // SAFETY: `Descriptor` is `repr(C)` with four `AtomicUsize` fields,
+        // and `AtomicUsize` has the size, alignment and bit validity of
+        // `usize` (its documentation guarantees it): a `[usize; 4]` of zeros
+        // is a valid `Descriptor` of the same layout, so the allocation of
+        // `capacity` of them is one of `capacity` descriptors, freed with the
+        // same layout. The box is moved, so nothing else refers to it.
+        let descs = unsafe { Box::from_raw(Box::into_raw(words) as *mut [Descriptor]) };
         ArrayTable {
             descs,
-            free: Mutex::new((0..capacity).rev().collect()),
+            free: Mutex::new(Free {
+                returned: Vec::new(),
+                fresh: 0,
+            }),
             fanout: workers.max(1),
             recycle,
         }
     }
 
     /// Restores every descriptor to the free list (between phases, when no
-    /// token is live). Allocates nothing.
+    /// token is live), in constant time. Allocates nothing.
     pub(crate) fn reset(&self) {
         let mut free = self.free.lock();
-        free.clear();
-        free.extend((0..self.descs.len()).rev());
+        free.returned.clear();
+        free.fresh = 0;
     }
 
     /// Creates a descriptor for `obj` with `chunks` chunks and returns its
     /// index, for the array's token (holding one reference), or `None` if
     /// the table is full.
     pub(crate) fn open(&self, obj: ObjRef, chunks: usize) -> Option<usize> {
-        let index = self.free.lock().pop()?;
+        let index = {
+            let mut free = self.free.lock();
+            match free.returned.pop() {
+                Some(index) => index,
+                None if free.fresh < self.descs.len() => {
+                    free.fresh += 1;
+                    free.fresh - 1
+                }
+                None => return None,
+            }
+        };
         let d = &self.descs[index];
         // Relaxed: the descriptor is unshared until its token is pushed on a
         // deque, whose release/acquire publishes these stores; a previous
@@ -153,7 +180,7 @@ impl ArrayTable {
         // descriptor before its reuse; the acquire half, in the last holder,
         // sees every other holder's release before it frees the slot.
         if self.descs[index].refs.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.free.lock().push(index);
+            self.free.lock().returned.push(index);
         }
     }
 }
@@ -182,6 +209,27 @@ mod tests {
             t.open(ObjRef::from_index(15), 3).is_some(),
             "descriptor freed by the last copy"
         );
+    }
+
+    #[test]
+    fn a_reset_frees_every_descriptor_and_the_returned_ones_come_first() {
+        let t = ArrayTable::new(3, 1, true);
+        let opened: Vec<usize> = (0..3).map(|i| t.open(r(i), 1).unwrap()).collect();
+        assert_eq!(opened, vec![0, 1, 2]);
+        assert!(t.open(r(3), 1).is_none(), "capacity 3");
+        // Claiming the only chunk of descriptor 1 drops its last copy.
+        assert_eq!(t.claim(1).unwrap().push_back, 0);
+        assert_eq!(t.open(r(4), 1), Some(1), "the returned descriptor");
+        assert!(t.open(r(5), 1).is_none());
+        t.reset();
+        let reopened: Vec<usize> = (0..3).map(|i| t.open(r(i), 2).unwrap()).collect();
+        assert_eq!(reopened, vec![0, 1, 2]);
+        assert!(t.open(r(3), 1).is_none(), "still capacity 3");
+        assert_eq!(t.claim(2).unwrap().obj, r(2), "opened afresh");
+    }
+
+    fn r(i: usize) -> ObjRef {
+        ObjRef::from_index(i)
     }
 
     #[test]
