@@ -61,8 +61,8 @@ fn input<'g>(g: &'g Generated, soft_refs: SoftRefs<'static>) -> OracleInput<'g> 
     }
 }
 
-/// The shapes of the heaps: all of them, and under Miri (where one
-/// collection takes seconds, whatever the heap's size) `weak` and
+/// The shapes of the heaps: all of them, and under Miri (where every
+/// collection is slow, whatever the heap's size) `weak` and
 /// `ephemeron-chain` (every reference kind, the ephemeron key index,
 /// finalization; `abp_overflow_is_shared_and_used` runs `wide`).
 fn shapes() -> &'static [Shape] {

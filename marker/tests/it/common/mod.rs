@@ -41,7 +41,7 @@ pub fn workers(counts: &[usize]) -> impl Iterator<Item = usize> + '_ {
 }
 
 /// Every deque kind of [`deques`] with every worker count of `counts`.
-/// Under Miri, where one collection takes seconds, each kind once, at the
+/// Under Miri, where every collection is slow, each kind once, at the
 /// counts up to 3 in turn, starting from the second (so that the first
 /// kinds, StealHalf and Chase-Lev, run with thieves).
 pub fn matrix(counts: &[usize]) -> Vec<(DequeKind, usize)> {
@@ -105,7 +105,7 @@ pub fn policies() -> [SoftRefs<'static>; 3] {
 }
 
 /// The soft-reference policies a test's `n`th configuration runs: all of
-/// [`policies`], and under Miri (where one collection takes seconds) the
+/// [`policies`], and under Miri (where every collection is slow) the
 /// `n mod 3`th.
 pub fn policies_for(n: usize) -> Vec<SoftRefs<'static>> {
     let all = policies();
