@@ -8,6 +8,8 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
+use crate::common::Dyn;
+
 use stealmark_marker::{
     Backpressure, Collection, CycleOptions, CycleStats, MarkBitmap, MarkIndex, Marker,
     MarkerConfig, ObjRef, ObjectModel, SlotKind,
@@ -63,7 +65,8 @@ fn bound(options: &CycleOptions) -> u64 {
 /// One cycle: a mutator records old values from the list's far end
 /// (unmarked until the markers get there) for `length`, as fast as it can.
 fn flood(background: bool, backpressure: Backpressure, length: Duration) -> (u64, CycleStats) {
-    let heap = SlowList(N);
+    let list = SlowList(N);
+    let heap = Dyn::of(&list);
     let marks = MarkBitmap::new(N);
     let mut marker = Marker::new(MarkerConfig::with_workers(WORKERS)).unwrap();
     let mut options = CycleOptions::default();
@@ -134,7 +137,8 @@ fn a_flooding_mutator_assists_without_background() {
 /// filtered out at hand-off: nothing more is queued.
 #[test]
 fn entries_already_marked_are_filtered_at_hand_off() {
-    let heap = SlowList(1000);
+    let list = SlowList(1000);
+    let heap = Dyn::of(&list);
     let marks = MarkBitmap::new(1000);
     let mut marker = Marker::new(MarkerConfig::with_workers(WORKERS)).unwrap();
     let cycle = marker.start(&heap, &marks, &ROOTS[..]);

@@ -14,6 +14,7 @@
 use crate::common;
 
 use common::mutable::{Family, MutHeap, Mutator};
+use common::Dyn;
 use stealmark_heap::{
     generate_heap, oracle, GenConfig, HeapGraph, OracleInput, OracleResult, Shape,
 };
@@ -127,7 +128,8 @@ fn cycle(
     let mut marker = Marker::new(config(workers, deque)).unwrap();
     let mut options = CycleOptions::default();
     options.parallel_steps = marking == (Marking::Steps { parallel: true });
-    let cycle = marker.start_with(&heap, &marks, &roots0[..], options);
+    let model = Dyn::of(&heap);
+    let cycle = marker.start_with(&model, &marks, &roots0[..], options);
     // An incremental mutator runs between steps: it may skip the barrier
     // for unmarked holders. A concurrent one races the workers: always
     // through it.
@@ -342,7 +344,8 @@ fn a_cycle_without_mutation_equals_the_oracle() {
         let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
         let mut options = CycleOptions::default();
         options.parallel_steps = marking == (Marking::Steps { parallel: true });
-        let cycle = marker.start_with(&heap, &marks, &roots[..], options);
+        let model = Dyn::of(&heap);
+        let cycle = marker.start_with(&model, &marks, &roots[..], options);
         if incremental {
             let mut steps = 1;
             while !cycle.step(100).unwrap() {
@@ -390,7 +393,8 @@ fn parallel_steps_share_the_scanning() {
         let mut marker = Marker::new(MarkerConfig::with_workers(4)).unwrap();
         let mut options = CycleOptions::default();
         options.parallel_steps = parallel;
-        let cycle = marker.start_with(&view, &marks, roots, options);
+        let model = Dyn::of(&view);
+        let cycle = marker.start_with(&model, &marks, roots, options);
         let mut steps = 1;
         while !cycle.step(2000).unwrap() {
             steps += 1;
@@ -422,14 +426,15 @@ fn a_leaked_buffer_fails_the_remark() {
     let roots = [ObjRef::from_index(0)];
     let marks = MarkBitmap::new(200);
     let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
-    let cycle = marker.start(&heap, &marks, &roots[..]);
+    let model = Dyn::of(&heap);
+    let cycle = marker.start(&model, &marks, &roots[..]);
     let mut buffer = cycle.mutator();
     buffer.pre_write(Some(ObjRef::from_index(5)));
     std::mem::forget(buffer);
     let err = cycle.finish(&Collection::new(&roots[..])).err();
     assert_eq!(err, Some(CycleError::LeakedBuffers { held: 1 }));
     let fresh = MarkBitmap::new(200);
-    let again = marker.collect_with(&heap, &fresh, &Collection::new(&roots[..]));
+    let again = marker.collect_with(&model, &fresh, &Collection::new(&roots[..]));
     assert_eq!(
         again.live_objects(),
         oracle(&heap, &OracleInput::roots(&roots)).objects
@@ -447,7 +452,8 @@ fn entries_of_full_and_partial_buffers_are_marked() {
     let start = run_oracle(&frozen, &roots, &[]);
     let marks = MarkBitmap::new(CAPACITY);
     let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
-    let cycle = marker.start(&heap, &marks, &roots[..]);
+    let model = Dyn::of(&heap);
+    let cycle = marker.start(&model, &marks, &roots[..]);
     let mut buffer = cycle.mutator();
     // Cut every strong edge of the start state, recording each old value:
     // the snapshot survives only through the buffers.
@@ -492,7 +498,8 @@ fn cycles_over_every_slot_kind_equal_the_oracle() {
             let workers = 1 + seed as usize % 3;
             let marks = MarkBitmap::new(graph.0.len());
             let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
-            let cycle = marker.start(&graph, &marks, &roots[..]);
+            let model = Dyn::of(&graph);
+            let cycle = marker.start(&model, &marks, &roots[..]);
             if incremental {
                 while !cycle.step(7).unwrap() {}
             } else {

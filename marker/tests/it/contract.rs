@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{
     check, check_with_headers, expect, inputs, matrix, policies, policies_for, r, random_graph,
-    workers, Graph, Kind,
+    workers, Dyn, Graph, Kind,
 };
 use proptest::prelude::*;
 use stealmark_heap::{oracle, OracleInput};
@@ -93,7 +93,7 @@ fn the_hand_made_graph_matches_the_oracle_everywhere() {
                 };
                 let e = expect(&g, &input);
                 let what = format!("{deque} w={workers} {soft_refs:?} fin={}", fin.len());
-                check(&mut marker, &g, &input, &e, &what);
+                check(&mut marker, &Dyn::of(&g), &input, &e, &what);
                 // Under Miri, the bitmap only.
                 if !cfg!(miri) {
                     check_with_headers(&mut marker, &g, &input, &e, &what);
@@ -130,7 +130,7 @@ fn java_order_weak_before_finalization_phantom_and_ephemerons_after() {
     let c = Collection::new(&roots[..]).finalizable(&finalizable[..]);
     for workers in workers(&[1, 2, 8]) {
         let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
-        let m = marker.collect(&g, &c);
+        let m = marker.collect(&Dyn::of(&g), &c);
         let report = m.report();
         let mut cleared: Vec<(usize, usize)> = report
             .cleared()
@@ -218,9 +218,15 @@ fn weak_map_entries_are_judged_before_and_after_resurrection() {
     for (deque, workers) in matrix(&[1, 2, 3, 8]) {
         n += 1;
         let mut marker = Marker::new(config(workers, deque, n)).unwrap();
-        check(&mut marker, &g, &input, &e, &format!("{deque} w={workers}"));
+        check(
+            &mut marker,
+            &Dyn::of(&g),
+            &input,
+            &e,
+            &format!("{deque} w={workers}"),
+        );
         let c = Collection::new(&roots[..]).finalizable(&finalizable[..]);
-        let m = marker.collect(&g, &c);
+        let m = marker.collect(&Dyn::of(&g), &c);
         let mut cleared: Vec<(usize, usize)> = m
             .report()
             .cleared()
@@ -271,11 +277,17 @@ fn finalizing_after_every_entry_was_released_checks_nothing() {
                 soft_refs,
             };
             let what = format!("{deque} w={workers} {soft_refs:?}");
-            check(&mut marker, &g, &input, &expect(&g, &input), &what);
+            check(
+                &mut marker,
+                &Dyn::of(&g),
+                &input,
+                &expect(&g, &input),
+                &what,
+            );
             let c = Collection::new(&roots[..])
                 .finalizable(&finalizable[..])
                 .soft_refs(soft_refs);
-            let m = marker.collect(&g, &c);
+            let m = marker.collect(&Dyn::of(&g), &c);
             let steps: Vec<(StepKind, bool)> =
                 m.stats.steps.iter().map(|s| (s.kind, s.watch)).collect();
             let mut want = vec![
@@ -312,8 +324,14 @@ fn a_long_ephemeron_chain_resolves_in_one_round() {
         let mut c = MarkerConfig::with_workers(workers);
         c.set_array_chunk(64);
         let mut marker = Marker::new(c).unwrap();
-        check(&mut marker, &g, &input, &e, &format!("chain w={workers}"));
-        let m = marker.mark(&g, &roots);
+        check(
+            &mut marker,
+            &Dyn::of(&g),
+            &input,
+            &e,
+            &format!("chain w={workers}"),
+        );
+        let m = marker.mark(&Dyn::of(&g), &roots);
         let steps: Vec<StepKind> = m.stats.steps.iter().map(|s| s.kind).collect();
         assert_eq!(
             steps,
@@ -381,7 +399,7 @@ fn nested_weak_maps_take_rounds_then_share_the_index() {
             c.set_deque(deque);
             let mut marker = Marker::new(c).unwrap();
             let what = format!("nested {deque} w={workers} {soft_refs:?}");
-            check(&mut marker, &g, &input, &e, &what);
+            check(&mut marker, &Dyn::of(&g), &input, &e, &what);
             // Under Miri, the bitmap only.
             if !cfg!(miri) {
                 check_with_headers(&mut marker, &g, &input, &e, &what);
@@ -393,7 +411,7 @@ fn nested_weak_maps_take_rounds_then_share_the_index() {
     let mut c = MarkerConfig::with_workers(1);
     c.set_prefetch(0);
     let mut marker = Marker::new(c).unwrap();
-    let m = marker.mark(&g, &roots);
+    let m = marker.mark(&Dyn::of(&g), &roots);
     let eph = m.report().ephemerons();
     let registers = m
         .stats
@@ -419,7 +437,7 @@ fn without_live_counting_the_marks_are_the_same_and_bytes_are_zero() {
     c.set_count_live(false);
     let mut marker = Marker::new(c).unwrap();
     let collection = Collection::new(&roots[..]).finalizable(&finalizable[..]);
-    let m = marker.collect(&g, &collection);
+    let m = marker.collect(&Dyn::of(&g), &collection);
     assert!(*m.bitmap == o.marked);
     let report = m.report();
     assert_eq!(report.live_objects(), o.objects);
@@ -442,7 +460,7 @@ fn finalizable_chunks_are_shared_out_by_worker() {
     let c = Collection::new(&roots[..]).finalizable(&finalizable[..]);
     for (workers, shares) in [(1, vec![4]), (2, vec![2, 2]), (3, vec![2, 1, 1])] {
         let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
-        let m = marker.collect(&g, &c);
+        let m = marker.collect(&Dyn::of(&g), &c);
         let finalized: Vec<u64> = m.stats.workers.iter().map(|w| w.stats.finalized).collect();
         let expect: Vec<u64> = shares.iter().map(|&k| (k * chunk) as u64).collect();
         assert_eq!(finalized, expect, "w={workers}");
@@ -458,7 +476,7 @@ fn a_heap_of_strong_slots_takes_one_step() {
             .collect(),
     );
     let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
-    let m = marker.mark(&g, &[r(0)]);
+    let m = marker.mark(&Dyn::of(&g), &[r(0)]);
     assert_eq!(m.bitmap.count(), 100);
     assert_eq!(m.stats.steps.len(), 1);
     assert_eq!(m.stats.steps[0].kind, StepKind::Roots);
@@ -484,7 +502,7 @@ proptest! {
         let e = expect(&g, &input);
         let mut marker = Marker::new(config(workers, deque, seed as usize)).unwrap();
         let what = format!("seed {seed} n {n} {deque} w={workers} policy {policy}");
-        check(&mut marker, &g, &input, &e, &what);
+        check(&mut marker, &Dyn::of(&g), &input, &e, &what);
         if headers {
             check_with_headers(&mut marker, &g, &input, &e, &what);
         }
@@ -505,7 +523,7 @@ fn random_graphs_match_the_oracle_for_every_deque_worker_count_and_policy() {
             for input in inputs(roots, finalizable) {
                 let e = expect(g, &input);
                 let what = format!("graph {s} {deque} w={workers} {:?}", input.soft_refs);
-                check(&mut marker, g, &input, &e, &what);
+                check(&mut marker, &Dyn::of(g), &input, &e, &what);
                 check_with_headers(&mut marker, g, &input, &e, &what);
             }
         }
@@ -580,7 +598,7 @@ fn a_collection_that_panicked_leaves_nothing_behind() {
         let hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            marker.mark(&heap, &[r(0)]).stats.objects_marked()
+            marker.mark(&Dyn::of(&heap), &[r(0)]).stats.objects_marked()
         }));
         std::panic::set_hook(hook);
         let message = result.expect_err("object 50 panics");
@@ -588,7 +606,7 @@ fn a_collection_that_panicked_leaves_nothing_behind() {
             .downcast_ref::<String>()
             .expect("a formatted message");
         assert!(message.contains("breaks its contract"), "{message}");
-        let m = marker.mark(&heap, &[]);
+        let m = marker.mark(&Dyn::of(&heap), &[]);
         assert_eq!(
             m.bitmap.count(),
             0,
@@ -597,7 +615,10 @@ fn a_collection_that_panicked_leaves_nothing_behind() {
         assert_eq!(m.stats.objects_marked(), 0, "{deque} w={workers}");
         // And the marker still marks correctly.
         let heap_ok = &heap.inner;
-        assert_eq!(marker.mark(heap_ok, &[r(0)]).bitmap.count(), n as u64);
+        assert_eq!(
+            marker.mark(&Dyn::of(heap_ok), &[r(0)]).bitmap.count(),
+            n as u64
+        );
     }
 }
 
@@ -649,7 +670,7 @@ fn a_reference_outside_the_heap_panics_naming_the_contract() {
             let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
             panics_naming_the_contract(what, || {
                 marker.collect(
-                    &g,
+                    &Dyn::of(&g),
                     &Collection::new(&roots[..]).finalizable(&finalizable[..]),
                 );
             });
@@ -739,7 +760,7 @@ fn ten_million_roots_in_a_thousand_chunks_mark_exactly_the_oracles_set() {
     for workers in workers(&[1, 2, 8]) {
         let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
         roots.claimed.store(0, Ordering::Relaxed);
-        let m = marker.collect(&heap, &Collection::new(&roots));
+        let m = marker.collect(&Dyn::of(&heap), &Collection::new(&roots));
         assert!(
             *m.bitmap == o.marked,
             "w={workers}: {} marked, oracle {}",

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{check, expect, matrix, policies, r, Graph, Kind};
+use common::{check, expect, matrix, policies, r, Dyn, Graph, Kind};
 use stealmark_heap::{oracle, OracleInput};
 use stealmark_marker::model::SoftRefs;
 use stealmark_marker::{Collection, Marker, MarkerConfig};
@@ -51,7 +51,7 @@ fn soft_references_found_while_resurrecting_get_the_policy() {
             let e = expect(&g, &input);
             check(
                 &mut marker,
-                &g,
+                &Dyn::of(&g),
                 &input,
                 &e,
                 &format!("{deque} w={workers} {soft_refs:?}"),
@@ -106,7 +106,7 @@ fn keep_all_keeps_what_a_resurrected_object_softly_holds() {
             let c = Collection::new(&roots[..])
                 .finalizable(&finalizable[..])
                 .soft_refs(soft_refs);
-            let m = marker.collect(&g, &c);
+            let m = marker.collect(&Dyn::of(&g), &c);
             let mut got: Vec<(usize, usize)> = m
                 .report()
                 .cleared()

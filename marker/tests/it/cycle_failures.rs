@@ -6,6 +6,8 @@
 
 use crate::common;
 
+use common::Dyn;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{mpsc, Arc};
@@ -98,7 +100,7 @@ fn is_panicked<T>(r: Result<T, CycleError>) -> bool {
 /// The marker marks the whole list afterwards (it stayed usable).
 fn marker_still_works(marker: &mut Marker, heap: &List) {
     let marks = MarkBitmap::new(N);
-    let report = marker.collect_with(heap, &marks, &Collection::new(&ROOTS[..]));
+    let report = marker.collect_with(&Dyn::of(heap), &marks, &Collection::new(&ROOTS[..]));
     assert_eq!(report.live_objects(), N as u64);
 }
 
@@ -112,7 +114,8 @@ fn a_step_that_panicked_poisons_the_cycle() {
         let heap = List::new(N, 10);
         let marks = MarkBitmap::new(N);
         let mut marker = Marker::new(config(workers, deque)).unwrap();
-        let cycle = marker.start(&heap, &marks, &ROOTS[..]);
+        let model = Dyn::of(&heap);
+        let cycle = marker.start(&model, &marks, &ROOTS[..]);
         let raised = catch_unwind(AssertUnwindSafe(|| while !cycle.step(4).unwrap() {}));
         assert!(raised.is_err(), "{deque} {workers}: the step's panic");
         assert!(is_panicked(cycle.step(4)), "{deque} {workers}: step");
@@ -137,7 +140,8 @@ fn a_background_that_panicked_poisons_the_cycle_and_is_quiet() {
             let heap = List::new(N, 10);
             let marks = MarkBitmap::new(N);
             let mut marker = Marker::new(config(workers, deque)).unwrap();
-            let cycle = marker.start(&heap, &marks, &ROOTS[..]);
+            let model = Dyn::of(&heap);
+            let cycle = marker.start(&model, &marks, &ROOTS[..]);
             let raised = catch_unwind(AssertUnwindSafe(|| {
                 cycle.concurrently(|| {
                     while !cycle.is_quiet() {
@@ -169,7 +173,8 @@ fn overlapping_background_phases_are_refused_and_stop_nothing() {
         heap.next[49].store(0, Relaxed);
         let marks = MarkBitmap::new(N);
         let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
-        let cycle = marker.start(&heap, &marks, &ROOTS[..]);
+        let model = Dyn::of(&heap);
+        let cycle = marker.start(&model, &marks, &ROOTS[..]);
         cycle
             .concurrently(|| {
                 assert_eq!(
@@ -203,7 +208,8 @@ fn objects_allocated_black_are_counted_with_their_bytes() {
     heap.next[49].store(0, Relaxed);
     let marks = MarkBitmap::new(N);
     let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
-    let cycle = marker.start(&heap, &marks, &ROOTS[..]);
+    let model = Dyn::of(&heap);
+    let cycle = marker.start(&model, &marks, &ROOTS[..]);
     let mut b = cycle.mutator();
     for i in 90..N {
         b.allocate_black(ObjRef::from_index(i));
@@ -218,7 +224,7 @@ fn objects_allocated_black_are_counted_with_their_bytes() {
     );
 }
 
-type Owned = OwnedCycle<List, MarkBitmap>;
+type Owned = OwnedCycle<Dyn<'static>, MarkBitmap>;
 
 fn owned(panic_on: usize, workers: usize) -> (Arc<List>, Arc<MarkBitmap>, Owned) {
     let heap = Arc::new(List::new(N, panic_on));
@@ -226,7 +232,7 @@ fn owned(panic_on: usize, workers: usize) -> (Arc<List>, Arc<MarkBitmap>, Owned)
     let marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
     let cycle = OwnedCycle::start(
         marker,
-        heap.clone(),
+        Arc::new(Dyn::shared(heap.clone())),
         marks.clone(),
         &ROOTS[..],
         CycleOptions::default(),
@@ -240,7 +246,7 @@ fn owned_cycles_and_handles_cross_threads() {
     fn send_sync<T: Send + Sync>() {}
     fn send<T: Send>() {}
     send_sync::<Owned>();
-    send::<stealmark_marker::OwnedMutator<List, MarkBitmap>>();
+    send::<stealmark_marker::OwnedMutator<Dyn<'static>, MarkBitmap>>();
 }
 
 /// The owned form fails the same way, with errors instead of panics, and

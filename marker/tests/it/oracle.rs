@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use common::{check, deques, expect, matrix, policies, workers, Expect};
+use common::{check, deques, expect, matrix, policies, workers, Dyn, Expect};
 use stealmark_heap::{generate_heap, GenConfig, Generated, HeapGraph, OracleInput, Shape};
 use stealmark_marker::model::SoftRefs;
 use stealmark_marker::{
@@ -193,7 +193,7 @@ fn abp_overflow_is_shared_and_used() {
     let mut marker = Marker::new(c).unwrap();
     check_case(&mut marker, &g, "wide abp cap 16");
     let t = marker
-        .mark(&g.g.heap.view(), g.g.heap.roots())
+        .mark(&Dyn::of(&g.g.heap.view()), g.g.heap.roots())
         .stats
         .total();
     assert!(
@@ -217,7 +217,7 @@ fn big_array_is_scanned_in_chunks_by_several_workers() {
     c.set_array_chunk(256);
     let mut marker = Marker::new(c).unwrap();
     check_case(&mut marker, &g, "big-array 4 workers");
-    let m = marker.mark(&g.g.heap.view(), g.g.heap.roots());
+    let m = marker.mark(&Dyn::of(&g.g.heap.view()), g.g.heap.roots());
     let chunks: Vec<u64> = m
         .stats
         .workers
@@ -244,7 +244,7 @@ fn reconfigure_switches_deque_and_worker_count() {
         check_case(&mut marker, &g, &format!("reconfigured {deque}"));
         assert_eq!(
             marker
-                .mark(&g.g.heap.view(), g.g.heap.roots())
+                .mark(&Dyn::of(&g.g.heap.view()), g.g.heap.roots())
                 .stats
                 .workers
                 .len(),

@@ -2,6 +2,8 @@
 //! live objects exactly as the engine does when asked to, and not at all
 //! otherwise, so that `stealmark bench --reference` compares like with like.
 
+use crate::common::Dyn;
+
 use stealmark_heap::{generate_heap, ArenaLayout, GenConfig, HeapGraph, Shape};
 use stealmark_marker::sequential::{LiveCount, Replay, SequentialMarker};
 use stealmark_marker::{Marker, MarkerConfig};
@@ -27,7 +29,7 @@ fn reference_markers_count_live_as_the_engine_does() {
             let what = format!("{shape:?} {layout:?}");
             for workers in [1, 2] {
                 let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
-                let report = marker.mark(&view, roots).report();
+                let report = marker.mark(&Dyn::of(&view), roots).report();
                 let engine = LiveCount {
                     objects: report.live_objects(),
                     bytes: report.live_bytes(),

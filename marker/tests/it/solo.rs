@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::sync::Mutex;
 use std::thread::ThreadId;
 
-use common::{check, check_as, expect, matrix, policies};
+use common::{check, check_as, expect, matrix, policies, Dyn};
 use stealmark_heap::{generate_heap, GenConfig, HeapGraph, OracleInput, Shape};
 use stealmark_marker::{
     Collection, MarkIndex, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind,
@@ -100,7 +100,7 @@ fn a_solo_collection_runs_on_the_calling_thread_alone() {
         .finalizable(g.heap.finalizable())
         .solo(true);
     for _ in 0..3 {
-        let m = marker.collect(&model, &c);
+        let m = marker.collect(&Dyn::of(&model), &c);
         assert!(m.bitmap.count() > 1000);
         assert_eq!(m.stats.workers.len(), 4, "a list per configured worker");
         for (i, w) in m.stats.workers.iter().enumerate().skip(1) {
@@ -113,7 +113,7 @@ fn a_solo_collection_runs_on_the_calling_thread_alone() {
         assert_eq!(*model.seen.lock().unwrap(), [std::thread::current().id()]);
     }
     // Without `solo`, the other workers take part in a heap this size.
-    let m = marker.collect(&model, &c.solo(false));
+    let m = marker.collect(&Dyn::of(&model), &c.solo(false));
     assert!(m
         .stats
         .workers

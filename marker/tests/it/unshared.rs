@@ -10,7 +10,7 @@ use crate::common;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::mutable::{Family, MutHeap, Mutator};
-use common::{inputs, random_graph};
+use common::{inputs, random_graph, Dyn, DynStore};
 use stealmark_heap::oracle;
 use stealmark_marker::{
     Collection, MarkBitmap, MarkIndex, MarkStore, Marker, MarkerConfig, ObjRef, ObjectModel,
@@ -76,7 +76,7 @@ fn one_worker_collections_mark_unshared_and_more_workers_atomically() {
                 let c = Collection::new(input.roots)
                     .finalizable(input.finalizable)
                     .soft_refs(input.soft_refs);
-                marker.collect_with(&g, &store, &c);
+                marker.collect_with(&Dyn::of(&g), &DynStore(&store), &c);
                 let what = format!("seed {seed}, {workers} workers");
                 assert_eq!(store.bits, expected.marked, "{what}: marks");
                 let (atomic, unshared) = store.calls();
@@ -109,7 +109,9 @@ fn mark_cycles_never_mark_unshared() {
         let mut mutator = Mutator::new(roots.clone(), 11);
         let store = CountingStore::new(3000);
         let mut marker = Marker::new(MarkerConfig::with_workers(1)).unwrap();
-        let cycle = marker.start(&heap, &store, &roots[..]);
+        let model = Dyn::of(&heap);
+        let marks = DynStore(&store);
+        let cycle = marker.start(&model, &marks, &roots[..]);
         if incremental {
             let mut buffer = cycle.mutator();
             for i in 0..2000 {

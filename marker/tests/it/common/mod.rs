@@ -5,6 +5,7 @@
 
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod erased;
 pub mod mutable;
 
 use std::ops::Range;
@@ -21,6 +22,8 @@ use strum::VariantArray;
 
 /// The heap the tests write by hand: slot lists with every slot kind.
 pub use stealmark_heap::{ListGraph as Graph, ListKind as Kind};
+
+pub use erased::{Dyn, DynStore};
 
 /// The deque kinds the tests run: every kind, and under Miri every kind but
 /// the crossbeam peer, whose slot reads race by design (a thief reads a slot
@@ -76,12 +79,12 @@ impl HeaderMarks {
     }
 }
 
-impl MarkStore<Graph> for HeaderMarks {
-    fn try_mark(&self, _: &Graph, obj: ObjRef) -> bool {
+impl<H: ObjectModel> MarkStore<H> for HeaderMarks {
+    fn try_mark(&self, _: &H, obj: ObjRef) -> bool {
         let h = &self.0[obj.index()];
         h.load(Ordering::Relaxed) == 0 && h.fetch_or(1, Ordering::Relaxed) == 0
     }
-    fn is_marked(&self, _: &Graph, obj: ObjRef) -> bool {
+    fn is_marked(&self, _: &H, obj: ObjRef) -> bool {
         self.0[obj.index()].load(Ordering::Relaxed) != 0
     }
 }
@@ -381,7 +384,7 @@ pub fn check_as<M: ObjectModel + MarkIndex>(
 }
 
 /// As [`check`], through header mark bits (`collect_with`), for a
-/// [`Graph`].
+/// [`Graph`] (as a [`Dyn`]).
 pub fn check_with_headers(
     marker: &mut Marker,
     g: &Graph,
@@ -393,7 +396,7 @@ pub fn check_with_headers(
     let c = Collection::new(input.roots)
         .finalizable(input.finalizable)
         .soft_refs(input.soft_refs);
-    let report = marker.collect_with(g, &marks, &c);
+    let report = marker.collect_with(&Dyn::of(g), &DynStore(&marks), &c);
     let o = &expect.oracle;
     assert_eq!(
         marks.marked(),
