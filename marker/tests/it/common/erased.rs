@@ -68,69 +68,42 @@ impl<M: ObjectModel + MarkIndex + Send> Model for M {
     }
 }
 
-/// A model borrowed for [`Dyn::of`].
-struct Borrowed<'a, M>(&'a M);
-
-impl<M: Model> Model for Borrowed<'_, M> {
-    fn size_bytes(&self, obj: ObjRef) -> usize {
-        self.0.size_bytes(obj)
-    }
-    fn footprint_bytes(&self, obj: ObjRef) -> usize {
-        self.0.footprint_bytes(obj)
-    }
-    fn slot_count(&self, obj: ObjRef) -> usize {
-        self.0.slot_count(obj)
-    }
-    fn scan(
-        &self,
-        obj: ObjRef,
-        slots: Range<usize>,
-        visit: &mut dyn FnMut(usize, ObjRef, SlotKind),
-    ) {
-        self.0.scan(obj, slots, visit);
-    }
-    fn type_count(&self) -> usize {
-        self.0.type_count()
-    }
-    fn type_id(&self, obj: ObjRef) -> usize {
-        self.0.type_id(obj)
-    }
-    fn prefetch(&self, obj: ObjRef) {
-        self.0.prefetch(obj);
-    }
-    fn mark_index_bound(&self) -> usize {
-        self.0.mark_index_bound()
-    }
-    fn mark_index(&self, obj: ObjRef) -> usize {
-        self.0.mark_index(obj)
-    }
-}
-
-/// A test heap of any type, as the one model type the engine sees.
+/// A test heap of any type, as the one model type the engine sees:
+/// borrowed, or shared (for an owned cycle, which keeps its heap).
 #[derive(Clone)]
-pub struct Dyn<'a>(Arc<dyn Model + 'a>);
+pub enum Dyn<'a> {
+    Borrowed(&'a (dyn Model + 'a)),
+    Shared(Arc<dyn Model + 'a>),
+}
 
 impl<'a> Dyn<'a> {
     /// `model`, borrowed.
     pub fn of<M: Model>(model: &'a M) -> Dyn<'a> {
-        Dyn(Arc::new(Borrowed(model)))
+        Dyn::Borrowed(model)
     }
 
-    /// `model`, shared (for an owned cycle, which keeps its heap).
+    /// `model`, shared.
     pub fn shared<M: Model + 'a>(model: Arc<M>) -> Dyn<'a> {
-        Dyn(model)
+        Dyn::Shared(model)
+    }
+
+    fn model(&self) -> &(dyn Model + 'a) {
+        match self {
+            Dyn::Borrowed(model) => *model,
+            Dyn::Shared(model) => &**model,
+        }
     }
 }
 
 impl ObjectModel for Dyn<'_> {
     fn size_bytes(&self, obj: ObjRef) -> usize {
-        self.0.size_bytes(obj)
+        self.model().size_bytes(obj)
     }
     fn footprint_bytes(&self, obj: ObjRef) -> usize {
-        self.0.footprint_bytes(obj)
+        self.model().footprint_bytes(obj)
     }
     fn slot_count(&self, obj: ObjRef) -> usize {
-        self.0.slot_count(obj)
+        self.model().slot_count(obj)
     }
     fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
         &self,
@@ -138,63 +111,33 @@ impl ObjectModel for Dyn<'_> {
         slots: Range<usize>,
         mut visit: V,
     ) {
-        self.0.scan(obj, slots, &mut visit);
+        self.model().scan(obj, slots, &mut visit);
     }
     fn type_count(&self) -> usize {
-        self.0.type_count()
+        self.model().type_count()
     }
     fn type_id(&self, obj: ObjRef) -> usize {
-        self.0.type_id(obj)
+        self.model().type_id(obj)
     }
     fn prefetch(&self, obj: ObjRef) {
-        self.0.prefetch(obj);
+        self.model().prefetch(obj);
     }
 }
 
 impl MarkIndex for Dyn<'_> {
     fn mark_index_bound(&self) -> usize {
-        self.0.mark_index_bound()
+        self.model().mark_index_bound()
     }
     fn mark_index(&self, obj: ObjRef) -> usize {
-        self.0.mark_index(obj)
-    }
-}
-
-/// [`MarkStore`] over every [`Dyn`], in a form that can be a trait object.
-pub trait Store: Sync {
-    fn try_mark(&self, heap: &Dyn<'_>, obj: ObjRef) -> bool;
-    fn try_mark_unshared(&self, heap: &Dyn<'_>, obj: ObjRef) -> bool;
-    fn is_marked(&self, heap: &Dyn<'_>, obj: ObjRef) -> bool;
-    fn prefetch(&self, heap: &Dyn<'_>, obj: ObjRef);
-    fn dense_bound(&self, heap: &Dyn<'_>) -> Option<usize>;
-    fn dense_index(&self, heap: &Dyn<'_>, obj: ObjRef) -> Option<usize>;
-}
-
-impl<S: for<'a> MarkStore<Dyn<'a>>> Store for S {
-    fn try_mark(&self, heap: &Dyn<'_>, obj: ObjRef) -> bool {
-        MarkStore::try_mark(self, heap, obj)
-    }
-    fn try_mark_unshared(&self, heap: &Dyn<'_>, obj: ObjRef) -> bool {
-        MarkStore::try_mark_unshared(self, heap, obj)
-    }
-    fn is_marked(&self, heap: &Dyn<'_>, obj: ObjRef) -> bool {
-        MarkStore::is_marked(self, heap, obj)
-    }
-    fn prefetch(&self, heap: &Dyn<'_>, obj: ObjRef) {
-        MarkStore::prefetch(self, heap, obj);
-    }
-    fn dense_bound(&self, heap: &Dyn<'_>) -> Option<usize> {
-        MarkStore::dense_bound(self, heap)
-    }
-    fn dense_index(&self, heap: &Dyn<'_>, obj: ObjRef) -> Option<usize> {
-        MarkStore::dense_index(self, heap, obj)
+        self.model().mark_index(obj)
     }
 }
 
 /// A test's own mark store of any type, as the one store type the engine
-/// sees beside its side bitmap.
+/// sees beside its side bitmap (`MarkStore` has no generic method, so it
+/// is a trait object as it stands).
 #[derive(Clone, Copy)]
-pub struct DynStore<'s>(pub &'s dyn Store);
+pub struct DynStore<'s>(pub &'s dyn for<'a> MarkStore<Dyn<'a>>);
 
 impl MarkStore<Dyn<'_>> for DynStore<'_> {
     fn try_mark(&self, heap: &Dyn<'_>, obj: ObjRef) -> bool {
