@@ -29,8 +29,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use parking_lot::Mutex;
 use stealmark_model::ObjRef;
 
-/// One array's descriptor. `repr(C)`: four words, so that a table of them
-/// is allocated as zeroed words (`ArrayTable::new`).
+use crate::zeroed::{zeroed, Zeroable};
+
+/// One array's descriptor. `repr(C)` with only atomic words, so that a
+/// table of them is allocated zeroed (`ArrayTable::new`).
 #[repr(C)]
 struct Descriptor {
     /// The array's word (set before the first token is published).
@@ -42,6 +44,11 @@ struct Descriptor {
     /// Live token copies.
     refs: AtomicUsize,
 }
+
+// SAFETY: `repr(C)` with four `AtomicUsize` fields, and `AtomicUsize` has
+// the size, alignment and bit validity of `usize` (its documentation
+// guarantees it): all zero bytes are a descriptor of four zeros.
+unsafe impl Zeroable for Descriptor {}
 
 /// What a worker claimed from a token.
 pub(crate) struct Claim {
@@ -78,17 +85,8 @@ impl ArrayTable {
     /// A table of `capacity` descriptors for `workers` workers; `recycle`
     /// when every token copy is delivered exactly once.
     pub(crate) fn new(capacity: usize, workers: usize, recycle: bool) -> ArrayTable {
-        // Allocated zeroed (one `calloc`), not built descriptor by descriptor.
-        let words: Box<[[usize; 4]]> = vec![[0usize; 4]; capacity].into_boxed_slice();
-        // SAFETY: `Descriptor` is `repr(C)` with four `AtomicUsize` fields,
-        // and `AtomicUsize` has the size, alignment and bit validity of
-        // `usize` (its documentation guarantees it): a `[usize; 4]` of zeros
-        // is a valid `Descriptor` of the same layout, so the allocation of
-        // `capacity` of them is one of `capacity` descriptors, freed with the
-        // same layout. The box is moved, so nothing else refers to it.
-        let descs = unsafe { Box::from_raw(Box::into_raw(words) as *mut [Descriptor]) };
         ArrayTable {
-            descs,
+            descs: zeroed(capacity),
             free: Mutex::new(Free {
                 returned: Vec::new(),
                 fresh: 0,

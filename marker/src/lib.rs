@@ -247,6 +247,7 @@ mod sync;
 pub mod sync;
 mod termination;
 mod worker;
+mod zeroed;
 
 pub use collection::Collection;
 pub use config::{

@@ -29,6 +29,9 @@ use loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 #[cfg(not(loom))]
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
+#[cfg(not(loom))]
+use crate::zeroed::zeroed;
+
 /// No entry (a head or a `next` link).
 const NONE: u32 = 0;
 
@@ -224,19 +227,8 @@ impl Dense {
     }
 }
 
-/// A table of `n` zeroed heads, allocated zeroed: the allocator maps fresh
-/// zero pages for a large one, so pages never written cost nothing.
-#[cfg(not(loom))]
-fn zeroed(n: usize) -> Box<[AtomicU32]> {
-    let table: Box<[u32]> = vec![0u32; n].into_boxed_slice();
-    // SAFETY: `AtomicU32` has the same size, alignment and bit validity as
-    // `u32` (its documentation guarantees it), so the allocation of `n`
-    // `u32`s is one of `n` `AtomicU32`s, freed with the same layout; the
-    // box is moved, so nothing else refers to it.
-    unsafe { Box::from_raw(Box::into_raw(table) as *mut [AtomicU32]) }
-}
-
-/// A table of `n` zeroed heads (loom's atomics are not `u32`s in memory).
+/// A table of `n` zeroed heads (loom's atomics are not `u32`s in memory;
+/// in every other build the table is allocated zeroed, `crate::zeroed`).
 #[cfg(loom)]
 fn zeroed(n: usize) -> Box<[AtomicU32]> {
     (0..n).map(|_| AtomicU32::new(NONE)).collect()
