@@ -6,13 +6,12 @@
 
 use crate::common;
 
-use common::Dyn;
-
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
+use common::Dyn;
 use stealmark_marker::{
     Collection, CycleError, CycleOptions, MarkBitmap, MarkIndex, Marker, MarkerConfig, ObjRef,
     ObjectModel, OwnedCycle, SlotKind,
