@@ -177,7 +177,7 @@ section "an ephemeron chain against a list; the weak heap against its all-strong
 
 group "Pause times and MMU: stop-the-world, incremental, concurrent"
 section "runtime, $RUNTIME_N objects, 1 mutator at 1M writes/s" \
-    "$SM" bench "$RT" --mode stw,incremental,concurrent --mutators 1 --write-rate 1000000 --threads "$pair" --runs "$MODE_RUNS" --format markdown --plot "$plots/mmu.svg"
+    "$SM" bench "$RT" --mode stw,incremental,incremental-iu,concurrent,concurrent-iu --mutators 1 --write-rate 1000000 --threads "$pair" --runs "$MODE_RUNS" --format markdown --plot "$plots/mmu.svg"
 
 group "HotSpot and V8 on the same heaps"
 if command -v java >/dev/null && command -v javac >/dev/null; then
