@@ -30,13 +30,13 @@ fn have(program: &str, version_flag: &str, test: &str) -> bool {
         assert!(
             !ci,
             "{test}: `{program}` is not installed, and CI (CI=true) must run these tests; \
-             install it (see .ci/steps.sh)"
+             install it (see .ci/run)"
         );
         // Straight to the process's stderr: the test harness captures
         // `eprintln!` of passing tests, and a skip must be seen.
         let _ = writeln!(
             std::io::stderr(),
-            "SKIPPED {test}: `{program}` is not installed (CI installs it; see .ci/steps.sh)"
+            "SKIPPED {test}: `{program}` is not installed (CI installs it; see .ci/run)"
         );
     }
     ok
