@@ -101,12 +101,19 @@ typedef uintptr_t sm_ref;
  * - EPHEMERON: the value of an ephemeron entry: traced if and only if its
  *   key (sm_slot.key) is marked, whenever that happens; cleared if the key is
  *   unmarked after finalization. The key itself is usually held by a WEAK
- *   slot of the same holder. */
+ *   slot of the same holder.
+ * - STRONG_LEAF: a strong slot whose target has no reference slots of any
+ *   kind (a string, a boxed number, an array of primitives), as the runtime
+ *   can tell from the slot itself (a type tag beside the reference) without
+ *   reading the target. The engine marks the target but never queues or
+ *   scans it. A target with slots breaks the contract: they are skipped.
+ *   Debug builds of the engine check the hint (slot_count(target) == 0). */
 #define SM_SLOT_STRONG 0u
 #define SM_SLOT_SOFT 1u
 #define SM_SLOT_WEAK 2u
 #define SM_SLOT_PHANTOM 3u
 #define SM_SLOT_EPHEMERON 4u
+#define SM_SLOT_STRONG_LEAF 5u
 
 /* One non-null reference slot of an object, as the object model's
  * scan_slots callback writes it. */

@@ -14,7 +14,7 @@ use crate::contract::violated;
 use crate::status::{Error, SM_ERR_MARKS};
 use crate::types::{
     sm_object_model, sm_slot, SM_SCAN_FAILED, SM_SLOT_EPHEMERON, SM_SLOT_PHANTOM, SM_SLOT_SOFT,
-    SM_SLOT_STRONG, SM_SLOT_WEAK,
+    SM_SLOT_STRONG, SM_SLOT_STRONG_LEAF, SM_SLOT_WEAK,
 };
 
 /// Slots per `scan_slots` call: the buffer the engine passes (4 KiB on the
@@ -178,12 +178,13 @@ impl CModel {
 }
 
 impl CModel {
-    /// The kind of `entry`, which is not a strong slot, or a contract
-    /// violation (out of line: non-strong slots are rare).
+    /// The kind of `entry`, which is not a strong slot (to a leaf or not),
+    /// or a contract violation (out of line: non-strong slots are rare).
     #[inline(never)]
     fn other_kind(&self, obj: ObjRef, entry: &sm_slot) -> SlotKind {
         match entry.kind {
             SM_SLOT_STRONG => SlotKind::Strong,
+            SM_SLOT_STRONG_LEAF => SlotKind::StrongLeaf,
             SM_SLOT_SOFT => SlotKind::Soft,
             SM_SLOT_WEAK => SlotKind::Weak,
             SM_SLOT_PHANTOM => SlotKind::Phantom,
@@ -318,10 +319,10 @@ impl ObjectModel for CModel {
                 let Some(target) = self.bounds.get(entry.target) else {
                     self.bad_target(obj, entry)
                 };
-                let kind = if entry.kind == SM_SLOT_STRONG {
-                    SlotKind::Strong
-                } else {
-                    self.other_kind(obj, entry)
+                let kind = match entry.kind {
+                    SM_SLOT_STRONG => SlotKind::Strong,
+                    SM_SLOT_STRONG_LEAF => SlotKind::StrongLeaf,
+                    _ => self.other_kind(obj, entry),
                 };
                 visit(entry.index, target, kind);
             }

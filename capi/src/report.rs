@@ -9,7 +9,8 @@ use crate::marker::State;
 use crate::status::{guard, sm_status, Error, SM_ERR_MARKS, SM_ERR_RANGE, SM_ERR_STALE};
 use crate::types::{
     sm_ref, sm_report, sm_stats, sm_type_count, sm_weak_ref, SM_MARKS_SIDE_BITMAP,
-    SM_SLOT_EPHEMERON, SM_SLOT_PHANTOM, SM_SLOT_SOFT, SM_SLOT_STRONG, SM_SLOT_WEAK,
+    SM_SLOT_EPHEMERON, SM_SLOT_PHANTOM, SM_SLOT_SOFT, SM_SLOT_STRONG, SM_SLOT_STRONG_LEAF,
+    SM_SLOT_WEAK,
 };
 
 /// The state of `report`'s marker, if the report is current.
@@ -54,6 +55,7 @@ unsafe fn put<T>(out: *mut T, what: &str, value: T) -> Result<(), Error> {
 fn weak_ref(w: &WeakRef) -> sm_weak_ref {
     let (kind, key) = match w.kind {
         SlotKind::Strong => (SM_SLOT_STRONG, 0),
+        SlotKind::StrongLeaf => (SM_SLOT_STRONG_LEAF, 0),
         SlotKind::Soft => (SM_SLOT_SOFT, 0),
         SlotKind::Weak => (SM_SLOT_WEAK, 0),
         SlotKind::Phantom => (SM_SLOT_PHANTOM, 0),

@@ -18,6 +18,8 @@ pub const SM_SLOT_WEAK: u32 = 2;
 pub const SM_SLOT_PHANTOM: u32 = 3;
 /// `SM_SLOT_EPHEMERON`.
 pub const SM_SLOT_EPHEMERON: u32 = 4;
+/// `SM_SLOT_STRONG_LEAF`.
+pub const SM_SLOT_STRONG_LEAF: u32 = 5;
 
 /// What `scan_slots` returns to fail the collection.
 pub const SM_SCAN_FAILED: usize = usize::MAX;

@@ -134,7 +134,7 @@ pub fn oracle<M: ObjectModel + MarkIndex>(model: &M, input: &OracleInput<'_>) ->
                 !live
             }
             SlotKind::Soft | SlotKind::Weak => i >= judged && !o.is_marked(w.target),
-            SlotKind::Strong => false,
+            SlotKind::Strong | SlotKind::StrongLeaf => false,
         };
         if dead {
             cleared.push(*w);
@@ -254,7 +254,7 @@ impl<'m, M: ObjectModel + MarkIndex> Oracle<'m, M> {
             }
             model.scan_slots(obj, 0..usize::MAX, |slot, target, kind| {
                 self.references += 1;
-                if kind == SlotKind::Strong {
+                if kind.is_strong() {
                     self.mark(target);
                     return;
                 }

@@ -5,7 +5,7 @@
 //! ([`MarkerConfig::count_live`](crate::MarkerConfig::count_live)), so that
 //! a comparison with the engine is like for like either way.
 
-use stealmark_model::{MarkIndex, ObjRef, ObjectModel, SlotKind};
+use stealmark_model::{MarkIndex, ObjRef, ObjectModel};
 
 use crate::fifo::{Batch, Fifo, ACCOUNT_BATCH};
 use crate::stats::TypeCount;
@@ -88,7 +88,11 @@ impl<'c> LiveCounter<'c> {
 /// termination. It sets marks as the engine does with one worker
 /// ([`MarkBitmap::set_unshared`]: no atomic read-modify-write), and with
 /// [`SequentialMarker::count_live`] counts live objects as the engine does.
-/// Its buffers are reused from one call to the next.
+/// Its buffers are reused from one call to the next. It pushes and scans
+/// the targets of
+/// [`SlotKind::StrongLeaf`](stealmark_model::SlotKind::StrongLeaf) slots
+/// like any other (a scan without slots): the engine's shortcut for leaves
+/// is its own.
 #[derive(Debug, Default)]
 pub struct SequentialMarker {
     stack: Vec<ObjRef>,
@@ -201,7 +205,7 @@ impl SequentialMarker {
                 0..heap.slot_count(obj),
                 #[inline(always)]
                 |_, t, kind| {
-                    if kind != SlotKind::Strong {
+                    if !kind.is_strong() {
                         return;
                     }
                     let t = if edge_depth == 0 {
@@ -301,7 +305,7 @@ impl Replay {
                 0..heap.slot_count(obj),
                 #[inline(always)]
                 |_, t, kind| {
-                    if kind == SlotKind::Strong {
+                    if kind.is_strong() {
                         bitmap.set_unshared(heap.mark_index(t));
                     }
                 },

@@ -5,8 +5,8 @@
 //! - [`ObjRef`]: the engine's name for an object, a non-null aligned word
 //!   (an address, or [`ObjRef::from_index`] for numbered objects).
 //! - [`ObjectModel`]: how the engine reads a heap: sizes, types and
-//!   reference slots, each slot with its [`SlotKind`] (strong, soft, weak,
-//!   phantom, or an ephemeron's value).
+//!   reference slots, each slot with its [`SlotKind`] (strong, strong to a
+//!   leaf, soft, weak, phantom, or an ephemeron's value).
 //! - [`MarkStore`]: where mark bits live; [`MarkBitmap`] is the default side
 //!   bitmap over the dense indices of [`MarkIndex`], and a runtime with mark
 //!   bits in object headers implements the trait over them.

@@ -9,6 +9,7 @@ use crate::obj_ref::ObjRef;
 /// | kind | traced | cleared (reported) when |
 /// |---|---|---|
 /// | `Strong` | always | never |
+/// | `StrongLeaf` | always (marked, never scanned: it has no slots) | never |
 /// | `Soft` | if the soft-reference policy keeps the referent | the referent is dead before finalization |
 /// | `Weak` | never | the referent is dead before finalization |
 /// | `Phantom` | never | the referent is dead after finalization |
@@ -17,6 +18,21 @@ use crate::obj_ref::ObjRef;
 pub enum SlotKind {
     /// A strong reference: the marker traces it.
     Strong,
+    /// A strong reference to a leaf: an object without reference slots of
+    /// any kind (a string, a boxed number, an array of primitives). Use it
+    /// where the runtime can tell from the slot itself, without reading
+    /// the target (a type tag stored beside the reference, as in Lua's
+    /// values, or a span known to hold no references, as in Go's heap).
+    /// The marker marks and counts the target but never scans it, so it
+    /// saves the target's trip through the mark stack and its scan; with
+    /// mark bits in headers, the mark is the only access to the target.
+    ///
+    /// The hint is part of the contract: a leaf with reference slots has
+    /// them skipped, and what only they reach stays unmarked. The engine
+    /// checks the hint (the target's
+    /// [`slot_count`](crate::ObjectModel::slot_count) is 0) in debug
+    /// builds only.
+    StrongLeaf,
     /// A soft reference (Java's `SoftReference`): traced only if the
     /// soft-reference policy keeps its referent, otherwise weak.
     Soft,
@@ -37,9 +53,10 @@ pub enum SlotKind {
 }
 
 impl SlotKind {
-    /// Whether the marker traces the slot unconditionally.
+    /// Whether the marker traces the slot unconditionally ([`SlotKind::Strong`]
+    /// or [`SlotKind::StrongLeaf`]).
     #[inline(always)]
     pub const fn is_strong(self) -> bool {
-        matches!(self, SlotKind::Strong)
+        matches!(self, SlotKind::Strong | SlotKind::StrongLeaf)
     }
 }

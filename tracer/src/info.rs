@@ -124,7 +124,7 @@ pub fn run(args: InfoArgs) -> CliResult {
         heap.scan_slots(obj, 0..usize::MAX, |_, _, kind| {
             non_null += 1;
             match kind {
-                SlotKind::Strong => report.strong_slots += 1,
+                SlotKind::Strong | SlotKind::StrongLeaf => report.strong_slots += 1,
                 SlotKind::Weak => report.weak_slots += 1,
                 SlotKind::Soft => report.soft_slots += 1,
                 SlotKind::Phantom => report.phantom_slots += 1,

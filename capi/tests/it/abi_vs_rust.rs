@@ -62,6 +62,7 @@ fn through_rust(heap: &Heap, workers: usize, soft: u32) -> Outcome {
                 stealmark_marker::SlotKind::Phantom => (SM_SLOT_PHANTOM, 0),
                 stealmark_marker::SlotKind::Ephemeron { key } => (SM_SLOT_EPHEMERON, key.word()),
                 stealmark_marker::SlotKind::Strong => (SM_SLOT_STRONG, 0),
+                stealmark_marker::SlotKind::StrongLeaf => (SM_SLOT_STRONG_LEAF, 0),
             };
             (w.holder.word(), w.slot, w.target.word(), key, kind)
         })
@@ -245,7 +246,12 @@ fn through_c(
 #[test]
 fn the_c_interface_marks_and_reports_as_the_rust_api() {
     for seed in 1..=4u64 {
-        let heap = Heap::random(3000, seed * 0x9E37_79B9);
+        let mut heap = Heap::random(3000, seed * 0x9E37_79B9);
+        // Odd seeds hint leaves through the C interface; the Rust side reads
+        // them as plain strong slots.
+        if seed % 2 == 1 {
+            assert!(heap.hint_leaves() > 0, "seed {seed}: no leaf hinted");
+        }
         for workers in [1u32, 2, 3] {
             let expected: Vec<Outcome> = (0..3)
                 .map(|soft| through_rust(&heap, workers as usize, soft))

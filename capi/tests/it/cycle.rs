@@ -218,7 +218,9 @@ fn through_c(heap: &Heap, mode: u32) -> Outcome {
 #[test]
 fn one_cycle_through_c_and_through_owned_cycle_agree() {
     for seed in [3, 11] {
-        let heap = Arc::new(Heap::random(3000, seed));
+        let mut heap = Heap::random(3000, seed);
+        assert!(heap.hint_leaves() > 0);
+        let heap = Arc::new(heap);
         let want = through_rust(&heap);
         assert!(want.1 > 0);
         for mode in [SM_MARKS_HEADER_BYTE, SM_MARKS_CALLBACKS] {

@@ -144,6 +144,7 @@ fn rust_side() -> BTreeMap<String, i128> {
         SM_SLOT_WEAK,
         SM_SLOT_PHANTOM,
         SM_SLOT_EPHEMERON,
+        SM_SLOT_STRONG_LEAF,
         SM_SCAN_FAILED,
         SM_MARKS_HEADER_BYTE,
         SM_MARKS_CALLBACKS,

@@ -151,7 +151,7 @@ fn runtime_has_weak_refs_cycles_arrays_and_size_classes() {
     let has_cycle = view.objects().take(10_000).any(|o| {
         let mut back = false;
         view.scan_slots(o, 0..usize::MAX, |_, t, k| {
-            if k == SlotKind::Strong && t != o {
+            if k.is_strong() && t != o {
                 view.scan_slots(t, 0..usize::MAX, |_, u, _| back |= u == o);
             }
         });

@@ -208,7 +208,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                     self.note_unsettled(i, &r);
                 }
                 SlotKind::Phantom => self.note_unsettled(i, &r),
-                SlotKind::Strong => {}
+                SlotKind::Strong | SlotKind::StrongLeaf => {}
             }
             i += 1;
         }

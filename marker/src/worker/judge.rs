@@ -212,7 +212,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 SlotKind::Soft | SlotKind::Weak => i >= j1 && !store.is_marked(heap, r.target),
                 SlotKind::Phantom => !store.is_marked(heap, r.target),
                 SlotKind::Ephemeron { key } => !store.is_marked(heap, key),
-                SlotKind::Strong => false,
+                SlotKind::Strong | SlotKind::StrongLeaf => false,
             };
             let mut live = c.settled_entries;
             for (i, r) in refs.iter().enumerate().skip(c.settled) {

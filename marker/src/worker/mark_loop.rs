@@ -1,7 +1,8 @@
 //! The mark loop, the hot path: pop a grey object (private stack first, then
 //! the deque, through the prefetch FIFO), count it live, scan its slots,
 //! mark each strong target (through the edge FIFO) and push the ones whose
-//! bit this worker set. Large arrays are scanned in chunks: an array with
+//! bit this worker set, but for leaves (`SlotKind::StrongLeaf`), which are
+//! done once marked. Large arrays are scanned in chunks: an array with
 //! more slots than `Worker::big_array` is opened in the descriptor table
 //! ([`ArrayTable`](crate::arrays::ArrayTable)), and its token, pushed to
 //! the deque, lets any worker claim and scan one chunk at a time.
@@ -12,11 +13,12 @@ use std::ops::Range;
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 
+use super::counting::count_leaves;
 use super::modes::{Configured, Fixed, KeyWatch, LoopMode};
 use super::stack::mark;
 use super::word::Word;
 use super::{Worker, WorkerState};
-use crate::fifo::{Fifo, ACCOUNT_BATCH};
+use crate::fifo::{Batch, Fifo, ACCOUNT_BATCH};
 use crate::stats::WorkerRecord;
 
 /// A word popped for scanning ([`Worker::next_local`]).
@@ -77,7 +79,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Marks the targets still waiting in the edge FIFO.
     pub(super) fn flush_edges<W: KeyWatch>(&mut self, edges: &mut Fifo) {
         while let Some(w) = edges.pop() {
-            self.shade::<W>(Word::from_raw(w).obj());
+            let edge = Word::from_raw(w);
+            if edge.is_leaf() {
+                self.shade_leaf::<W>(edge.obj());
+            } else {
+                self.shade::<W>(edge.obj());
+            }
         }
     }
 
@@ -216,7 +223,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     ) {
         // Two instances of the slot loop, so that the private-or-shared
         // choice is made once per object, not once per marked target.
-        let (visited, marked, weak) = if M::private(&self.settings) {
+        let v = if M::private(&self.settings) {
             self.visit_slots::<W, M>(heap, store, obj, slots, edges, |state, obj| {
                 state.private.push(Word::object(obj).raw())
             })
@@ -227,8 +234,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             })
         };
         let st = &mut self.state.record.stats;
-        st.slots_scanned += visited;
-        st.objects_marked += marked;
+        st.slots_scanned += v.slots;
+        st.objects_marked += v.marked;
+        st.objects_scanned += v.leaves;
+        let weak = v.weak;
         if weak != 0 {
             let from = self.state.record.weak_refs.len() - weak;
             if whole && !D::KIND.exactly_once() && !self.phase.engine.holders.claim(obj) {
@@ -241,10 +250,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
 
     /// The slot loop of [`Worker::scan`]: visits `obj`'s `slots`, marks
     /// each strong target (through the edge FIFO) and hands the ones this
-    /// worker marked to `push`; records the other slots. Returns the slots
-    /// visited, the targets marked and the slots recorded. The per-slot
-    /// closure keeps its counters in locals so that it inlines into the
-    /// heap's `scan_slots` loop.
+    /// worker marked to `push`, but for leaves, which are done once marked
+    /// (queued to be counted live, with `count_live`); records the other
+    /// slots. The per-slot closure keeps its counters in locals so that it
+    /// inlines into the heap's `scan_slots` loop.
     #[inline(always)]
     fn visit_slots<W: KeyWatch, M: LoopMode>(
         &mut self,
@@ -254,35 +263,48 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         slots: Range<usize>,
         edges: &mut Fifo,
         mut push: impl FnMut(&mut WorkerState<D>, ObjRef),
-    ) -> (u64, u64, usize) {
+    ) -> Visited {
         let edge_depth = M::edge_depth(&self.settings);
         let unshared = M::unshared(&self.settings);
+        let counting = M::counting(&self.settings);
+        let typed = self.typed;
         let state = &mut *self.state;
-        let (mut visited, mut marked, mut weak) = (0u64, 0u64, 0usize);
+        let leaves = &mut self.leaves;
+        let mut v = Visited::default();
         heap.scan_slots(
             obj,
             slots,
             #[inline(always)]
             |index, target, kind| {
-                visited += 1;
-                if kind == SlotKind::Strong {
-                    let Some(target) = delay_edge(heap, store, edges, edge_depth, target) else {
+                v.slots += 1;
+                if kind.is_strong() {
+                    let edge = Word::object(target).leaf_if(kind == SlotKind::StrongLeaf);
+                    let Some(edge) = delay_edge(heap, store, edges, edge_depth, edge) else {
                         return;
                     };
+                    let target = edge.obj();
                     if mark(heap, store, unshared, target) {
-                        marked += 1;
-                        push(state, target);
+                        v.marked += 1;
+                        if edge.is_leaf() {
+                            v.leaves += 1;
+                            check_leaf(heap, target);
+                            if counting {
+                                queue_leaf(heap, &mut state.record, typed, leaves, target);
+                            }
+                        } else {
+                            push(state, target);
+                        }
                         if W::ON {
                             state.contract.check(target);
                         }
                     }
                 } else {
-                    weak += 1;
+                    v.weak += 1;
                     record_weak(&mut state.record, obj, index, target, kind);
                 }
             },
         );
-        (visited, marked, weak)
+        v
     }
 
     /// Starts scanning a large array in chunks (whole, if the descriptor
@@ -337,6 +359,47 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 }
 
+/// What one [`Worker::visit_slots`] did.
+#[derive(Default)]
+struct Visited {
+    /// Slots visited.
+    slots: u64,
+    /// Targets this worker marked, leaves included.
+    marked: u64,
+    /// Leaves this worker marked (done: never pushed nor scanned).
+    leaves: u64,
+    /// Non-strong slots recorded.
+    weak: usize,
+}
+
+/// In debug builds, checks the hint of a [`SlotKind::StrongLeaf`] slot:
+/// its target has no slots.
+#[inline(always)]
+pub(super) fn check_leaf<H: ObjectModel>(heap: &H, target: ObjRef) {
+    debug_assert_eq!(
+        heap.slot_count(target),
+        0,
+        "a StrongLeaf slot's target {target:?} has reference slots"
+    );
+}
+
+/// Queues the leaf `target`, just marked by this worker, to be counted
+/// live, and counts the queue when it is full. A leaf is counted by the
+/// worker that marked it, so exactly once: it never has another copy.
+#[inline(always)]
+pub(super) fn queue_leaf<H: ObjectModel>(
+    heap: &H,
+    record: &mut WorkerRecord,
+    typed: bool,
+    leaves: &mut Batch,
+    target: ObjRef,
+) {
+    leaves.push(Word::object(target).raw());
+    if leaves.len() == ACCOUNT_BATCH {
+        count_leaves(heap, record, typed, leaves);
+    }
+}
+
 /// Records a non-strong slot (out of line: rare, and it may allocate).
 #[cold]
 #[inline(never)]
@@ -366,15 +429,15 @@ pub(super) fn delay_edge<H: ObjectModel, S: MarkStore<H>>(
     store: &S,
     edges: &mut Fifo,
     depth: usize,
-    target: ObjRef,
-) -> Option<ObjRef> {
+    target: Word,
+) -> Option<Word> {
     if depth == 0 {
         return Some(target);
     }
-    store.prefetch(heap, target);
-    edges.push(Word::object(target).raw());
+    store.prefetch(heap, target.obj());
+    edges.push(target.raw());
     if edges.len() <= depth {
         return None;
     }
-    edges.pop().map(|w| Word::from_raw(w).obj())
+    edges.pop().map(Word::from_raw)
 }

@@ -89,6 +89,8 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     /// Objects scanned and not yet counted live ([`Worker::account`]),
     /// tagged with `copies` as they left the prefetch FIFO.
     scanned: Batch,
+    /// Leaves marked and not yet counted live (`count_leaves`).
+    leaves: Batch,
     /// Objects left until the next policy evaluation and wake-up check.
     until_balance: u32,
     /// Arrays with more slots than this are scanned in chunks.
@@ -128,6 +130,7 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             copies: c.count_live && Self::counts_copies(c.workers),
             typed,
             scanned: Batch::new(),
+            leaves: Batch::new(),
             until_balance: c.balance_interval,
             big_array: 2 * c.array_chunk,
             until_sample: c.timeline_interval,

@@ -93,8 +93,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 n += 1;
                 let (heap, store) = (phase.heap, phase.store);
                 let depth = self.settings.edge_depth;
-                if let Some(r) = delay_edge(heap, store, &mut self.edges, depth, root) {
-                    self.shade::<W>(r);
+                if let Some(r) = delay_edge(heap, store, &mut self.edges, depth, Word::object(root))
+                {
+                    self.shade::<W>(r.obj());
                 }
             });
             let t1 = self.now_ns();

@@ -19,6 +19,10 @@ use stealmark_model::ObjRef;
 ///   it live takes a claim (`counting`). It is set only in the prefetch
 ///   FIFO and the count batch, never on the stack: a word goes back onto
 ///   the stack without it.
+/// - bit 2 ([`Word::LEAF`]), on an object only, says that the object has no
+///   reference slots ([`SlotKind::StrongLeaf`](stealmark_model::SlotKind)):
+///   it is marked, never pushed or scanned. It is set only in the edge
+///   FIFO, between a slot's visit and its target's mark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(transparent)]
 pub(crate) struct Word(usize);
@@ -28,6 +32,8 @@ impl Word {
     const TOKEN: usize = 1;
     /// The tag of an object that may have another copy.
     const MAY_COPY: usize = 2;
+    /// The tag of an edge to a leaf.
+    const LEAF: usize = 4;
     /// Every tag bit: the bits an object reference has clear.
     const TAGS: usize = ObjRef::ALIGN - 1;
     /// How far a descriptor index is shifted in a token.
@@ -104,6 +110,18 @@ impl Word {
         Word(self.0 & !Self::MAY_COPY)
     }
 
+    /// The word tagged [`Word::LEAF`] if `leaf`.
+    #[inline(always)]
+    pub(crate) fn leaf_if(self, leaf: bool) -> Word {
+        Word(self.0 | (usize::from(leaf) * Self::LEAF))
+    }
+
+    /// Whether the word is tagged [`Word::LEAF`].
+    #[inline(always)]
+    pub(crate) const fn is_leaf(self) -> bool {
+        self.0 & Self::LEAF != 0
+    }
+
     /// Whether any of the `raw` words is tagged [`Word::MAY_COPY`].
     #[inline(always)]
     pub(crate) fn any_may_copy(raw: &[usize]) -> bool {
@@ -133,5 +151,10 @@ mod tests {
         assert!(k.is_token() && !k.may_copy());
         assert_eq!(k.descriptor(), 4095);
         assert_eq!(Word::from_raw(k.raw()), k);
+        let l = w.leaf_if(true);
+        assert!(l.is_leaf() && !l.may_copy() && !l.is_token());
+        assert_eq!(l.obj(), o);
+        assert_eq!(w.leaf_if(false), w);
+        assert!(!w.is_leaf() && !t.is_leaf());
     }
 }

@@ -6,6 +6,7 @@ mod concurrent;
 mod contract;
 mod contract_resurrect;
 mod cycle_failures;
+mod leaves;
 mod oracle;
 mod reference_live;
 mod solo;

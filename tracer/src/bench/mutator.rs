@@ -24,7 +24,7 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use stealmark_heap::{ObjRef, ObjectModel, SlotKind};
+use stealmark_heap::{ObjRef, ObjectModel};
 use stealmark_marker::{MarkStore, MutatorBuffer};
 
 use super::mut_heap::{MutHeap, NEW_SLOTS};
@@ -209,7 +209,7 @@ impl Share {
 fn strong_slot(heap: &MutHeap<'_>, obj: ObjRef, i: usize) -> Option<ObjRef> {
     let mut found = None;
     heap.view.scan_slots(obj, i..i + 1, |_, t, kind| {
-        if kind == SlotKind::Strong {
+        if kind.is_strong() {
             found = Some(t);
         }
     });
@@ -280,7 +280,7 @@ impl Mutator {
             let k = self.below(n);
             let mut next = None;
             heap.view.scan_slots(o, k..k + 1, |_, t, kind| {
-                if kind == SlotKind::Strong {
+                if kind.is_strong() {
                     next = Some(t);
                 }
             });

@@ -102,6 +102,26 @@ impl Heap {
         }
     }
 
+    /// The heap with every other strong slot to an object without slots
+    /// hinted as a leaf (`SM_SLOT_STRONG_LEAF`). Returns how many.
+    pub fn hint_leaves(&mut self) -> usize {
+        let slotless: Vec<bool> = self.nodes.iter().map(|n| n.slots.is_empty()).collect();
+        let mut hinted = 0;
+        let mut every_other = false;
+        for node in &mut self.nodes {
+            for slot in &mut node.slots {
+                if slot.kind == SM_SLOT_STRONG && slot.target.is_some_and(|t| slotless[t]) {
+                    every_other = !every_other;
+                    if every_other {
+                        slot.kind = SM_SLOT_STRONG_LEAF;
+                        hinted += 1;
+                    }
+                }
+            }
+        }
+        hinted
+    }
+
     pub fn addr(&self, i: usize) -> usize {
         &*self.nodes[i] as *const Node as usize
     }
@@ -279,7 +299,9 @@ impl ObjectModel for RustModel<'_> {
             let sl = n.slots[i];
             let Some(t) = sl.target else { continue };
             let kind = match sl.kind {
-                SM_SLOT_STRONG => SlotKind::Strong,
+                // A leaf hint read as a plain strong slot: the comparison
+                // with the C interface then checks the engine's leaf path.
+                SM_SLOT_STRONG | SM_SLOT_STRONG_LEAF => SlotKind::Strong,
                 SM_SLOT_SOFT => SlotKind::Soft,
                 SM_SLOT_WEAK => SlotKind::Weak,
                 SM_SLOT_PHANTOM => SlotKind::Phantom,

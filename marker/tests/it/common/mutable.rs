@@ -106,7 +106,7 @@ impl MutHeap {
         for i in 0..self.allocated() {
             let o = ObjRef::from_index(i);
             self.scan_slots(o, 0..SLOTS, |s, t, kind| {
-                if kind != SlotKind::Strong {
+                if !kind.is_strong() {
                     found.push((o, s, t, kind));
                 }
             });
