@@ -132,7 +132,10 @@ macro_rules! named {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum BalancePolicy {
-    /// `on-empty`: steal only when the local deque is empty (Arora et al.).
+    /// `on-empty`: steal only when the local stack is empty (Arora et al.),
+    /// already while the prefetch FIFO holds the last objects: a worker
+    /// tracing a linked list, one object at a time, then takes work to
+    /// overlap with its misses.
     OnEmpty,
     /// `probabilistic`: try to balance with probability µ/len (Rudolph et
     /// al.; Hendler-Shavit §2.2.1).

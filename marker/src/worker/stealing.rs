@@ -3,11 +3,13 @@
 //! While a worker has work, every `balance_interval` objects it shares its
 //! oldest private items through its deque, wakes parked workers in
 //! proportion to its surplus, and, by the configured [`BalancePolicy`],
-//! may steal early from a victim that has much more. Once its own work is
-//! gone it is a client of the termination protocol: it refills from the
-//! overflow storage or by stealing, while still counted active; failing
-//! that it counts itself idle, probes for work (spin, yield, then park),
-//! and either reactivates to refill or sees the step end.
+//! may steal early from a victim that has much more (with `on-empty`, as
+//! soon as its stack is empty and only its prefetch FIFO holds objects).
+//! Once its own work is gone it is a client of the termination protocol:
+//! it refills from the overflow storage or by stealing, while still counted
+//! active; failing that it counts itself idle, probes for work (spin,
+//! yield, then park), and either reactivates to refill or sees the step
+//! end.
 
 use crossbeam_utils::Backoff;
 use rand::Rng;
@@ -85,7 +87,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
         let c = self.phase.config;
         let balance = match c.policy {
-            BalancePolicy::OnEmpty => false,
+            // The stack is empty, the last objects in the prefetch FIFO: a
+            // worker on a linked list lives here, one object at a time.
+            BalancePolicy::OnEmpty => len == 0,
             BalancePolicy::Probabilistic => {
                 len == 0 || self.state.rng.random::<f64>() * (len as f64) < c.mu
             }
