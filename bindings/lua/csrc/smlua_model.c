@@ -16,6 +16,10 @@
  *   variable names;
  * - thread: its stack from the bottom to top, then its open upvalues;
  * - strings: none.
+ *
+ * A strong slot holding a string is a leaf (SM_SLOT_STRONG_LEAF): the
+ * prototype's names and source always, a value when its type tag says
+ * string.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -63,8 +67,12 @@ static const GCObject *smlua_gcvalue(const TValue *v) {
   return iscollectable(v) ? gcvalue(v) : NULL;
 }
 
-static int smlua_isstring(const GCObject *o) {
-  return o != NULL && novariant(o->tt) == LUA_TSTRING;
+/* The kind of a strong slot holding 'v': strings have no references, and
+ * the value's type tag says so without reading the string, so they are
+ * leaves, which the engine marks without queueing or scanning them (as
+ * Lua's reallymarkobject blackens them at once). */
+static uint32_t smlua_strong(const TValue *v) {
+  return ttisstring(v) ? SM_SLOT_STRONG_LEAF : SM_SLOT_STRONG;
 }
 
 /* The weakness of 'h', read without writing the metatable's flags cache
@@ -103,20 +111,21 @@ static smlua_hold smlua_held(uint32_t kind, const GCObject *key) {
 }
 
 /*
- * The kinds of a non-empty entry's key and value. Lua's rules: a weak
- * object is cleared once unmarked; strings are values, never cleared for
- * being unmarked, but a string in a weak entry lives as long as the entry:
- * it is held like an ephemeron value keyed by the entry's weak object.
- * Weak values are WEAK (cleared before finalization), weak keys PHANTOM
- * (cleared after resurrection), ephemeron values EPHEMERON.
+ * The kinds of a non-empty entry's key and value ('kstr' and 'vstr': they
+ * are strings, from their type tags). Lua's rules: a weak object is cleared
+ * once unmarked; strings are values, never cleared for being unmarked, but
+ * a string in a weak entry lives as long as the entry: it is held like an
+ * ephemeron value keyed by the entry's weak object. Weak values are WEAK
+ * (cleared before finalization), weak keys PHANTOM (cleared after
+ * resurrection), ephemeron values EPHEMERON; strong strings are leaves.
  */
-static void smlua_entry_kinds(smlua_weakness w, const GCObject *k,
-                              const GCObject *v, smlua_hold *kh,
+static void smlua_entry_kinds(smlua_weakness w, const GCObject *k, int kstr,
+                              const GCObject *v, int vstr, smlua_hold *kh,
                               smlua_hold *vh) {
-  int kobj = k != NULL && !smlua_isstring(k);
-  int vobj = v != NULL && !smlua_isstring(v);
-  *kh = smlua_held(SM_SLOT_STRONG, NULL);
-  *vh = smlua_held(SM_SLOT_STRONG, NULL);
+  int kobj = k != NULL && !kstr;
+  int vobj = v != NULL && !vstr;
+  *kh = smlua_held(kstr ? SM_SLOT_STRONG_LEAF : SM_SLOT_STRONG, NULL);
+  *vh = smlua_held(vstr ? SM_SLOT_STRONG_LEAF : SM_SLOT_STRONG, NULL);
   switch (w) {
     case SMLUA_STRONG:
       break;
@@ -159,8 +168,9 @@ static size_t smlua_scan_table(global_State *g, const Table *h,
   SMLUA_PUT(s, 0, obj2gco(h->metatable), SM_SLOT_STRONG, NULL);
   for (i = s->start > 1 ? s->start - 1 : 0; i < asize && 1 + i < s->end; i++) {
     const GCObject *v = smlua_gcvalue(&h->array[i]);
-    uint32_t kind = (weakarray && !smlua_isstring(v)) ? SM_SLOT_WEAK
-                                                      : SM_SLOT_STRONG;
+    uint32_t kind = (weakarray && !ttisstring(&h->array[i]))
+                        ? SM_SLOT_WEAK
+                        : smlua_strong(&h->array[i]);
     SMLUA_PUT(s, 1 + i, v, kind, NULL);
   }
   j = s->start > base ? (s->start - base) / 2 : 0;
@@ -174,7 +184,8 @@ static size_t smlua_scan_table(global_State *g, const Table *h,
       SMLUA_PUT(s, base + 2 * j, k, SM_SLOT_PHANTOM, NULL);
       continue;
     }
-    smlua_entry_kinds(w, k, v, &kh, &vh);
+    smlua_entry_kinds(w, k, novariant(keytt(n)) == LUA_TSTRING, v,
+                      ttisstring(gval(n)), &kh, &vh);
     SMLUA_PUT(s, base + 2 * j, k, kh.kind, kh.key);
     SMLUA_PUT(s, base + 2 * j + 1, v, vh.kind, vh.key);
   }
@@ -200,7 +211,8 @@ static size_t smlua_scan_thread(const lua_State *th, smlua_scan *s) {
   if (th->stack.p == NULL)
     return 0; /* not built yet */
   for (i = s->start; i < top && i < s->end; i++)
-    SMLUA_PUT(s, i, smlua_gcvalue(s2v(th->stack.p + i)), SM_SLOT_STRONG, NULL);
+    SMLUA_PUT(s, i, smlua_gcvalue(s2v(th->stack.p + i)),
+              smlua_strong(s2v(th->stack.p + i)), NULL);
   for (i = top, uv = th->openupval; uv != NULL; uv = uv->u.open.next, i++)
     SMLUA_PUT(s, i, obj2gco(uv), SM_SLOT_STRONG, NULL);
   return s->n;
@@ -208,15 +220,15 @@ static size_t smlua_scan_thread(const lua_State *th, smlua_scan *s) {
 
 static size_t smlua_scan_proto(const Proto *f, smlua_scan *s) {
   size_t i = 0, at = 1;
-  SMLUA_PUT(s, 0, obj2gco(f->source), SM_SLOT_STRONG, NULL);
+  SMLUA_PUT(s, 0, obj2gco(f->source), SM_SLOT_STRONG_LEAF, NULL);
   for (i = 0; i < (size_t)f->sizek; i++, at++)
-    SMLUA_PUT(s, at, smlua_gcvalue(&f->k[i]), SM_SLOT_STRONG, NULL);
+    SMLUA_PUT(s, at, smlua_gcvalue(&f->k[i]), smlua_strong(&f->k[i]), NULL);
   for (i = 0; i < (size_t)f->sizeupvalues; i++, at++)
-    SMLUA_PUT(s, at, obj2gco(f->upvalues[i].name), SM_SLOT_STRONG, NULL);
+    SMLUA_PUT(s, at, obj2gco(f->upvalues[i].name), SM_SLOT_STRONG_LEAF, NULL);
   for (i = 0; i < (size_t)f->sizep; i++, at++)
     SMLUA_PUT(s, at, obj2gco(f->p[i]), SM_SLOT_STRONG, NULL);
   for (i = 0; i < (size_t)f->sizelocvars; i++, at++)
-    SMLUA_PUT(s, at, obj2gco(f->locvars[i].varname), SM_SLOT_STRONG, NULL);
+    SMLUA_PUT(s, at, obj2gco(f->locvars[i].varname), SM_SLOT_STRONG_LEAF, NULL);
   return s->n;
 }
 
@@ -235,7 +247,8 @@ static size_t smlua_scan_slots(void *ctx, sm_ref ref, size_t start,
       const Udata *u = gco2u(o);
       SMLUA_PUT(&s, 0, obj2gco(u->metatable), SM_SLOT_STRONG, NULL);
       for (i = 0; i < (size_t)u->nuvalue; i++)
-        SMLUA_PUT(&s, 1 + i, smlua_gcvalue(&u->uv[i].uv), SM_SLOT_STRONG, NULL);
+        SMLUA_PUT(&s, 1 + i, smlua_gcvalue(&u->uv[i].uv),
+                  smlua_strong(&u->uv[i].uv), NULL);
       return s.n;
     }
     case LUA_VLCL: {
@@ -248,11 +261,13 @@ static size_t smlua_scan_slots(void *ctx, sm_ref ref, size_t start,
     case LUA_VCCL: {
       const CClosure *cl = gco2ccl(o);
       for (i = 0; i < (size_t)cl->nupvalues; i++)
-        SMLUA_PUT(&s, i, smlua_gcvalue(&cl->upvalue[i]), SM_SLOT_STRONG, NULL);
+        SMLUA_PUT(&s, i, smlua_gcvalue(&cl->upvalue[i]),
+                  smlua_strong(&cl->upvalue[i]), NULL);
       return s.n;
     }
     case LUA_VUPVAL:
-      SMLUA_PUT(&s, 0, smlua_gcvalue(gco2upv(o)->v.p), SM_SLOT_STRONG, NULL);
+      SMLUA_PUT(&s, 0, smlua_gcvalue(gco2upv(o)->v.p),
+                smlua_strong(gco2upv(o)->v.p), NULL);
       return s.n;
     case LUA_VPROTO:
       return smlua_scan_proto(gco2p(o), &s);
