@@ -246,6 +246,9 @@ impl CModel {
 }
 
 impl ObjectModel for CModel {
+    /// A runtime may report `SM_SLOT_STRONG_LEAF` slots.
+    const LEAF_SLOTS: bool = true;
+
     #[inline]
     fn size_bytes(&self, obj: ObjRef) -> usize {
         // SAFETY: a present callback of the runtime, called as the header

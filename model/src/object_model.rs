@@ -23,6 +23,13 @@ use crate::slot_kind::SlotKind;
 /// carry the ordering). A plain read of memory another thread writes is a
 /// data race, undefined behaviour even when any value would do.
 pub trait ObjectModel: Sync {
+    /// Whether [`ObjectModel::scan_slots`] reports
+    /// [`SlotKind::StrongLeaf`] slots. A model that does sets it, and the
+    /// marker compiles its path for leaves in; with `false` (the default)
+    /// the marker's loop has no test for them, and a `StrongLeaf` slot is
+    /// traced as a `Strong` one (correct, without the shortcut).
+    const LEAF_SLOTS: bool = false;
+
     /// The object's size in bytes, header included: the engine sums it over
     /// the marked objects as the live bytes.
     fn size_bytes(&self, obj: ObjRef) -> usize;

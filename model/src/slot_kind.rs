@@ -27,6 +27,10 @@ pub enum SlotKind {
     /// saves the target's trip through the mark stack and its scan; with
     /// mark bits in headers, the mark is the only access to the target.
     ///
+    /// A model that reports them sets
+    /// [`ObjectModel::LEAF_SLOTS`](crate::ObjectModel::LEAF_SLOTS);
+    /// otherwise the marker traces them as `Strong` slots.
+    ///
     /// The hint is part of the contract: a leaf with reference slots has
     /// them skipped, and what only they reach stays unmarked. The engine
     /// checks the hint (the target's

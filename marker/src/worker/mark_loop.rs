@@ -80,7 +80,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     pub(super) fn flush_edges<W: KeyWatch>(&mut self, edges: &mut Fifo) {
         while let Some(w) = edges.pop() {
             let edge = Word::from_raw(w);
-            if edge.is_leaf() {
+            if H::LEAF_SLOTS && edge.is_leaf() {
                 self.shade_leaf::<W>(edge.obj());
             } else {
                 self.shade::<W>(edge.obj());
@@ -278,14 +278,15 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             |index, target, kind| {
                 v.slots += 1;
                 if kind.is_strong() {
-                    let edge = Word::object(target).leaf_if(kind == SlotKind::StrongLeaf);
+                    let leaf = H::LEAF_SLOTS && kind == SlotKind::StrongLeaf;
+                    let edge = Word::object(target).leaf_if(leaf);
                     let Some(edge) = delay_edge(heap, store, edges, edge_depth, edge) else {
                         return;
                     };
                     let target = edge.obj();
                     if mark(heap, store, unshared, target) {
                         v.marked += 1;
-                        if edge.is_leaf() {
+                        if H::LEAF_SLOTS && edge.is_leaf() {
                             v.leaves += 1;
                             check_leaf(heap, target);
                             if counting {

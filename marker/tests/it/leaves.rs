@@ -17,14 +17,15 @@ use stealmark_marker::{MarkIndex, Marker, MarkerConfig, ObjRef, ObjectModel, Slo
 
 /// The inner model, with each strong slot whose target has no slots
 /// reported as a leaf (or, `lie`, every strong slot). Counts the leaf
-/// slots it reported.
-struct Leafy<'m, M> {
+/// slots it reported. `ON` is its [`ObjectModel::LEAF_SLOTS`]: with
+/// `false`, the marker reads its leaf slots as strong ones.
+struct Leafy<'m, M, const ON: bool = true> {
     inner: &'m M,
     lie: bool,
     leaf_slots: AtomicU64,
 }
 
-impl<'m, M: ObjectModel> Leafy<'m, M> {
+impl<'m, M: ObjectModel, const ON: bool> Leafy<'m, M, ON> {
     fn new(inner: &'m M) -> Self {
         Leafy {
             inner,
@@ -34,7 +35,8 @@ impl<'m, M: ObjectModel> Leafy<'m, M> {
     }
 }
 
-impl<M: ObjectModel> ObjectModel for Leafy<'_, M> {
+impl<M: ObjectModel, const ON: bool> ObjectModel for Leafy<'_, M, ON> {
+    const LEAF_SLOTS: bool = ON;
     fn size_bytes(&self, obj: ObjRef) -> usize {
         self.inner.size_bytes(obj)
     }
@@ -71,7 +73,7 @@ impl<M: ObjectModel> ObjectModel for Leafy<'_, M> {
     }
 }
 
-impl<M: ObjectModel + MarkIndex> MarkIndex for Leafy<'_, M> {
+impl<M: ObjectModel + MarkIndex, const ON: bool> MarkIndex for Leafy<'_, M, ON> {
     fn mark_index_bound(&self) -> usize {
         self.inner.mark_index_bound()
     }
@@ -105,7 +107,7 @@ fn leaf_slots_give_the_oracles_outcome_for_every_shape_deque_and_worker_count() 
         };
         // The oracle reads the plain heap: no leaf hints.
         let e = expect(&view, &input);
-        let leafy = Leafy::new(&view);
+        let leafy: Leafy<'_, _> = Leafy::new(&view);
         for (n, (deque, workers)) in matrix(counts).into_iter().enumerate() {
             let mut c = MarkerConfig::with_workers(workers);
             c.set_deque(deque);
@@ -115,6 +117,18 @@ fn leaf_slots_give_the_oracles_outcome_for_every_shape_deque_and_worker_count() 
             let mut marker = Marker::new(c).expect("valid config");
             let what = format!("{shape} leaves deque={deque} workers={workers} n={n}");
             check(&mut marker, &leafy, &input, &e, &what);
+            // A model that does not declare its leaf slots: traced as
+            // strong ones, with the same outcome.
+            if n % 4 == 0 {
+                let undeclared: Leafy<'_, _, false> = Leafy::new(&view);
+                check(
+                    &mut marker,
+                    &undeclared,
+                    &input,
+                    &e,
+                    &format!("{what} undeclared"),
+                );
+            }
         }
         if leafy.leaf_slots.load(Ordering::Relaxed) > 0 {
             shapes_with_leaves += 1;
@@ -133,7 +147,7 @@ fn without_live_counting_leaves_are_marked_and_counted_as_objects() {
     let g = generate_heap(&GenConfig::new(Shape::Runtime, OBJECTS).seed(3)).expect("generator");
     let view = g.heap.view();
     let roots = g.heap.roots();
-    let leafy = Leafy::new(&view);
+    let leafy: Leafy<'_, _> = Leafy::new(&view);
     for workers in [1, 2] {
         let mut plain = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
         let want = plain.mark(&view, roots).bitmap.clone();
@@ -158,7 +172,7 @@ fn without_live_counting_leaves_are_marked_and_counted_as_objects() {
 fn a_leaf_hint_on_an_object_with_slots_fails_the_collection_in_debug_builds() {
     let g = generate_heap(&GenConfig::new(Shape::Dag, 100)).expect("generator");
     let view = g.heap.view();
-    let mut liar = Leafy::new(&view);
+    let mut liar: Leafy<'_, _> = Leafy::new(&view);
     liar.lie = true;
     let mut marker = Marker::new(MarkerConfig::with_workers(2)).unwrap();
     marker.mark(&liar, g.heap.roots());

@@ -23,6 +23,7 @@ struct Threads<'m, M> {
 }
 
 impl<M: ObjectModel> ObjectModel for Threads<'_, M> {
+    const LEAF_SLOTS: bool = M::LEAF_SLOTS;
     fn size_bytes(&self, o: ObjRef) -> usize {
         self.inner.size_bytes(o)
     }

@@ -194,6 +194,7 @@ impl<'m, M: ObjectModel + MarkIndex> Counting<'m, M> {
 }
 
 impl<M: ObjectModel + MarkIndex> ObjectModel for Counting<'_, M> {
+    const LEAF_SLOTS: bool = M::LEAF_SLOTS;
     fn size_bytes(&self, obj: ObjRef) -> usize {
         self.inner.size_bytes(obj)
     }
