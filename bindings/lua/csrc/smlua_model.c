@@ -158,6 +158,45 @@ static size_t smlua_asize(const Table *h) {
   return isrealasize(h) ? (size_t)h->alimit : (size_t)luaH_realasize(h);
 }
 
+/* Writes one slot at out[n] (the caller knows it fits). */
+static void smlua_write(sm_slot *out, size_t n, size_t index,
+                        const GCObject *target, uint32_t kind) {
+  out[n].index = index;
+  out[n].target = (sm_ref)target;
+  out[n].key = 0;
+  out[n].kind = kind;
+  out[n].reserved = 0;
+}
+
+/* The common case of smlua_scan_table: a table without weak mode, scanned
+ * whole, whose slots all fit in the buffer. Without the range and room
+ * checks of each SMLUA_PUT. */
+static size_t smlua_scan_strong_table(const Table *h, size_t asize,
+                                      size_t nsize, sm_slot *out) {
+  size_t n = 0, base = 1 + asize, i, j;
+  if (h->metatable != NULL)
+    smlua_write(out, n++, 0, obj2gco(h->metatable), SM_SLOT_STRONG);
+  for (i = 0; i < asize; i++) {
+    const TValue *v = &h->array[i];
+    if (iscollectable(v))
+      smlua_write(out, n++, 1 + i, gcvalue(v), smlua_strong(v));
+  }
+  for (j = 0; j < nsize; j++) {
+    const Node *nd = gnode(h, j);
+    int empty = isempty(gval(nd));
+    if (keyiscollectable(nd)) {
+      uint32_t kind = empty ? SM_SLOT_PHANTOM
+                      : novariant(keytt(nd)) == LUA_TSTRING ? SM_SLOT_STRONG_LEAF
+                                                            : SM_SLOT_STRONG;
+      smlua_write(out, n++, base + 2 * j, gckey(nd), kind);
+    }
+    if (!empty && iscollectable(gval(nd)))
+      smlua_write(out, n++, base + 2 * j + 1, gcvalue(gval(nd)),
+                  smlua_strong(gval(nd)));
+  }
+  return n;
+}
+
 static size_t smlua_scan_table(global_State *g, const Table *h,
                                smlua_scan *s) {
   smlua_weakness w = smlua_table_weakness(g, h);
@@ -165,6 +204,9 @@ static size_t smlua_scan_table(global_State *g, const Table *h,
   size_t asize = smlua_asize(h);
   size_t nsize = allocsizenode(h);
   size_t base = 1 + asize, i, j;
+  if (w == SMLUA_STRONG && s->start == 0 && s->end >= base + 2 * nsize &&
+      s->cap >= base + 2 * nsize)
+    return smlua_scan_strong_table(h, asize, nsize, s->out);
   SMLUA_PUT(s, 0, obj2gco(h->metatable), SM_SLOT_STRONG, NULL);
   for (i = s->start > 1 ? s->start - 1 : 0; i < asize && 1 + i < s->end; i++) {
     const GCObject *v = smlua_gcvalue(&h->array[i]);
