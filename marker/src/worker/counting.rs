@@ -14,16 +14,12 @@
 
 use stealmark_deques::copies::{Horizon, Ticket};
 use stealmark_deques::{Owner, WorkDeque};
-use stealmark_model::{MarkStore, ObjRef, ObjectModel};
+use stealmark_model::{MarkStore, ObjectModel};
 
-use super::live::count_live;
-use super::mark_loop::{check_leaf, queue_leaf};
-use super::modes::KeyWatch;
-use super::stack::mark;
+use super::live::count_batch;
 use super::word::Word;
 use super::Worker;
 use crate::fifo::{Batch, Fifo};
-use crate::stats::{TypeCount, WorkerRecord};
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// Whether popped objects that may have another copy carry the tag
@@ -129,39 +125,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let heap = self.phase.heap;
         let rec = &mut self.state.record;
         rec.stats.objects_scanned += scans;
-        let by_type: &mut [TypeCount] = if self.typed {
-            &mut rec.live_by_type
-        } else {
-            &mut []
-        };
-        let (bytes, footprint) = count_live(heap, self.scanned.as_slice(), by_type);
-        rec.stats.live_bytes += bytes;
-        rec.stats.live_footprint_bytes += footprint;
-        self.scanned.clear();
+        count_batch(heap, rec, self.typed, &mut self.scanned);
         if self.leaves.len() > 0 {
-            count_leaves(heap, rec, self.typed, &mut self.leaves);
-        }
-    }
-
-    /// Marks the leaf `obj` (a [`SlotKind::StrongLeaf`] slot's target, from
-    /// the edge FIFO); if this worker set the bit, counts it as marked and
-    /// scanned, and queues it to be counted live. It is never pushed.
-    ///
-    /// [`SlotKind::StrongLeaf`]: stealmark_model::SlotKind::StrongLeaf
-    pub(super) fn shade_leaf<W: KeyWatch>(&mut self, obj: ObjRef) {
-        let phase = self.phase;
-        if !mark(phase.heap, phase.store, phase.unshared, obj) {
-            return;
-        }
-        check_leaf(phase.heap, obj);
-        let rec = &mut self.state.record;
-        rec.stats.objects_marked += 1;
-        rec.stats.objects_scanned += 1;
-        if self.settings.count_live {
-            queue_leaf(phase.heap, rec, self.typed, &mut self.leaves, obj);
-        }
-        if W::ON {
-            self.state.contract.check(obj);
+            count_batch(heap, rec, self.typed, &mut self.leaves);
         }
     }
 
@@ -196,25 +162,4 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
         self.scanned = kept;
     }
-}
-
-/// Counts the queued leaves `leaves` live (objects by type, bytes) into
-/// `record`, and empties the queue. Their marks counted them as marked and
-/// scanned already.
-#[inline(never)]
-pub(super) fn count_leaves<H: ObjectModel>(
-    heap: &H,
-    record: &mut WorkerRecord,
-    typed: bool,
-    leaves: &mut Batch,
-) {
-    let by_type: &mut [TypeCount] = if typed {
-        &mut record.live_by_type
-    } else {
-        &mut []
-    };
-    let (bytes, footprint) = count_live(heap, leaves.as_slice(), by_type);
-    record.stats.live_bytes += bytes;
-    record.stats.live_footprint_bytes += footprint;
-    leaves.clear();
 }

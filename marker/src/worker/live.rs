@@ -7,7 +7,29 @@
 use stealmark_model::ObjectModel;
 
 use super::word::Word;
-use crate::stats::TypeCount;
+use crate::fifo::Batch;
+use crate::stats::{TypeCount, WorkerRecord};
+
+/// Counts the objects of `batch` live into `record` (bytes, footprint and,
+/// if `typed`, by type) and empties it: the objects a worker scanned, or
+/// the leaves it marked.
+#[inline(always)]
+pub(super) fn count_batch<H: ObjectModel>(
+    heap: &H,
+    record: &mut WorkerRecord,
+    typed: bool,
+    batch: &mut Batch,
+) {
+    let by_type: &mut [TypeCount] = if typed {
+        &mut record.live_by_type
+    } else {
+        &mut []
+    };
+    let (bytes, footprint) = count_live(heap, batch.as_slice(), by_type);
+    record.stats.live_bytes += bytes;
+    record.stats.live_footprint_bytes += footprint;
+    batch.clear();
+}
 
 /// Sums the live bytes and footprint of the objects `words`, and counts
 /// them by type into `by_type` unless it is empty (an untyped heap). A

@@ -13,12 +13,12 @@ use std::ops::Range;
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 
-use super::counting::count_leaves;
+use super::leaves::marked_leaf;
 use super::modes::{Configured, Fixed, KeyWatch, LoopMode};
 use super::stack::mark;
 use super::word::Word;
 use super::{Worker, WorkerState};
-use crate::fifo::{Batch, Fifo, ACCOUNT_BATCH};
+use crate::fifo::{Fifo, ACCOUNT_BATCH};
 use crate::stats::WorkerRecord;
 
 /// A word popped for scanning ([`Worker::next_local`]).
@@ -288,10 +288,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                         v.marked += 1;
                         if H::LEAF_SLOTS && edge.is_leaf() {
                             v.leaves += 1;
-                            check_leaf(heap, target);
-                            if counting {
-                                queue_leaf(heap, &mut state.record, typed, leaves, target);
-                            }
+                            marked_leaf(heap, &mut state.record, typed, counting, leaves, target);
                         } else {
                             push(state, target);
                         }
@@ -371,34 +368,6 @@ struct Visited {
     leaves: u64,
     /// Non-strong slots recorded.
     weak: usize,
-}
-
-/// In debug builds, checks the hint of a [`SlotKind::StrongLeaf`] slot:
-/// its target has no slots.
-#[inline(always)]
-pub(super) fn check_leaf<H: ObjectModel>(heap: &H, target: ObjRef) {
-    debug_assert_eq!(
-        heap.slot_count(target),
-        0,
-        "a StrongLeaf slot's target {target:?} has reference slots"
-    );
-}
-
-/// Queues the leaf `target`, just marked by this worker, to be counted
-/// live, and counts the queue when it is full. A leaf is counted by the
-/// worker that marked it, so exactly once: it never has another copy.
-#[inline(always)]
-pub(super) fn queue_leaf<H: ObjectModel>(
-    heap: &H,
-    record: &mut WorkerRecord,
-    typed: bool,
-    leaves: &mut Batch,
-    target: ObjRef,
-) {
-    leaves.push(Word::object(target).raw());
-    if leaves.len() == ACCOUNT_BATCH {
-        count_leaves(heap, record, typed, leaves);
-    }
 }
 
 /// Records a non-strong slot (out of line: rare, and it may allocate).

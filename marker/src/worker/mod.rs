@@ -35,6 +35,7 @@
 mod contract;
 mod counting;
 mod judge;
+mod leaves;
 mod live;
 mod mark_loop;
 mod modes;
@@ -89,7 +90,7 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     /// Objects scanned and not yet counted live ([`Worker::account`]),
     /// tagged with `copies` as they left the prefetch FIFO.
     scanned: Batch,
-    /// Leaves marked and not yet counted live (`count_leaves`).
+    /// Leaves marked and not yet counted live (`leaves`).
     leaves: Batch,
     /// Objects left until the next policy evaluation and wake-up check.
     until_balance: u32,
