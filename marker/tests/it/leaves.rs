@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::common;
 
-use common::{check, expect, matrix};
+use common::{check, expect, forward_mark_index, forward_reads, matrix};
 use stealmark_heap::{generate_heap, GenConfig, HeapGraph, OracleInput, Shape};
 use stealmark_marker::model::SoftRefs;
 use stealmark_marker::{MarkIndex, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind};
@@ -37,15 +37,7 @@ impl<'m, M: ObjectModel, const ON: bool> Leafy<'m, M, ON> {
 
 impl<M: ObjectModel, const ON: bool> ObjectModel for Leafy<'_, M, ON> {
     const LEAF_SLOTS: bool = ON;
-    fn size_bytes(&self, obj: ObjRef) -> usize {
-        self.inner.size_bytes(obj)
-    }
-    fn footprint_bytes(&self, obj: ObjRef) -> usize {
-        self.inner.footprint_bytes(obj)
-    }
-    fn slot_count(&self, obj: ObjRef) -> usize {
-        self.inner.slot_count(obj)
-    }
+    forward_reads!();
     fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
         &self,
         obj: ObjRef,
@@ -62,24 +54,10 @@ impl<M: ObjectModel, const ON: bool> ObjectModel for Leafy<'_, M, ON> {
             }
         });
     }
-    fn type_count(&self) -> usize {
-        self.inner.type_count()
-    }
-    fn type_id(&self, obj: ObjRef) -> usize {
-        self.inner.type_id(obj)
-    }
-    fn prefetch(&self, obj: ObjRef) {
-        self.inner.prefetch(obj);
-    }
 }
 
 impl<M: ObjectModel + MarkIndex, const ON: bool> MarkIndex for Leafy<'_, M, ON> {
-    fn mark_index_bound(&self) -> usize {
-        self.inner.mark_index_bound()
-    }
-    fn mark_index(&self, obj: ObjRef) -> usize {
-        self.inner.mark_index(obj)
-    }
+    forward_mark_index!();
 }
 
 /// Small heaps: under Miri, tiny ones and two shapes.

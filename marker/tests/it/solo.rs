@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::sync::Mutex;
 use std::thread::ThreadId;
 
-use common::{check, check_as, expect, matrix, policies, Dyn};
+use common::{check, check_as, expect, forward_mark_index, forward_reads, matrix, policies, Dyn};
 use stealmark_heap::{generate_heap, GenConfig, HeapGraph, OracleInput, Shape};
 use stealmark_marker::{
     Collection, MarkIndex, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind,
@@ -24,12 +24,7 @@ struct Threads<'m, M> {
 
 impl<M: ObjectModel> ObjectModel for Threads<'_, M> {
     const LEAF_SLOTS: bool = M::LEAF_SLOTS;
-    fn size_bytes(&self, o: ObjRef) -> usize {
-        self.inner.size_bytes(o)
-    }
-    fn slot_count(&self, o: ObjRef) -> usize {
-        self.inner.slot_count(o)
-    }
+    forward_reads!();
     fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(&self, o: ObjRef, s: Range<usize>, v: V) {
         let me = std::thread::current().id();
         let mut seen = self.seen.lock().unwrap();
@@ -39,21 +34,10 @@ impl<M: ObjectModel> ObjectModel for Threads<'_, M> {
         drop(seen);
         self.inner.scan_slots(o, s, v)
     }
-    fn type_count(&self) -> usize {
-        self.inner.type_count()
-    }
-    fn type_id(&self, o: ObjRef) -> usize {
-        self.inner.type_id(o)
-    }
 }
 
 impl<M: MarkIndex> MarkIndex for Threads<'_, M> {
-    fn mark_index_bound(&self) -> usize {
-        self.inner.mark_index_bound()
-    }
-    fn mark_index(&self, o: ObjRef) -> usize {
-        self.inner.mark_index(o)
-    }
+    forward_mark_index!();
 }
 
 #[test]

@@ -170,6 +170,48 @@ pub fn random_graph(seed: u64, n: usize) -> (Graph, Vec<ObjRef>, Vec<ObjRef>) {
     (Graph(objects), roots, finalizable)
 }
 
+/// In the `ObjectModel` impl of a test model that reads the heap through
+/// its field `inner`: every method but `scan_slots`, forwarded to `inner`.
+macro_rules! forward_reads {
+    () => {
+        fn size_bytes(&self, obj: stealmark_marker::ObjRef) -> usize {
+            self.inner.size_bytes(obj)
+        }
+        fn footprint_bytes(&self, obj: stealmark_marker::ObjRef) -> usize {
+            self.inner.footprint_bytes(obj)
+        }
+        fn slot_count(&self, obj: stealmark_marker::ObjRef) -> usize {
+            self.inner.slot_count(obj)
+        }
+        fn type_count(&self) -> usize {
+            self.inner.type_count()
+        }
+        fn type_id(&self, obj: stealmark_marker::ObjRef) -> usize {
+            self.inner.type_id(obj)
+        }
+        fn prefetch(&self, obj: stealmark_marker::ObjRef) {
+            self.inner.prefetch(obj);
+        }
+    };
+}
+#[allow(unused_imports)] // the delays binary shares this module
+pub(crate) use forward_reads;
+
+/// In the `MarkIndex` impl of such a model: both methods, forwarded to
+/// `inner`.
+macro_rules! forward_mark_index {
+    () => {
+        fn mark_index_bound(&self) -> usize {
+            self.inner.mark_index_bound()
+        }
+        fn mark_index(&self, obj: stealmark_marker::ObjRef) -> usize {
+            self.inner.mark_index(obj)
+        }
+    };
+}
+#[allow(unused_imports)] // the delays binary shares this module
+pub(crate) use forward_mark_index;
+
 /// A model that counts, per object, the slots it had visited.
 pub struct Counting<'m, M> {
     pub inner: &'m M,
@@ -195,15 +237,7 @@ impl<'m, M: ObjectModel + MarkIndex> Counting<'m, M> {
 
 impl<M: ObjectModel + MarkIndex> ObjectModel for Counting<'_, M> {
     const LEAF_SLOTS: bool = M::LEAF_SLOTS;
-    fn size_bytes(&self, obj: ObjRef) -> usize {
-        self.inner.size_bytes(obj)
-    }
-    fn footprint_bytes(&self, obj: ObjRef) -> usize {
-        self.inner.footprint_bytes(obj)
-    }
-    fn slot_count(&self, obj: ObjRef) -> usize {
-        self.inner.slot_count(obj)
-    }
+    forward_reads!();
     fn scan_slots<V: FnMut(usize, ObjRef, SlotKind)>(
         &self,
         obj: ObjRef,
@@ -216,24 +250,10 @@ impl<M: ObjectModel + MarkIndex> ObjectModel for Counting<'_, M> {
             visit(i, t, k);
         });
     }
-    fn type_count(&self) -> usize {
-        self.inner.type_count()
-    }
-    fn type_id(&self, obj: ObjRef) -> usize {
-        self.inner.type_id(obj)
-    }
-    fn prefetch(&self, obj: ObjRef) {
-        self.inner.prefetch(obj);
-    }
 }
 
 impl<M: ObjectModel + MarkIndex> MarkIndex for Counting<'_, M> {
-    fn mark_index_bound(&self) -> usize {
-        self.inner.mark_index_bound()
-    }
-    fn mark_index(&self, obj: ObjRef) -> usize {
-        self.inner.mark_index(obj)
-    }
+    forward_mark_index!();
 }
 
 /// What a collection must produce: the oracle's result and its per-object
