@@ -42,19 +42,24 @@ typedef struct smlua_scan {
   size_t cap, n;
 } smlua_scan;
 
+/* Writes one slot at out[n] (the caller knows it fits). */
+static void smlua_write(sm_slot *out, size_t n, size_t index,
+                        const GCObject *target, uint32_t kind,
+                        const GCObject *key) {
+  out[n].index = index;
+  out[n].target = (sm_ref)target;
+  out[n].key = (sm_ref)key;
+  out[n].kind = kind;
+  out[n].reserved = 0;
+}
+
 /* Appends slot 'index' if it lies in the range asked for and 'target' is
  * not NULL. Returns 0 when the buffer is full (the caller returns then). */
 static int smlua_put(smlua_scan *s, size_t index, const GCObject *target,
                      uint32_t kind, const GCObject *key) {
-  sm_slot *slot;
   if (target == NULL || index < s->start || index >= s->end)
     return 1;
-  slot = &s->out[s->n++];
-  slot->index = index;
-  slot->target = (sm_ref)target;
-  slot->key = (sm_ref)key;
-  slot->kind = kind;
-  slot->reserved = 0;
+  smlua_write(s->out, s->n++, index, target, kind, key);
   return s->n < s->cap;
 }
 
@@ -158,14 +163,26 @@ static size_t smlua_asize(const Table *h) {
   return isrealasize(h) ? (size_t)h->alimit : (size_t)luaH_realasize(h);
 }
 
-/* Writes one slot at out[n] (the caller knows it fits). */
-static void smlua_write(sm_slot *out, size_t n, size_t index,
-                        const GCObject *target, uint32_t kind) {
-  out[n].index = index;
-  out[n].target = (sm_ref)target;
-  out[n].key = 0;
-  out[n].kind = kind;
-  out[n].reserved = 0;
+/* The kind of array slot 'v' of a table whose values are weak or not. */
+static uint32_t smlua_array_kind(int weakarray, const TValue *v) {
+  return (weakarray && !ttisstring(v)) ? SM_SLOT_WEAK : smlua_strong(v);
+}
+
+/* The key and value of hash node 'nd' of a table of weakness 'w', with
+ * their kinds; NULL where not collectable. An empty entry has no value,
+ * and its key is cleared (made dead) if it dies. */
+static void smlua_node(smlua_weakness w, const Node *nd, const GCObject **k,
+                       smlua_hold *kh, const GCObject **v, smlua_hold *vh) {
+  *k = keyiscollectable(nd) ? gckey(nd) : NULL;
+  if (isempty(gval(nd))) {
+    *kh = smlua_held(SM_SLOT_PHANTOM, NULL);
+    *v = NULL;
+    *vh = smlua_held(SM_SLOT_STRONG, NULL);
+    return;
+  }
+  *v = smlua_gcvalue(gval(nd));
+  smlua_entry_kinds(w, *k, novariant(keytt(nd)) == LUA_TSTRING, *v,
+                    ttisstring(gval(nd)), kh, vh);
 }
 
 /* The common case of smlua_scan_table: a table without weak mode, scanned
@@ -175,24 +192,20 @@ static size_t smlua_scan_strong_table(const Table *h, size_t asize,
                                       size_t nsize, sm_slot *out) {
   size_t n = 0, base = 1 + asize, i, j;
   if (h->metatable != NULL)
-    smlua_write(out, n++, 0, obj2gco(h->metatable), SM_SLOT_STRONG);
+    smlua_write(out, n++, 0, obj2gco(h->metatable), SM_SLOT_STRONG, NULL);
   for (i = 0; i < asize; i++) {
     const TValue *v = &h->array[i];
     if (iscollectable(v))
-      smlua_write(out, n++, 1 + i, gcvalue(v), smlua_strong(v));
+      smlua_write(out, n++, 1 + i, gcvalue(v), smlua_strong(v), NULL);
   }
   for (j = 0; j < nsize; j++) {
-    const Node *nd = gnode(h, j);
-    int empty = isempty(gval(nd));
-    if (keyiscollectable(nd)) {
-      uint32_t kind = empty ? SM_SLOT_PHANTOM
-                      : novariant(keytt(nd)) == LUA_TSTRING ? SM_SLOT_STRONG_LEAF
-                                                            : SM_SLOT_STRONG;
-      smlua_write(out, n++, base + 2 * j, gckey(nd), kind);
-    }
-    if (!empty && iscollectable(gval(nd)))
-      smlua_write(out, n++, base + 2 * j + 1, gcvalue(gval(nd)),
-                  smlua_strong(gval(nd)));
+    const GCObject *k, *v;
+    smlua_hold kh, vh;
+    smlua_node(SMLUA_STRONG, gnode(h, j), &k, &kh, &v, &vh);
+    if (k != NULL)
+      smlua_write(out, n++, base + 2 * j, k, kh.kind, kh.key);
+    if (v != NULL)
+      smlua_write(out, n++, base + 2 * j + 1, v, vh.kind, vh.key);
   }
   return n;
 }
@@ -208,26 +221,14 @@ static size_t smlua_scan_table(global_State *g, const Table *h,
       s->cap >= base + 2 * nsize)
     return smlua_scan_strong_table(h, asize, nsize, s->out);
   SMLUA_PUT(s, 0, obj2gco(h->metatable), SM_SLOT_STRONG, NULL);
-  for (i = s->start > 1 ? s->start - 1 : 0; i < asize && 1 + i < s->end; i++) {
-    const GCObject *v = smlua_gcvalue(&h->array[i]);
-    uint32_t kind = (weakarray && !ttisstring(&h->array[i]))
-                        ? SM_SLOT_WEAK
-                        : smlua_strong(&h->array[i]);
-    SMLUA_PUT(s, 1 + i, v, kind, NULL);
-  }
+  for (i = s->start > 1 ? s->start - 1 : 0; i < asize && 1 + i < s->end; i++)
+    SMLUA_PUT(s, 1 + i, smlua_gcvalue(&h->array[i]),
+              smlua_array_kind(weakarray, &h->array[i]), NULL);
   j = s->start > base ? (s->start - base) / 2 : 0;
   for (; j < nsize && base + 2 * j < s->end; j++) {
-    const Node *n = gnode(h, j);
-    const GCObject *k = keyiscollectable(n) ? gckey(n) : NULL;
-    const GCObject *v = smlua_gcvalue(gval(n));
+    const GCObject *k, *v;
     smlua_hold kh, vh;
-    if (isempty(gval(n))) {
-      /* an empty entry's key is cleared (made dead) if it dies */
-      SMLUA_PUT(s, base + 2 * j, k, SM_SLOT_PHANTOM, NULL);
-      continue;
-    }
-    smlua_entry_kinds(w, k, novariant(keytt(n)) == LUA_TSTRING, v,
-                      ttisstring(gval(n)), &kh, &vh);
+    smlua_node(w, gnode(h, j), &k, &kh, &v, &vh);
     SMLUA_PUT(s, base + 2 * j, k, kh.kind, kh.key);
     SMLUA_PUT(s, base + 2 * j + 1, v, vh.kind, vh.key);
   }
