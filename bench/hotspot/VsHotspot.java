@@ -16,6 +16,10 @@
 // histogram names it, and how many of its instances the graph keeps
 // reachable (computed here, independently of both collectors).
 //
+// The command loop is serve() and the management beans it needs are looked
+// up by initManagement() (called before the graph is built); Corpus.java,
+// the real-program workloads, uses both.
+//
 // Usage: java VsHotspot random|tree|list OBJECTS SEED
 import com.sun.management.HotSpotDiagnosticMXBean;
 import java.io.BufferedReader;
@@ -43,16 +47,16 @@ public class VsHotspot {
     /** Lists of the list-heavy graph. */
     static final int LISTS = 1024;
 
+    /** The management beans the commands use (see {@link #initManagement}). */
+    private static HotSpotDiagnosticMXBean diagnostic;
+    private static MBeanServer server;
+    private static ObjectName dcmd;
+
     public static void main(String[] args) throws Exception {
         String graph = args[0];
         int n = Integer.parseInt(args[1]);
         long seed = Long.parseLong(args[2]);
-        // Load the management classes before the graph is built, so that
-        // nothing they allocate lands between the graph's objects.
-        HotSpotDiagnosticMXBean diagnostic =
-            ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
-        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-        ObjectName dcmd = new ObjectName("com.sun.management:type=DiagnosticCommand");
+        initManagement();
 
         String cls;
         long expected;
@@ -77,7 +81,28 @@ public class VsHotspot {
         }
         System.out.println("built " + cls + " " + expected);
         System.out.flush();
+        serve();
+    }
 
+    /**
+     * Loads the management classes and looks up the beans that {@link #serve}
+     * uses. Call it before the graph is built, so that nothing they allocate
+     * lands between the graph's objects.
+     */
+    static void initManagement() throws Exception {
+        if (server != null) return;
+        diagnostic = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+        server = ManagementFactory.getPlatformMBeanServer();
+        dcmd = new ObjectName("com.sun.management:type=DiagnosticCommand");
+    }
+
+    /**
+     * Obeys the commands on standard input (gc, dump PATH, histo, quit; see
+     * the header) until "quit" or the end of the input. Called after the
+     * "built" line (also by Corpus.main).
+     */
+    static void serve() throws Exception {
+        initManagement();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         String line;
         while ((line = in.readLine()) != null) {

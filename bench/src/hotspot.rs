@@ -1,7 +1,8 @@
-//! The harness of the HotSpot comparison (the `vs_hotspot` program):
-//! finding and running the JDK, talking to the Java side
-//! (`hotspot/VsHotspot.java`), parsing HotSpot's unified GC log and class
-//! histogram, and importing and marking the heap dump with stealmark.
+//! The harness of the HotSpot comparisons (the `vs_hotspot` and `corpus`
+//! programs): finding and running JDKs, talking to the Java side
+//! (`hotspot/VsHotspot.java`, `hotspot/Corpus.java`), parsing HotSpot's
+//! unified GC log and class histogram, and importing and marking the heap
+//! dump with stealmark.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -13,9 +14,13 @@ use stealmark_heap::{ArenaLayout, Heap, HeapBuilder, HeapGraph, MarkIndex};
 use stealmark_import::{self as import, ImportOptions, ImportSummary, InputFile};
 use stealmark_marker::Marking;
 
-/// The Java source of the graph builder, compiled at run time.
-pub const JAVA_SOURCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/hotspot/VsHotspot.java");
-/// Its main class.
+/// The Java sources, compiled at run time with the JDK under measurement:
+/// the graph builder and the corpus programs, which share its command loop.
+pub const JAVA_SOURCES: [&str; 2] = [
+    concat!(env!("CARGO_MANIFEST_DIR"), "/hotspot/VsHotspot.java"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/hotspot/Corpus.java"),
+];
+/// The graph builder's main class.
 pub const JAVA_MAIN: &str = "VsHotspot";
 
 /// An error of the harness, as text: every one is reported and ends the run.
@@ -31,6 +36,16 @@ pub struct Jdk {
 }
 
 impl Jdk {
+    /// The JDK installed at `home` (`home/bin/java` and `home/bin/javac`),
+    /// if both are there.
+    pub fn at(home: &Path) -> Option<Jdk> {
+        let (java, javac) = (
+            home.join("bin").join("java"),
+            home.join("bin").join("javac"),
+        );
+        (java.is_file() && javac.is_file()).then_some(Jdk { java, javac })
+    }
+
     /// `$JAVA_HOME/bin`, else the `PATH`; `Err` says what is missing.
     pub fn find() -> Result<Jdk, String> {
         let find = |name: &str| -> Option<PathBuf> {
@@ -72,12 +87,18 @@ impl Jdk {
             .unwrap_or_else(|| "unknown".to_owned())
     }
 
-    /// Compiles [`JAVA_SOURCE`] into `classes`.
+    /// The feature release, from `java -version`'s first line
+    /// (`openjdk version "17.0.15"` gives 17, `"1.8.0_402"` gives 8).
+    pub fn major(&self) -> Option<u32> {
+        parse_major(&self.version())
+    }
+
+    /// Compiles [`JAVA_SOURCES`] into `classes`.
     pub fn compile(&self, classes: &Path) -> Result<(), Error> {
         let out = Command::new(&self.javac)
             .arg("-d")
             .arg(classes)
-            .arg(JAVA_SOURCE)
+            .args(JAVA_SOURCES)
             .output()?;
         if !out.status.success() {
             return Err(format!(
@@ -88,6 +109,16 @@ impl Jdk {
             .into());
         }
         Ok(())
+    }
+}
+
+/// The feature release named by the first line of `java -version`.
+pub fn parse_major(version: &str) -> Option<u32> {
+    let quoted = version.split('"').nth(1)?;
+    let mut parts = quoted.split(|c: char| !c.is_ascii_digit());
+    match parts.next()?.parse().ok()? {
+        1 => parts.next()?.parse().ok(),
+        major => Some(major),
     }
 }
 
@@ -178,40 +209,63 @@ pub struct JvmSpec {
     pub oops: Oops,
     /// `-Xms` = `-Xmx`, in MiB.
     pub heap_mb: u64,
+    /// The JDK's feature release, if known ([`Jdk::major`]): some flags
+    /// exist only in some releases.
+    pub jdk_major: Option<u32>,
 }
 
 impl JvmSpec {
     /// The JVM flags, the GC log going to `log`.
     pub fn flags(&self, log: &Path) -> Vec<String> {
-        vec![
-            "-XX:+UseParallelGC".to_owned(),
-            format!("-XX:ParallelGCThreads={}", self.threads),
-            "-XX:-UseDynamicNumberOfGCThreads".to_owned(),
-            self.oops.flag().to_owned(),
-            format!("-Xms{}m", self.heap_mb),
-            format!("-Xmx{}m", self.heap_mb),
-            "-XX:+AlwaysPreTouch".to_owned(),
-            // System.gc() is then one full GC, without a young GC before it.
-            "-XX:-ScavengeBeforeFullGC".to_owned(),
-            format!(
-                "-Xlog:gc+phases=debug,gc=info:file={}:uptime,level,tags:filecount=0",
-                log.display()
-            ),
-        ]
+        parallel_gc_flags(self.jdk_major, self.threads, self.oops, self.heap_mb, log)
     }
 }
 
-/// A running JVM with its graph built, obeying the commands of
-/// `VsHotspot.java`.
+/// The flags of a measured JVM of release `jdk_major`: Parallel GC with
+/// exactly `threads` GC threads, `oops`, a fixed pre-touched heap of
+/// `heap_mb` MiB, and the unified GC log with phase times written to `log`.
+pub fn parallel_gc_flags(
+    jdk_major: Option<u32>,
+    threads: usize,
+    oops: Oops,
+    heap_mb: u64,
+    log: &Path,
+) -> Vec<String> {
+    let mut flags = vec![
+        "-XX:+UseParallelGC".to_owned(),
+        format!("-XX:ParallelGCThreads={threads}"),
+        "-XX:-UseDynamicNumberOfGCThreads".to_owned(),
+        oops.flag().to_owned(),
+        format!("-Xms{heap_mb}m"),
+        format!("-Xmx{heap_mb}m"),
+        "-XX:+AlwaysPreTouch".to_owned(),
+        format!(
+            "-Xlog:gc+phases=debug,gc=info:file={}:uptime,level,tags:filecount=0",
+            log.display()
+        ),
+    ];
+    // System.gc() is then one full GC, without a young GC before it. From
+    // JDK 23 on the flag is gone (25 refuses to start with it), and a full
+    // GC never scavenges first.
+    if jdk_major.is_none_or(|m| m < 23) {
+        flags.push("-XX:-ScavengeBeforeFullGC".to_owned());
+    }
+    flags
+}
+
+/// A running JVM with its graph or working set built, obeying the commands
+/// of `VsHotspot.java`.
 pub struct Jvm {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     log: PathBuf,
-    /// The graph's main class, as the class histogram names it.
+    /// The graph's main class, as the class histogram names it (a corpus
+    /// program: its name).
     pub class: String,
     /// How many of its instances the graph keeps reachable, as the Java side
-    /// computed it.
+    /// computed it (a corpus program: the size of its working set in its
+    /// own unit).
     pub expected: u64,
     /// `System.gc()` calls made.
     pub gcs: usize,
@@ -221,14 +275,30 @@ impl Jvm {
     /// Starts a JVM for `spec` (classes in `classes`, its GC log written to
     /// `log`) and waits until its graph is built.
     pub fn start(jdk: &Jdk, classes: &Path, log: &Path, spec: &JvmSpec) -> Result<Jvm, Error> {
+        let args = [
+            spec.graph.name().to_owned(),
+            spec.objects.to_string(),
+            spec.seed.to_string(),
+        ];
+        Jvm::launch(jdk, classes, log, &spec.flags(log), JAVA_MAIN, &args)
+    }
+
+    /// Starts `main` (a class in `classes`) with `flags` and `args`, its GC
+    /// log written to `log`, and waits for its `built CLASS COUNT` line.
+    pub fn launch(
+        jdk: &Jdk,
+        classes: &Path,
+        log: &Path,
+        flags: &[String],
+        main: &str,
+        args: &[String],
+    ) -> Result<Jvm, Error> {
         let mut child = Command::new(&jdk.java)
-            .args(spec.flags(log))
+            .args(flags)
             .arg("-cp")
             .arg(classes)
-            .arg(JAVA_MAIN)
-            .arg(spec.graph.name())
-            .arg(spec.objects.to_string())
-            .arg(spec.seed.to_string())
+            .arg(main)
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

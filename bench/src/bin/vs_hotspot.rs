@@ -195,6 +195,7 @@ fn run(args: &Args, jdk: &Jdk) -> Result<(), Error> {
                         threads,
                         oops,
                         heap_mb: args.heap_mb,
+                        jdk_major: jdk.major(),
                     };
                     eprintln!(
                         "[{:>5.0} s] {graph} ({objects} objects), {} oops, {threads} thread(s), run {}",
@@ -385,6 +386,7 @@ fn report(args: &Args, jdk: &Jdk, results: &Results) {
         threads: 0,
         oops: Oops::Compressed,
         heap_mb: args.heap_mb,
+        jdk_major: jdk.major(),
     };
     let threads: Vec<String> = args.threads.iter().map(|t| t.to_string()).collect();
     println!(

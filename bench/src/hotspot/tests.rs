@@ -2,7 +2,7 @@
 //! its parsers on captured JDK 17 output, and a tiny end-to-end run (when a
 //! JDK is installed) whose object counts must agree.
 
-use super::{Graph, Jdk, Jvm, JvmSpec, Oops, TempDir};
+use super::{parse_major, Graph, Jdk, Jvm, JvmSpec, Oops, TempDir};
 use stealmark_heap::{ArenaLayout, HeapGraph};
 use stealmark_marker::{Marker, MarkerConfig};
 
@@ -135,6 +135,20 @@ GC(x) Marking Phase 1.0ms
 }
 
 #[test]
+fn reads_the_feature_release_of_java_version() {
+    assert_eq!(
+        parse_major(r#"openjdk version "17.0.15" 2025-04-15"#),
+        Some(17)
+    );
+    assert_eq!(
+        parse_major(r#"openjdk version "25" 2025-09-16 LTS"#),
+        Some(25)
+    );
+    assert_eq!(parse_major(r#"java version "1.8.0_402""#), Some(8));
+    assert_eq!(parse_major("unknown"), None);
+}
+
+#[test]
 fn parses_a_class_histogram() {
     let text = " num     #instances         #bytes  class name (module)
 -------------------------------------------------------
@@ -176,6 +190,7 @@ fn tiny_end_to_end_run_agrees_on_object_counts() {
             threads: 2,
             oops: Oops::Compressed,
             heap_mb: 64,
+            jdk_major: jdk.major(),
         };
         let log = tmp.path().join(format!("{graph}.log"));
         let mut jvm = Jvm::start(&jdk, &classes, &log, &spec).unwrap();
