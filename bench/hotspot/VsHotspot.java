@@ -1,4 +1,4 @@
-// The Java side of `cargo run --release --example vs_hotspot` (see
+// The Java side of `cargo run --release -p stealmark-bench --bin vs_hotspot` (see
 // docs/benchmarks.md, "Against HotSpot Parallel GC").
 //
 // Builds one object graph (seeded, so every JVM builds the same one), keeps

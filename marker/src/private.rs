@@ -135,4 +135,37 @@ mod tests {
         assert_eq!(s.take_oldest(5), &[3]);
         assert_eq!(s.len(), 0);
     }
+
+    /// Random pushes, pops and give-aways, against a deque as the model;
+    /// enough of them to grow and compact the buffer often (fewer under
+    /// Miri, still past the first growths).
+    #[test]
+    fn matches_a_deque_model() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut s = PrivateStack::default();
+        let mut model = std::collections::VecDeque::new();
+        let steps = if cfg!(miri) { 3_000 } else { 200_000 };
+        for i in 0..steps {
+            match next() % 8 {
+                0..=3 => {
+                    s.push(i);
+                    model.push_back(i);
+                }
+                4..=6 => assert_eq!(s.pop(), model.pop_back()),
+                _ => {
+                    let n = (next() % 40) as usize;
+                    let given: Vec<usize> = s.take_oldest(n).to_vec();
+                    let expect: Vec<usize> = model.drain(..n.min(model.len())).collect();
+                    assert_eq!(given, expect);
+                }
+            }
+            assert_eq!(s.len(), model.len());
+        }
+    }
 }
