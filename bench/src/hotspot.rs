@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 
 use stealmark_heap::{ArenaLayout, Heap, HeapBuilder, HeapGraph, MarkIndex};
 use stealmark_import::{self as import, ImportOptions, ImportSummary, InputFile};
@@ -55,9 +55,7 @@ impl Jdk {
                     return Some(p);
                 }
             }
-            std::env::split_paths(&std::env::var_os("PATH")?)
-                .map(|dir| dir.join(name))
-                .find(|p| p.is_file())
+            on_path(name)
         };
         match (find("java"), find("javac")) {
             (Some(java), Some(javac)) => Ok(Jdk { java, javac }),
@@ -95,21 +93,37 @@ impl Jdk {
 
     /// Compiles [`JAVA_SOURCES`] into `classes`.
     pub fn compile(&self, classes: &Path) -> Result<(), Error> {
-        let out = Command::new(&self.javac)
-            .arg("-d")
-            .arg(classes)
-            .args(JAVA_SOURCES)
-            .output()?;
-        if !out.status.success() {
-            return Err(format!(
-                "javac failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            )
-            .into());
-        }
+        checked_output(
+            Command::new(&self.javac)
+                .arg("-d")
+                .arg(classes)
+                .args(JAVA_SOURCES),
+            "javac",
+        )?;
         Ok(())
     }
+}
+
+/// The file `name` in the first directory of the `PATH` that has it.
+pub fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Runs `cmd` to its end and returns its output; `Err` with its standard
+/// error, named `what`, if it fails.
+pub fn checked_output(cmd: &mut Command, what: &str) -> Result<Output, Error> {
+    let out = cmd.output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
+    }
+    Ok(out)
 }
 
 /// The feature release named by the first line of `java -version`.

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::hotspot::Error;
+use crate::hotspot::{checked_output, on_path, Error};
 
 /// The `node` launcher.
 #[derive(Clone, Debug)]
@@ -17,9 +17,7 @@ pub struct Node {
 impl Node {
     /// `node` on the `PATH`; `Err` says it is missing.
     pub fn find() -> Result<Node, String> {
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-            .map(|dir| dir.join("node"))
-            .find(|p| p.is_file())
+        on_path("node")
             .map(|node| Node { node })
             .ok_or_else(|| "no node on the PATH (install Node.js)".to_owned())
     }
@@ -45,20 +43,13 @@ impl Node {
         script: &Path,
         args: &[String],
     ) -> Result<String, Error> {
-        let out = Command::new(&self.node)
-            .args(gc_flags(threads, old_space_mb))
-            .arg(script)
-            .args(args)
-            .output()?;
-        if !out.status.success() {
-            return Err(format!(
-                "node {} failed ({}): {}",
-                script.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            )
-            .into());
-        }
+        let out = checked_output(
+            Command::new(&self.node)
+                .args(gc_flags(threads, old_space_mb))
+                .arg(script)
+                .args(args),
+            &format!("node {}", script.display()),
+        )?;
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 }

@@ -161,14 +161,6 @@ impl Peer {
     }
 }
 
-/// A HotSpot peer's feature release (0 for V8).
-fn peer_major(peer: &Peer) -> u32 {
-    match peer {
-        Peer::HotSpot { major, .. } => *major,
-        Peer::V8 { .. } => 0,
-    }
-}
-
 /// `v20.20.2` → `20`.
 fn node_major(version: &str) -> &str {
     version
@@ -182,10 +174,34 @@ fn node_major(version: &str) -> &str {
 struct Captured {
     name: String,
     snapshot: Snapshot,
-    /// The capture's record: the peer's own counts and the import's summary.
+    /// The capture's record, a `key: value` line each: the peer's own
+    /// counts and the import's summary.
     record: String,
-    /// The peer's count of live objects, when it gives one.
-    peer_live: Option<u64>,
+    /// Whether HotSpot's rules apply (else V8's).
+    hotspot: bool,
+}
+
+impl Captured {
+    /// A collection of the snapshot under the peer's rules: HotSpot keeps
+    /// recently used soft referents while memory is not short (V8 has
+    /// none), and finalizable objects are resurrected.
+    fn collection(&self) -> Collection<'_, [ObjRef], [ObjRef]> {
+        let soft = if self.hotspot {
+            SoftRefs::KeepAll
+        } else {
+            SoftRefs::ClearAll
+        };
+        Collection::new(self.snapshot.roots())
+            .finalizable(self.snapshot.finalizable())
+            .soft_refs(soft)
+    }
+
+    /// The value of `key` in the capture's record.
+    fn recorded(&self, key: &str) -> Option<&str> {
+        self.record
+            .lines()
+            .find_map(|l| l.strip_prefix(key).and_then(|rest| rest.strip_prefix(": ")))
+    }
 }
 
 /// One thread count's paired rounds: the peer's time and stealmark's, ms.
@@ -323,7 +339,7 @@ fn run(args: &Args) -> Result<(), Error> {
                 started.elapsed().as_secs_f64(),
                 heap.name
             );
-            let floor = floor(&heap, program.is_java(), args.floor_runs)?;
+            let floor = floor(&heap, args.floor_runs)?;
             let mut table = String::new();
             report_heap(&mut table, args, &heap, peer, &cells, &floor)?;
             print!("{table}");
@@ -387,10 +403,14 @@ fn capture(args: &Args, cache: &Path, program: Program, peer: &Peer) -> Result<C
             }
         ));
         match peer {
-            Peer::HotSpot { jdk, classes, .. } => {
+            Peer::HotSpot {
+                jdk,
+                major,
+                classes,
+            } => {
                 let log = cache.join(format!("{name}-capture.gc.log"));
                 let flags = harness::parallel_gc_flags(
-                    Some(peer_major(peer)),
+                    Some(*major),
                     2,
                     Oops::Compressed,
                     args.heap_mb,
@@ -423,16 +443,11 @@ fn capture(args: &Args, cache: &Path, program: Program, peer: &Peer) -> Result<C
         write!(record, "{}", summary_record(&summary))?;
         fs::write(&record_path, &record)?;
     }
-    let record = fs::read_to_string(&record_path)?;
-    let peer_live = record
-        .lines()
-        .find_map(|l| l.strip_prefix("histogram_instances: "))
-        .and_then(|v| v.parse().ok());
     Ok(Captured {
         name,
         snapshot: Snapshot::open(&smk)?,
-        record,
-        peer_live,
+        record: fs::read_to_string(&record_path)?,
+        hotspot: program.is_java(),
     })
 }
 
@@ -492,26 +507,21 @@ fn launch_java(
     program: Program,
     cache: &Path,
 ) -> Result<Jvm, Error> {
-    let data = cache;
     Jvm::launch(
         jdk,
         classes,
         log,
         flags,
         "Corpus",
-        &[program.name().to_owned(), data.display().to_string()],
+        &[program.name().to_owned(), cache.display().to_string()],
     )
 }
 
-/// stealmark's collection of the snapshot, the runtime contract as the
-/// peer applies it.
-fn collect_ms(marker: &mut Marker, heap: &Captured, hotspot: bool) -> (f64, u64) {
-    let snapshot = &heap.snapshot;
-    let collection = Collection::new(snapshot.roots())
-        .finalizable(snapshot.finalizable())
-        .soft_refs(soft_refs(hotspot));
-    let marking = marker.collect(&snapshot.view(), &collection);
-    (marking.stats.pause_ns as f64 / 1e6, marking.bitmap.count())
+/// The pause of stealmark's collection of the snapshot under the peer's
+/// rules, ms.
+fn collect_ms(marker: &mut Marker, heap: &Captured) -> f64 {
+    let marking = marker.collect(&heap.snapshot.view(), &heap.collection());
+    marking.stats.pause_ns as f64 / 1e6
 }
 
 /// The peer's marking and stealmark's collection, paired, per thread count.
@@ -531,10 +541,14 @@ fn time_peer(
             stealmark_ms: Vec::new(),
         };
         match peer {
-            Peer::HotSpot { jdk, classes, .. } => {
+            Peer::HotSpot {
+                jdk,
+                major,
+                classes,
+            } => {
                 let log = cache.join(format!("{}-{threads}.gc.log", heap.name));
                 let flags = harness::parallel_gc_flags(
-                    Some(peer_major(peer)),
+                    Some(*major),
                     threads,
                     Oops::Compressed,
                     args.heap_mb,
@@ -544,7 +558,7 @@ fn time_peer(
                 let mut mine = Vec::new();
                 for _ in 0..args.gcs {
                     jvm.gc()?;
-                    mine.push(collect_ms(&mut marker, heap, true).0);
+                    mine.push(collect_ms(&mut marker, heap));
                 }
                 let text = jvm.finish()?;
                 let _ = fs::remove_file(&log);
@@ -577,8 +591,7 @@ fn time_peer(
                     let ours = &marks[marks.len() - args.gcs + 1..];
                     for &m in ours {
                         cell.peer_ms.push(m);
-                        cell.stealmark_ms
-                            .push(collect_ms(&mut marker, heap, false).0);
+                        cell.stealmark_ms.push(collect_ms(&mut marker, heap));
                     }
                 }
             }
@@ -595,16 +608,14 @@ fn time_peer(
 /// objects through which the runtime contract extends the strong closure
 /// (kept soft referents, live ephemerons' values, resurrected finalizable
 /// objects) are given to them as extra roots: all three mark the same set.
-fn floor(heap: &Captured, hotspot: bool, runs: usize) -> Result<Floor, Error> {
+fn floor(heap: &Captured, runs: usize) -> Result<Floor, Error> {
     let snapshot = &heap.snapshot;
     let view = snapshot.view();
     let roots = snapshot.roots();
     let config = MarkerConfig::with_workers(1);
     let prefetch = config.prefetch();
     let mut marker = Marker::new(config)?;
-    let collection = Collection::new(roots)
-        .finalizable(snapshot.finalizable())
-        .soft_refs(soft_refs(hotspot));
+    let collection = heap.collection();
     let mut strong_only = SequentialMarker::new(0);
     let strong = strong_only.mark(&view, roots);
     let mut extended: Vec<ObjRef> = roots.to_vec();
@@ -655,16 +666,6 @@ fn floor(heap: &Captured, hotspot: bool, runs: usize) -> Result<Floor, Error> {
     })
 }
 
-/// The soft-reference policy the peer applies: HotSpot keeps recently used
-/// soft referents while memory is not short; V8 has none.
-fn soft_refs(hotspot: bool) -> SoftRefs<'static> {
-    if hotspot {
-        SoftRefs::KeepAll
-    } else {
-        SoftRefs::ClearAll
-    }
-}
-
 fn per_round(a: &[f64], b: &[f64]) -> Vec<f64> {
     a.iter().zip(b).map(|(x, y)| x / y).collect()
 }
@@ -677,17 +678,19 @@ fn report_heap(
     cells: &[Cell],
     floor: &Floor,
 ) -> Result<(), Error> {
-    let hotspot = matches!(peer, Peer::HotSpot { .. });
-    let mut marker = Marker::new(MarkerConfig::with_workers(1))?;
-    let (_, marked) = collect_ms(&mut marker, heap, hotspot);
+    let hotspot = heap.hotspot;
+    // The engine's count (the floor's rounds checked that every collection
+    // marked as many) against the oracle's under the same rules.
+    let marked = floor.marked;
     let view = heap.snapshot.view();
     let strong = mark_sequential(&view, heap.snapshot.roots()).objects;
+    let collection = heap.collection();
     let contract = oracle(
         &view,
         &OracleInput {
-            roots: heap.snapshot.roots(),
-            finalizable: heap.snapshot.finalizable(),
-            soft_refs: soft_refs(hotspot),
+            roots: collection.roots,
+            finalizable: collection.finalizable,
+            soft_refs: collection.soft_refs,
         },
     )
     .objects;
@@ -697,16 +700,12 @@ fn report_heap(
         "capture: {}",
         heap.record.lines().collect::<Vec<_>>().join("; ")
     )?;
-    let captured = heap
-        .record
-        .lines()
-        .find_map(|l| l.strip_prefix("objects: "))
-        .unwrap_or("?");
+    let captured = heap.recorded("objects").unwrap_or("?");
     writeln!(
         out,
         "counts: stealmark's collection marks {marked} objects ({}); the heap crate's oracle under the same rules {contract}; strongly reachable (strong slots, and ephemeron values whose keys are) {strong}; {}\n",
         if hotspot { "soft referents kept, finalizable objects resurrected" } else { "the runtime contract of the snapshot" },
-        match heap.peer_live {
+        match heap.recorded("histogram_instances") {
             Some(n) => format!("the dump's {captured} objects, HotSpot's class histogram of the live heap {n} instances"),
             None => format!("the snapshot's {captured} nodes, V8's live heap after its GC"),
         }
