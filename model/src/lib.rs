@@ -75,7 +75,7 @@ pub use bitmap::MarkBitmap;
 pub use mark_store::MarkStore;
 pub use obj_ref::ObjRef;
 pub use object_model::{MarkIndex, ObjectModel};
-pub use prefetch::prefetch_read;
+pub use prefetch::{prefetch_object, prefetch_read};
 pub use root_source::{RootSource, ROOT_CHUNK};
 pub use slot_kind::SlotKind;
 pub use soft_refs::{SoftRefPolicy, SoftRefs};
