@@ -167,9 +167,8 @@ typedef struct sm_object_model {
   /* Required if type_count > 0: the object's type, below type_count. */
   size_t (*type_id)(void *ctx, sm_ref obj);
   /* Optional. Hints that `obj` will be scanned soon. NULL: the engine
-   * prefetches the first 64 bytes at the reference as an address (one or
-   * two cache lines). Set prefetch_off to skip prefetching altogether
-   * (references that are not addresses). */
+   * prefetches the reference as an address. Set prefetch_off to skip
+   * prefetching altogether (references that are not addresses). */
   void (*prefetch)(void *ctx, sm_ref obj);
   /* Non-zero: no prefetching at all. */
   uint32_t prefetch_off;

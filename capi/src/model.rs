@@ -6,7 +6,7 @@ use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use stealmark_marker::model::prefetch_object;
+use stealmark_marker::model::prefetch_read;
 use stealmark_marker::{MarkIndex, ObjRef, ObjectModel, SlotKind};
 
 use crate::bounds::Bounds;
@@ -29,8 +29,7 @@ type ScanFn = unsafe extern "C" fn(*mut c_void, usize, usize, usize, *mut sm_slo
 /// How the engine prefetches an object it is about to scan.
 #[derive(Clone, Copy)]
 enum Prefetch {
-    /// A read prefetch of the first 64 bytes at the reference as an
-    /// address (the default: `prefetch_object`).
+    /// A read prefetch of the reference as an address (the default).
     Address,
     /// Nothing (`prefetch_off`).
     Off,
@@ -362,7 +361,7 @@ impl ObjectModel for CModel {
     #[inline]
     fn prefetch(&self, obj: ObjRef) {
         match self.prefetch {
-            Prefetch::Address => prefetch_object(obj.addr()),
+            Prefetch::Address => prefetch_read(obj.addr()),
             Prefetch::Off => {}
             // SAFETY: as in `size_bytes`.
             Prefetch::Callback(f) => unsafe { f(self.ctx, obj.word()) },

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::arena::{ArenaFormat, ArenaLayout, ObjectHeader, Pos, TypeKind, WEAK_BIT};
 use crate::error::StoreError;
 use crate::validate::is_start;
-use stealmark_model::{MarkIndex, ObjRef, ObjectModel, SlotKind};
+use stealmark_model::{prefetch_object, MarkIndex, ObjRef, ObjectModel, SlotKind};
 
 /// The pieces a view is made of, all borrowed from a heap that passed
 /// validation.
@@ -742,6 +742,16 @@ impl ObjectModel for HeapView<'_> {
     #[inline(always)]
     fn type_id(&self, obj: ObjRef) -> usize {
         self.type_at(self.index(obj)) as usize
+    }
+
+    /// The object's first 64 bytes ([`prefetch_object`]): its layout and
+    /// type words and first slots, which the scan reads first. Most
+    /// objects of real heaps are at most 64 bytes, and at 8-byte alignment
+    /// a 32-byte object crosses a cache line at 3 of its 8 offsets: with
+    /// the first line alone, the second missed during the scan.
+    #[inline(always)]
+    fn prefetch(&self, obj: ObjRef) {
+        prefetch_object(obj.addr());
     }
 }
 

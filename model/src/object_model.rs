@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use crate::obj_ref::ObjRef;
-use crate::prefetch::prefetch_object;
+use crate::prefetch::prefetch_read;
 use crate::slot_kind::SlotKind;
 
 /// A heap the marker can trace: the trait a runtime implements.
@@ -87,15 +87,11 @@ pub trait ObjectModel: Sync {
     }
 
     /// Hints that `obj` will be scanned soon. The default prefetches the
-    /// first 64 bytes at the word as an address ([`prefetch_object`]: one
-    /// or two cache lines), which suits models whose references are
-    /// addresses of objects whose scan starts at that address (a prefetch
-    /// never faults, whatever the address).
-    ///
-    /// [`prefetch_object`]: crate::prefetch_object
+    /// word as an address, which suits models whose references are addresses
+    /// (a prefetch never faults, whatever the address).
     #[inline]
     fn prefetch(&self, obj: ObjRef) {
-        prefetch_object(obj.addr());
+        prefetch_read(obj.addr());
     }
 }
 

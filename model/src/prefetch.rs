@@ -26,9 +26,12 @@ pub fn prefetch_read(addr: *const u8) {
 /// its line, and a larger one has its header and first slots there, which a
 /// scan reads first. Never faults, whatever the address.
 ///
-/// One line is not enough: at 8-byte alignment an object of 32 bytes
-/// crosses a line boundary at 3 of its 8 possible offsets, one of 48 bytes
-/// at 5, and the scan then misses on the second line.
+/// For [`ObjectModel::prefetch`](crate::ObjectModel::prefetch) where one
+/// line is not enough: at 8-byte alignment an object of 32 bytes crosses a
+/// line boundary at 3 of its 8 possible offsets, one of 48 bytes at 5, and
+/// the scan then misses on the second line. Whether the second hint pays
+/// for itself depends on the heap: measure (where allocation is sequential,
+/// the hardware may fetch the next line anyway).
 ///
 /// ```
 /// let x = [0u64; 16];
