@@ -641,7 +641,7 @@ fn section_kind(kind: u32) -> Section {
 fn compressed_references_padding_and_headers() {
     let (bytes, snap) = sample_of(Shape::Weak, WEAK_OBJECTS, ArenaLayout::Compressed);
     let view = snap.view();
-    let arena_words = view.mark_index_bound() as u32;
+    let arena_words = snap.header().arena_words as u32;
     // A plain object with an even slot count (so, padding) and a slot.
     let obj = view
         .objects()
