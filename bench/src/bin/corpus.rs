@@ -49,7 +49,7 @@ use stealmark_heap::{mark_sequential, oracle, HeapGraph, OracleInput, Snapshot, 
 use stealmark_import::{self as import, ImportOptions, ImportSummary, InputFile};
 use stealmark_marker::bench::{compare, Subject};
 use stealmark_marker::model::SoftRefs;
-use stealmark_marker::model::{MarkIndex, ObjRef, ObjectModel, SlotKind};
+use stealmark_marker::model::{MarkStore, ObjRef, ObjectModel, SlotKind};
 use stealmark_marker::sequential::{Replay, SequentialMarker};
 use stealmark_marker::{Collection, Marker, MarkerConfig};
 
@@ -134,30 +134,62 @@ impl Program {
 
 /// The runtime a program runs on.
 enum Peer {
-    HotSpot {
-        jdk: Jdk,
-        major: u32,
-        classes: PathBuf,
-    },
-    V8 {
-        node: Node,
-        modules: PathBuf,
-    },
+    HotSpot(Java),
+    V8 { node: Node, modules: PathBuf },
 }
 
 impl Peer {
     fn name(&self) -> String {
         match self {
-            Peer::HotSpot { major, .. } => format!("jdk{major}"),
+            Peer::HotSpot(java) => format!("jdk{}", java.major),
             Peer::V8 { node, .. } => format!("node{}", node_major(&node.version())),
         }
     }
 
     fn label(&self) -> String {
         match self {
-            Peer::HotSpot { major, .. } => format!("HotSpot {major} Parallel GC `Marking Phase`"),
+            Peer::HotSpot(java) => format!("HotSpot {} Parallel GC `Marking Phase`", java.major),
             Peer::V8 { node, .. } => format!("V8 (node {}) full-GC `mark`", node.version()),
         }
+    }
+}
+
+/// A JDK with the corpus programs compiled for it.
+struct Java {
+    jdk: Jdk,
+    /// Its feature release.
+    major: u32,
+    /// The compiled classes.
+    classes: PathBuf,
+}
+
+impl Java {
+    /// Starts `program` with Parallel GC on `threads` GC threads and its GC
+    /// log written to `log`, and waits until its working set is built (its
+    /// input data in `cache`).
+    fn launch(
+        &self,
+        args: &Args,
+        cache: &Path,
+        program: Program,
+        threads: usize,
+        log: &Path,
+    ) -> Result<Jvm, Error> {
+        let flags = harness::parallel_gc_flags(
+            Some(self.major),
+            threads,
+            Oops::Compressed,
+            args.heap_mb,
+            log,
+        );
+        Jvm::launch(
+            &self.jdk,
+            &self.classes,
+            log,
+            &flags,
+            "Corpus",
+            &[program.name().to_owned(), cache.display().to_string()],
+        )
     }
 }
 
@@ -309,11 +341,11 @@ fn run(args: &Args) -> Result<(), Error> {
             let classes = cache.join(format!("classes-jdk{major}"));
             fs::create_dir_all(&classes)?;
             jdk.compile(&classes)?;
-            peers.push(Peer::HotSpot {
+            peers.push(Peer::HotSpot(Java {
                 jdk,
                 major,
                 classes,
-            });
+            }));
         }
     }
     if args.programs.iter().any(|p| !p.is_java()) {
@@ -325,7 +357,7 @@ fn run(args: &Args) -> Result<(), Error> {
     for &program in &args.programs {
         for peer in peers
             .iter()
-            .filter(|p| matches!(p, Peer::HotSpot { .. }) == program.is_java())
+            .filter(|p| matches!(p, Peer::HotSpot(_)) == program.is_java())
         {
             let heap = capture(args, &cache, program, peer)?;
             eprintln!(
@@ -403,20 +435,9 @@ fn capture(args: &Args, cache: &Path, program: Program, peer: &Peer) -> Result<C
             }
         ));
         match peer {
-            Peer::HotSpot {
-                jdk,
-                major,
-                classes,
-            } => {
+            Peer::HotSpot(java) => {
                 let log = cache.join(format!("{name}-capture.gc.log"));
-                let flags = harness::parallel_gc_flags(
-                    Some(*major),
-                    2,
-                    Oops::Compressed,
-                    args.heap_mb,
-                    &log,
-                );
-                let mut jvm = launch_java(jdk, classes, &log, &flags, program, cache)?;
+                let mut jvm = java.launch(args, cache, program, 2, &log)?;
                 writeln!(record, "built: {} {}", jvm.class, jvm.expected)?;
                 let histogram = jvm.histogram()?;
                 writeln!(record, "histogram_instances: {}", histogram.instances)?;
@@ -499,24 +520,6 @@ fn node_args(program: Program, modules: &Path, gcs: usize, snapshot: Option<&Pat
     a
 }
 
-fn launch_java(
-    jdk: &Jdk,
-    classes: &Path,
-    log: &Path,
-    flags: &[String],
-    program: Program,
-    cache: &Path,
-) -> Result<Jvm, Error> {
-    Jvm::launch(
-        jdk,
-        classes,
-        log,
-        flags,
-        "Corpus",
-        &[program.name().to_owned(), cache.display().to_string()],
-    )
-}
-
 /// The pause of stealmark's collection of the snapshot under the peer's
 /// rules, ms.
 fn collect_ms(marker: &mut Marker, heap: &Captured) -> f64 {
@@ -541,20 +544,9 @@ fn time_peer(
             stealmark_ms: Vec::new(),
         };
         match peer {
-            Peer::HotSpot {
-                jdk,
-                major,
-                classes,
-            } => {
+            Peer::HotSpot(java) => {
                 let log = cache.join(format!("{}-{threads}.gc.log", heap.name));
-                let flags = harness::parallel_gc_flags(
-                    Some(*major),
-                    threads,
-                    Oops::Compressed,
-                    args.heap_mb,
-                    &log,
-                );
-                let mut jvm = launch_java(jdk, classes, &log, &flags, program, cache)?;
+                let mut jvm = java.launch(args, cache, program, threads, &log)?;
                 let mut mine = Vec::new();
                 for _ in 0..args.gcs {
                     jvm.gc()?;
@@ -621,14 +613,8 @@ fn floor(heap: &Captured, runs: usize) -> Result<Floor, Error> {
     let mut extended: Vec<ObjRef> = roots.to_vec();
     {
         let marked = &marker.collect(&view, &collection).bitmap;
-        let added = |o: ObjRef| {
-            let i = view.mark_index(o);
-            marked.contains(i) && !strong.contains(i)
-        };
-        for holder in view
-            .objects()
-            .filter(|&o| marked.contains(view.mark_index(o)))
-        {
+        let added = |o: ObjRef| marked.is_marked(&view, o) && !strong.is_marked(&view, o);
+        for holder in view.objects().filter(|&o| marked.is_marked(&view, o)) {
             view.scan_slots(holder, 0..view.slot_count(holder), |_, target, kind| {
                 if matches!(kind, SlotKind::Soft | SlotKind::Ephemeron { .. }) && added(target) {
                     extended.push(target);
