@@ -646,8 +646,17 @@ impl Iterator for Objects<'_> {
 
 /// Heap words per mark bit: two, the smallest object in either layout (its
 /// layout word, and its type word with, compressed, a first slot or
-/// padding).
+/// padding). Objects do not overlap (validation), so no two start in one
+/// granule.
 const MARK_GRANULE_WORDS: usize = 2;
+
+// No object is smaller than the granule, in either layout (with runtime
+// sizes an object takes at least its fixed words too): checked at compile
+// time, so a change of the header fails here.
+const _: () = assert!(
+    ArenaLayout::Wide.fixed_words(0) >= MARK_GRANULE_WORDS as u64
+        && ArenaLayout::Compressed.fixed_words(0) >= MARK_GRANULE_WORDS as u64
+);
 
 impl MarkIndex for HeapView<'_> {
     #[inline(always)]
