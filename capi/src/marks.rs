@@ -127,12 +127,14 @@ impl MarkStore<CModel> for HeaderByte {
         // Relaxed load and store: this is the only thread marking (the
         // engine's promise for `try_mark_unshared`), so no pair is needed;
         // atomics keep a broken promise from being undefined behaviour.
+        // The store is unconditional (a marked byte is written back as it
+        // was), so that the engine's use of the answer as a number compiles
+        // without a branch (see `MarkBitmap::set_unshared`).
         let cur = byte.load(Ordering::Relaxed);
-        if self.reads_marked(cur) {
-            return false;
-        }
-        byte.store(self.marked(cur), Ordering::Relaxed);
-        true
+        let unmarked = !self.reads_marked(cur);
+        let new = if unmarked { self.marked(cur) } else { cur };
+        byte.store(new, Ordering::Relaxed);
+        unmarked
     }
 
     #[inline]

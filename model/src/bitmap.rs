@@ -155,12 +155,14 @@ impl MarkBitmap {
         // nothing can change the word between the two; and, as in `set`, a
         // mark bit publishes nothing (the caller's hand-back orders these
         // stores before anyone else reads the bitmap).
+        // The store is unconditional (it rewrites a set bit as it was), so
+        // that a caller that uses the answer as a number, not a branch
+        // (`newly as usize`), compiles to code without a branch: a marker's
+        // test of whether it set a target's bit is the least predictable
+        // branch of its loop.
         let old = word.load(Ordering::Relaxed);
-        if old & bit != 0 {
-            return false;
-        }
         word.store(old | bit, Ordering::Relaxed);
-        true
+        old & bit == 0
     }
 
     /// Sets bit `index` through exclusive access (no atomic
