@@ -8,7 +8,6 @@
 use stealmark_model::{MarkIndex, ObjRef, ObjectModel};
 
 use crate::fifo::{Batch, Fifo, ACCOUNT_BATCH};
-use crate::private::push_if_room;
 use crate::stats::TypeCount;
 use crate::worker::count_live;
 use stealmark_model::{MarkBitmap, MarkStore};
@@ -86,9 +85,10 @@ impl<'c> LiveCounter<'c> {
 /// A sequential marker: a private `Vec` mark stack, the engine's side
 /// bitmap and the same prefetching (the object FIFO, and the edge FIFO that
 /// prefetches targets' mark words), without deques, stealing or
-/// termination. It sets marks and pushes as the engine does with one
-/// worker ([`MarkBitmap::set_unshared`]: no atomic read-modify-write, and
-/// no branch on whether the target was unmarked), and with
+/// termination. It sets marks as the engine does with one worker
+/// ([`MarkBitmap::set_unshared`]: no atomic read-modify-write), but pushes
+/// a target it marked with a branch, as a plain marker does (the engine's
+/// one worker pushes without one, `PrivateStack::push_if`), and with
 /// [`SequentialMarker::count_live`] counts live objects as the engine does.
 /// Its buffers are reused from one call to the next. It pushes and scans
 /// the targets of
@@ -223,9 +223,7 @@ impl SequentialMarker {
                             None => return,
                         }
                     };
-                    // As the engine's one worker pushes (`PrivateStack::push_if`).
-                    let marked = bitmap.set_unshared(heap.mark_index(t));
-                    if !push_if_room(stack, t, marked) && marked {
+                    if bitmap.set_unshared(heap.mark_index(t)) {
                         stack.push(t);
                     }
                 },
