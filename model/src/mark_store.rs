@@ -44,7 +44,9 @@ pub trait MarkStore<H: ObjectModel + ?Sized>: Sync {
     /// a lost mark, never undefined behaviour. The default calls
     /// [`MarkStore::try_mark`], which is always correct; override it only
     /// where the unshared form is cheaper ([`MarkBitmap`](crate::MarkBitmap)
-    /// does).
+    /// does). Storing unconditionally (a marked word or byte written back
+    /// as it was) lets the engine's one-worker loop, which uses the answer
+    /// as a number, run without a branch on it.
     #[inline]
     fn try_mark_unshared(&self, heap: &H, obj: ObjRef) -> bool {
         self.try_mark(heap, obj)
