@@ -40,12 +40,12 @@ use crate::cputime;
 use crate::error::{CliError, CliResult};
 use crate::heapfile;
 use crate::mark;
+use crate::mark_runs::{self, CpuMedians, RunSample};
 use crate::outpath;
 use crate::output::{self, out, outln, Align, Deferred, Format, Table};
 use crate::pause::{median, PauseStats};
 use crate::plot::{self, Bar};
 use crate::progress::Progress;
-use crate::run::{self, CpuMedians, RunSample};
 
 /// Arguments of `stealmark bench`.
 #[derive(Args)]
@@ -387,7 +387,7 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
         let mut subjects = Vec::with_capacity(n);
         let (engines, reference_samples) = samples.split_at_mut(configs.len());
         for (c, recorded) in configs.iter().zip(engines) {
-            let mut marker = run::new_marker(c.engine(base))?;
+            let mut marker = mark_runs::new_marker(c.engine(base))?;
             let label = format!("{} x{}", c.name(), c.threads);
             subjects.push(Subject::custom(c.key(), move || {
                 progress.message(label.as_str());
@@ -431,7 +431,7 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
         .iter()
         .map(|c| format!("{} x{}", c.name(), c.threads))
         .chain(references.iter().map(|r| r.name().to_string()));
-    run::warn_if_descheduled(labels.zip(&measured).map(|(l, m)| (l, m.as_slice())));
+    mark_runs::warn_if_descheduled(labels.zip(&measured).map(|(l, m)| (l, m.as_slice())));
     let baseline = &configs[0];
     let min_threads = configs.iter().map(|c| c.threads).min().unwrap_or(1);
     // The runs of `like` at `t` workers.
@@ -457,7 +457,7 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
                 policy: c.policy.to_string(),
                 engine: Some(c.engine(base)),
                 pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
-                cpu: run::cpu_medians(measured),
+                cpu: mark_runs::cpu_medians(measured),
                 ratio_to_baseline: runs_of(c.threads, baseline)
                     .map_or(f64::NAN, |base| paired_ratio(measured, base)),
                 speedup: runs_of(min_threads, c)
@@ -487,7 +487,7 @@ pub fn run_matrix<H: ObjectModel + MarkIndex>(
             policy: "-".to_string(),
             engine: None,
             pause_ms: PauseStats::from_ms(&pauses).expect("at least one run"),
-            cpu: run::cpu_medians(measured),
+            cpu: mark_runs::cpu_medians(measured),
             ratio_to_baseline: fewest_baseline
                 .map_or(f64::NAN, |base| paired_ratio(measured, base)),
             speedup: f64::NAN,
@@ -723,7 +723,7 @@ pub fn run(args: BenchArgs) -> CliResult {
     let snapshot = heapfile::open(&args.file)?;
     let heap = snapshot.view();
     let roots = snapshot.roots();
-    run::warn_if_oversubscribed(threads.iter().copied().max().unwrap_or(1), args::ncpu());
+    mark_runs::warn_if_oversubscribed(threads.iter().copied().max().unwrap_or(1), args::ncpu());
     args::distinct("--private-stack", &args.private_stack)?;
     let mut configs = matrix(&threads, &deques, &policies);
     match args.private_stack[..] {

@@ -14,10 +14,10 @@ use stealmark_marker::{BalancePolicy, DequeKind, MarkerConfig};
 use crate::args;
 use crate::bench::{self, MatrixResult};
 use crate::error::{CliError, CliResult};
+use crate::mark_runs;
 use crate::output::{self, out, outln, Format};
 use crate::pause::median;
 use crate::progress::Progress;
-use crate::run;
 
 /// Objects in the demo heap: a few million, so that a pause is long enough
 /// (tens of milliseconds) to compare the deques, and the whole demo stays
@@ -83,7 +83,7 @@ pub fn run(args: DemoArgs) -> CliResult {
     for &deque in DequeKind::ALGORITHMS {
         let mut config = MarkerConfig::with_workers(ncpu);
         config.set_deque(deque);
-        let mut marker = run::new_marker(config)?;
+        let mut marker = mark_runs::new_marker(config)?;
         let marking = marker.mark(&heap, roots);
         if *marking.bitmap != oracle.marked {
             return Err(CliError::failed(

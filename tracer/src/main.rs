@@ -23,13 +23,13 @@ mod heapfile;
 mod import;
 mod info;
 mod mark;
+mod mark_runs;
 mod outpath;
 mod output;
 mod partial;
 mod pause;
 mod plot;
 mod progress;
-mod run;
 mod simulate;
 mod trace_event;
 

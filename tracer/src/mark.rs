@@ -18,11 +18,11 @@ use crate::contract::{self, Contract, SoftRefsArg};
 use crate::cputime;
 use crate::error::{CliError, CliResult};
 use crate::heapfile;
+use crate::mark_runs::{self, CpuMedians, RunSample, WorkerReport};
 use crate::outpath;
 use crate::output::{self, out, outln, Align, Deferred, Format, Table};
 use crate::pause::{median, PauseStats};
 use crate::plot::{self, MarkPlot};
-use crate::run::{self, CpuMedians, RunSample, WorkerReport};
 use crate::trace_event::{self, RunTrace};
 
 /// Arguments of `stealmark mark`.
@@ -177,7 +177,7 @@ struct CpuStats {
 impl CpuStats {
     /// The statistics of `samples`; `None` where CPU time was not measured.
     fn of(samples: &[RunSample]) -> Option<CpuStats> {
-        let medians = run::cpu_medians(samples)?;
+        let medians = mark_runs::cpu_medians(samples)?;
         let ms = |f: fn(&RunSample) -> Option<u64>| -> Option<PauseStats> {
             let v: Vec<f64> = samples
                 .iter()
@@ -264,12 +264,12 @@ pub fn run(args: MarkArgs) -> CliResult {
         config.set_prefetch(0);
     }
     config.set_spans(args.trace_out.is_some());
-    let mut marker = run::new_marker(config.clone())?;
-    run::warn_if_oversubscribed(config.workers(), args::ncpu());
+    let mut marker = mark_runs::new_marker(config.clone())?;
+    mark_runs::warn_if_oversubscribed(config.workers(), args::ncpu());
 
     let mut expected = None;
     for _ in 0..args.warmup {
-        let (sample, _) = run::mark_once(&mut marker, &heap, &collection, expected)?;
+        let (sample, _) = mark_runs::mark_once(&mut marker, &heap, &collection, expected)?;
         expected = Some(sample.marked_objects);
     }
     let mut samples = Vec::with_capacity(args.runs);
@@ -277,7 +277,7 @@ pub fn run(args: MarkArgs) -> CliResult {
     let mut figures = None;
     let mut differences = Vec::new();
     for i in 0..args.runs {
-        let (sample, marking) = run::mark_once(&mut marker, &heap, &collection, expected)?;
+        let (sample, marking) = mark_runs::mark_once(&mut marker, &heap, &collection, expected)?;
         expected = Some(sample.marked_objects);
         samples.push(sample);
         all_stats.push(marking.stats.clone());
@@ -295,11 +295,11 @@ pub fn run(args: MarkArgs) -> CliResult {
         }
     }
     let figures = figures.expect("at least one run");
-    run::warn_if_descheduled([(
+    mark_runs::warn_if_descheduled([(
         format!("{} x{}", config.deque(), config.workers()),
         &samples[..],
     )]);
-    let mid = run::median_index(&samples);
+    let mid = mark_runs::median_index(&samples);
     let pauses: Vec<f64> = samples.iter().map(RunSample::pause_ms).collect();
     let balances: Vec<f64> = samples.iter().map(|s| s.balance).collect();
     let term_ms: Vec<f64> = samples
@@ -332,7 +332,7 @@ pub fn run(args: MarkArgs) -> CliResult {
             worst: balances.iter().copied().fold(0.0, f64::max),
         },
         termination_latency_ms: PauseStats::from_ms(&term_ms).expect("at least one run"),
-        workers: run::worker_reports(&all_stats[mid]),
+        workers: mark_runs::worker_reports(&all_stats[mid]),
         per_run: samples.clone(),
         verified: args.verify.then_some(differences.is_empty()),
         differences,
@@ -494,7 +494,7 @@ fn run_sequential(args: &MarkArgs, snapshot: &Snapshot) -> CliResult {
         args.soft_refs,
         args.histogram.unwrap_or(contract::DEFAULT_TOP),
     );
-    run::warn_if_descheduled([("sequential".to_string(), &samples[..])]);
+    mark_runs::warn_if_descheduled([("sequential".to_string(), &samples[..])]);
     let pauses: Vec<f64> = samples.iter().map(RunSample::pause_ms).collect();
     let report = MarkReport {
         file: args.file.display().to_string(),

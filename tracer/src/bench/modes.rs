@@ -10,9 +10,9 @@ use super::pauses::{configs, measure, Mode, ModeResult, Setup};
 use super::BenchArgs;
 use crate::args;
 use crate::error::{CliError, CliResult};
+use crate::mark_runs;
 use crate::output::{self, out, outln, Align, Format, Table};
 use crate::plot::{self, MmuCurve};
-use crate::run;
 
 /// The MMU at `window_ms`, if the curve has that window.
 fn mmu_at(points: &[MmuPoint], window_ms: f64) -> Option<f64> {
@@ -236,7 +236,7 @@ pub fn run(a: &BenchArgs) -> CliResult {
         side_capacity: usize::try_from(a.side_capacity)
             .map_err(|_| CliError::usage("--side-capacity is too large"))?,
     };
-    run::warn_if_oversubscribed(workers.iter().copied().max().unwrap_or(1), args::ncpu());
+    mark_runs::warn_if_oversubscribed(workers.iter().copied().max().unwrap_or(1), args::ncpu());
     let results = measure(&a.file, &configs(&workers, &modes), &setup, a.runs)?;
     for r in &results {
         if let Some(warning) = size_warning(
