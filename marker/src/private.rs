@@ -40,15 +40,25 @@ impl PrivateStack {
     }
 
     /// Pushes `w` if `keep`, without a branch on `keep` while the buffer
-    /// has room: `w` is written above the top, and the top moves up by
-    /// `keep` (see [`push_if_room`]). For the mark loop, where `keep` is
+    /// has room: `w` is written at the first spare place above the top,
+    /// and the top moves up by `keep`. For the mark loop, where `keep` is
     /// whether the worker just set the target's mark bit, a branch taken
-    /// unpredictably, so a mispredicted one, for about one slot in five.
+    /// unpredictably, so a mispredicted one, for about one slot in five. A
+    /// full buffer takes [`PrivateStack::push`]'s cold path, if `keep`.
     #[inline(always)]
     pub(crate) fn push_if(&mut self, w: usize, keep: bool) {
-        if !push_if_room(&mut self.items, w, keep) && keep {
-            self.push_full(w);
-        }
+        let len = self.items.len();
+        let Some(place) = self.items.spare_capacity_mut().first_mut() else {
+            if keep {
+                self.push_full(w);
+            }
+            return;
+        };
+        place.write(w);
+        // SAFETY: the element at `len` is initialised (written just above,
+        // at the first spare place, so `len < capacity`), and the length
+        // grows by at most one.
+        unsafe { self.items.set_len(len + usize::from(keep)) };
     }
 
     /// [`PrivateStack::push`] onto a full buffer: compacts it, if items
@@ -106,24 +116,6 @@ impl PrivateStack {
     }
 }
 
-/// Pushes `w` onto `items` if `keep` and returns `true`, without a branch
-/// on `keep`, when `items` has spare capacity: `w` is written at the first
-/// spare place and the length grows by `keep` (0 or 1). Returns `false`,
-/// and does nothing, when `items` is full.
-#[inline(always)]
-pub(crate) fn push_if_room<T: Copy>(items: &mut Vec<T>, w: T, keep: bool) -> bool {
-    let len = items.len();
-    let Some(place) = items.spare_capacity_mut().first_mut() else {
-        return false;
-    };
-    place.write(w);
-    // SAFETY: the element at `len` is initialised (written just above, at
-    // the first spare place, so `len < capacity`), and the length grows by
-    // at most one.
-    unsafe { items.set_len(len + usize::from(keep)) };
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,19 +159,21 @@ mod tests {
     }
 
     #[test]
-    fn push_if_room_pushes_what_it_keeps_and_nothing_when_full() {
-        let mut v: Vec<usize> = Vec::with_capacity(2);
-        assert!(push_if_room(&mut v, 1, false));
-        assert!(v.is_empty());
-        assert!(push_if_room(&mut v, 2, true));
-        assert!(push_if_room(&mut v, 3, true));
-        assert_eq!(v, [2, 3]);
-        while v.len() < v.capacity() {
-            v.push(0);
+    fn push_if_keeps_what_it_is_told_to_keep_full_buffer_or_not() {
+        let mut s = PrivateStack::default();
+        s.push_if(1, false);
+        assert_eq!(s.len(), 0);
+        s.push_if(2, true);
+        while s.items.len() < s.items.capacity() {
+            s.push(0);
         }
-        let full = v.clone();
-        assert!(!push_if_room(&mut v, 4, true));
-        assert_eq!(v, full);
+        let full = s.len();
+        s.push_if(3, false);
+        assert_eq!(s.len(), full, "a full buffer and keep = false: nothing");
+        s.push_if(4, true);
+        assert_eq!(s.len(), full + 1, "a full buffer and keep = true: grown");
+        assert_eq!(s.pop(), Some(4));
+        assert_eq!(s.take_oldest(1), &[2]);
     }
 
     /// Random pushes, conditional pushes, pops and give-aways, against a
