@@ -98,7 +98,7 @@ knobs! {
      for the others.";
     array_chunk, set_array_chunk: usize,
     "Arrays with more than twice this many slots (at least 16) are scanned \
-     in chunks of this many slots, claimed by any worker.";
+     in chunks of this many slots, claimed by any worker (default 2048).";
     count_live, set_count_live: bool,
     "Whether the workers count live bytes and a histogram by type while \
      marking ([`Report::live_bytes`](crate::Report::live_bytes), \
@@ -249,7 +249,7 @@ impl Default for MarkerConfig {
             private_work: true,
             deque_reserve: 32,
             deque_capacity: 4096,
-            array_chunk: 512,
+            array_chunk: 2048,
             count_live: true,
             ephemeron_frozen_rounds: 4,
             timeline_interval: 4096,
