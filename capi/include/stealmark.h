@@ -441,7 +441,12 @@ sm_status sm_report_stats(const sm_report *report, sm_stats *out);
 sm_status sm_report_workers(const sm_report *report, size_t *out);
 
 /* Copies slots to clear, all workers' together, from the `from`th on, into
- * out[0..cap); *written says how many. Their total is sm_stats.cleared. */
+ * out[0..cap); *written says how many. Their total is sm_stats.cleared.
+ * After a mark cycle whose mutators wrote non-strong slots, a slot may no
+ * longer hold the target it was judged on (written after its holder's
+ * scan), and a holder scanned again at the remark may have a slot named
+ * twice: clear a slot only if it still holds `target` (an ephemeron's value
+ * also `key`). */
 sm_status sm_report_cleared(const sm_report *report, size_t from,
                             sm_weak_ref *out, size_t cap, size_t *written);
 

@@ -179,7 +179,9 @@ pub unsafe extern "C" fn sm_report_workers(report: *const sm_report, out: *mut u
     })
 }
 
-/// Copies slots to clear, all workers' together.
+/// Copies slots to clear, all workers' together. After a mark cycle, the
+/// runtime clears a slot only if it still holds the reported target (the
+/// mutators may have written it after its holder's scan).
 ///
 /// # Safety
 ///

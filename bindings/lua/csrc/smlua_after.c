@@ -9,12 +9,21 @@ typedef struct smlua_cleared {
   uint64_t dead_keys;  /* keys of empty entries made dead */
 } smlua_cleared;
 
-/* Clears the table slot that the engine reported: Lua empties the entry
- * and makes its key dead (clearkey), whichever of its slots died. */
+/* Clears the table slot that the engine reported if it still holds the
+ * reported target (and, for an ephemeron, its entry the reported key): Lua
+ * empties the entry and makes its key dead (clearkey), whichever of its
+ * slots died. In an engine cycle the mutator ran after the table's first
+ * scan: a write into it made the remark scan it again, and the first
+ * scan's records may name slots that the write changed, or that a rehash
+ * moved elsewhere or past the table's end. Those no longer hold their
+ * target (the rescan's records name the slots that do), and are left
+ * alone. */
 static void smlua_clear_slot(const sm_weak_ref *w, smlua_cleared *c) {
   GCObject *o = (GCObject *)w->holder;
+  const GCObject *target = (const GCObject *)w->target;
   Table *h;
-  size_t asize;
+  size_t asize, j;
+  Node *n;
   if (o->tt != LUA_VTABLE || w->slot == 0) {
     fprintf(stderr, "stealmark-lua: the engine reported slot %zu of an "
                     "object of type %d to clear\n", w->slot, (int)o->tt);
@@ -23,18 +32,32 @@ static void smlua_clear_slot(const sm_weak_ref *w, smlua_cleared *c) {
   h = gco2t(o);
   asize = luaH_realasize(h);
   if (w->slot <= asize) {
-    setempty(&h->array[w->slot - 1]);
+    TValue *v = &h->array[w->slot - 1];
+    if (!iscollectable(v) || gcvalue(v) != target)
+      return;
+    setempty(v);
     c->entries++;
+    return;
   }
-  else {
-    Node *n = gnode(h, (w->slot - 1 - asize) / 2);
-    if (isempty(gval(n)))
-      c->dead_keys++;
-    else
-      c->entries++;
-    setempty(gval(n));
-    clearkey(n);
+  j = (w->slot - 1 - asize) / 2;
+  if (j >= (size_t)sizenode(h))
+    return;
+  n = gnode(h, j);
+  if ((w->slot - 1 - asize) % 2 == 0) {  /* the key's slot */
+    if (!keyiscollectable(n) || gckey(n) != target)
+      return;
   }
+  else if (isempty(gval(n)) || !iscollectable(gval(n)) ||
+           gcvalue(gval(n)) != target ||
+           (w->key != 0 && (!keyiscollectable(n) ||
+                            gckey(n) != (const GCObject *)w->key)))
+    return;
+  if (isempty(gval(n)))
+    c->dead_keys++;
+  else
+    c->entries++;
+  setempty(gval(n));
+  clearkey(n);
 }
 
 /* Clears every slot of the engine's report: weak values judged before

@@ -3,3 +3,4 @@
 mod cli;
 mod patch;
 mod suite;
+mod weak_tables;
