@@ -163,11 +163,6 @@ static size_t smlua_asize(const Table *h) {
   return isrealasize(h) ? (size_t)h->alimit : (size_t)luaH_realasize(h);
 }
 
-/* The kind of array slot 'v' of a table whose values are weak or not. */
-static uint32_t smlua_array_kind(int weakarray, const TValue *v) {
-  return (weakarray && !ttisstring(v)) ? SM_SLOT_WEAK : smlua_strong(v);
-}
-
 /* The key and value of hash node 'nd' of a table of weakness 'w', with
  * their kinds; NULL where not collectable. An empty entry has no value,
  * and its key is cleared (made dead) if it dies. */
@@ -185,55 +180,71 @@ static void smlua_node(smlua_weakness w, const Node *nd, const GCObject **k,
                     ttisstring(gval(nd)), kh, vh);
 }
 
-/* The common case of smlua_scan_table: a table without weak mode, scanned
- * whole, whose slots all fit in the buffer. Without the range and room
- * checks of each SMLUA_PUT. */
-static size_t smlua_scan_strong_table(const Table *h, size_t asize,
-                                      size_t nsize, sm_slot *out) {
-  size_t n = 0, base = 1 + asize, i, j;
-  if (h->metatable != NULL)
-    smlua_write(out, n++, 0, obj2gco(h->metatable), SM_SLOT_STRONG, NULL);
-  for (i = 0; i < asize; i++) {
-    const TValue *v = &h->array[i];
-    if (iscollectable(v))
-      smlua_write(out, n++, 1 + i, gcvalue(v), smlua_strong(v), NULL);
-  }
-  for (j = 0; j < nsize; j++) {
-    const GCObject *k, *v;
-    smlua_hold kh, vh;
-    smlua_node(SMLUA_STRONG, gnode(h, j), &k, &kh, &v, &vh);
-    if (k != NULL)
-      smlua_write(out, n++, base + 2 * j, k, kh.kind, kh.key);
-    if (v != NULL)
-      smlua_write(out, n++, base + 2 * j + 1, v, vh.kind, vh.key);
-  }
-  return n;
-}
+/* Writes slot 'at' of a table scan if its target is not NULL and it lies
+ * in [start, end); returns from the scan when the buffer is full. */
+#define SMLUA_EMIT(at, target, kind, key) \
+  do { \
+    if ((target) != NULL && (at) >= start && (at) < end) { \
+      if (n == cap) return n; \
+      smlua_write(out, n++, (at), (target), (kind), (key)); \
+    } \
+  } while (0)
 
+/* The slots of 'h' in [s->start, s->end). The loops run over the parts of
+ * the table that the range covers, so only the nodes at its ends are
+ * cut by it; a table without weak mode reads its entries inline. */
 static size_t smlua_scan_table(global_State *g, const Table *h,
                                smlua_scan *s) {
   smlua_weakness w = smlua_table_weakness(g, h);
   int weakarray = (w == SMLUA_WEAK_VALUES || w == SMLUA_ALL_WEAK);
   size_t asize = smlua_asize(h);
   size_t nsize = allocsizenode(h);
-  size_t base = 1 + asize, i, j;
-  if (w == SMLUA_STRONG && s->start == 0 && s->end >= base + 2 * nsize &&
-      s->cap >= base + 2 * nsize)
-    return smlua_scan_strong_table(h, asize, nsize, s->out);
-  SMLUA_PUT(s, 0, obj2gco(h->metatable), SM_SLOT_STRONG, NULL);
-  for (i = s->start > 1 ? s->start - 1 : 0; i < asize && 1 + i < s->end; i++)
-    SMLUA_PUT(s, 1 + i, smlua_gcvalue(&h->array[i]),
-              smlua_array_kind(weakarray, &h->array[i]), NULL);
-  j = s->start > base ? (s->start - base) / 2 : 0;
-  for (; j < nsize && base + 2 * j < s->end; j++) {
-    const GCObject *k, *v;
-    smlua_hold kh, vh;
-    smlua_node(w, gnode(h, j), &k, &kh, &v, &vh);
-    SMLUA_PUT(s, base + 2 * j, k, kh.kind, kh.key);
-    SMLUA_PUT(s, base + 2 * j + 1, v, vh.kind, vh.key);
+  size_t base = 1 + asize;
+  size_t start = s->start, end = s->end, cap = s->cap, n = 0, i, j, last;
+  sm_slot *out = s->out;
+  if (start >= end)
+    return 0;
+  SMLUA_EMIT(0, obj2gco(h->metatable), SM_SLOT_STRONG, NULL);
+  /* The array part: slot 1 + i. */
+  last = end - 1 < asize ? end - 1 : asize;
+  for (i = start > 1 ? start - 1 : 0; i < last; i++) {
+    const TValue *v = &h->array[i];
+    if (iscollectable(v)) {
+      if (n == cap) return n;
+      smlua_write(out, n++, 1 + i, gcvalue(v),
+                  (weakarray && !ttisstring(v)) ? SM_SLOT_WEAK
+                                                : smlua_strong(v), NULL);
+    }
   }
-  return s->n;
+  if (end <= base)
+    return n;
+  /* The hash part: node j's key at base + 2j, its value next to it. */
+  last = (end - base + 1) / 2 < nsize ? (end - base + 1) / 2 : nsize;
+  for (j = start > base ? (start - base) / 2 : 0; j < last; j++) {
+    const Node *nd = gnode(h, j);
+    size_t at = base + 2 * j;
+    if (w == SMLUA_STRONG) {
+      const GCObject *k = keyiscollectable(nd) ? gckey(nd) : NULL;
+      if (isempty(gval(nd))) {
+        SMLUA_EMIT(at, k, SM_SLOT_PHANTOM, NULL);
+        continue;
+      }
+      SMLUA_EMIT(at, k, novariant(keytt(nd)) == LUA_TSTRING
+                            ? SM_SLOT_STRONG_LEAF : SM_SLOT_STRONG, NULL);
+      SMLUA_EMIT(at + 1, smlua_gcvalue(gval(nd)), smlua_strong(gval(nd)),
+                 NULL);
+    } else {
+      const GCObject *k, *v;
+      smlua_hold kh, vh;
+      smlua_node(w, nd, &k, &kh, &v, &vh);
+      SMLUA_EMIT(at, k, kh.kind, kh.key);
+      SMLUA_EMIT(at + 1, v, vh.kind, vh.key);
+    }
+  }
+  return n;
 }
+
+#undef SMLUA_EMIT
 
 /* The number of open upvalues of a thread. */
 static size_t smlua_open_upvalues(const lua_State *th) {
