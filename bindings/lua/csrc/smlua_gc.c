@@ -165,16 +165,17 @@ static void smlua_visit_finobj(void *ctx, size_t chunk,
 #include "smlua_after.c"
 
 /* The engine's description of Lua's heap: the object model (its slot count
- * noting threads, or, with 'check', every object scanned) and the marks,
+ * noting threads, or, with 'check', every object scanned; with 'cycle', an
+ * incremental cycle's, its scans counting Lua's work units) and the marks,
  * Lua's colour byte: marked iff neither white bit is set (a gray fixed
  * object counts as marked); marking clears the whites and sets black. */
-static void smlua_describe(global_State *g, int check, sm_object_model *model,
-                           sm_marks *marks) {
+static void smlua_describe(global_State *g, int check, int cycle,
+                           sm_object_model *model, sm_marks *marks) {
   memset(model, 0, sizeof(*model));
   model->ctx = g;
   model->size_bytes = smlua_size_bytes;
   model->slot_count = check ? smlua_check_slot_count : smlua_slot_count;
-  model->scan_slots = smlua_scan_slots;
+  model->scan_slots = cycle ? smlua_scan_counted : smlua_scan_slots;
   memset(marks, 0, sizeof(*marks));
   marks->mode = SM_MARKS_HEADER_BYTE;
   marks->header.offset = (ptrdiff_t)offsetof(GCObject, marked);
@@ -197,10 +198,11 @@ static void smlua_sources(global_State *g, smlua_roots *rootctx,
   finalizable->visit_chunk = smlua_visit_finobj;
 }
 
-/* Lua's work units per object: stock Lua's propagatemark counts a unit per
- * slot it traverses, about this many per object on a heap of tables and
- * strings. A step's budget, in objects, is Lua's step size over this. */
-#define SMLUA_WORK_PER_OBJECT 8
+/* Lua's work units per object scanned (smlua_work_add), as the last step
+ * that used up its budget measured them; a step's budget, in objects, is
+ * Lua's step size over this. It starts at a guess for a heap of small
+ * tables. */
+static size_t smlua_units_per_object = 8;
 
 /* Starts the engine's cycle for 'L''s state: the start's pause copies the
  * roots. Its steps run on every worker. */
@@ -216,7 +218,7 @@ static void smlua_begin(lua_State *L) {
   sm_marker *marker = smlua_get_marker(g);
   if (check)
     smlua_check_before(g);
-  smlua_describe(g, check, &model, &marks);
+  smlua_describe(g, check, 1, &model, &marks);
   rootctx.g = g;
   rootctx.L = L;
   smlua_sources(g, &rootctx, &roots, &finalizable);
@@ -241,6 +243,14 @@ static int smlua_stw(void) {
   return smlua_stw_flag;
 }
 
+/* Lua's step size in work units, as incstep computes it. */
+static l_mem smlua_stepsize(global_State *g) {
+  int stepmul = (getgcparam(g->gcstepmul) | 1);
+  return (g->gcstepsize <= log2maxs(l_mem))
+             ? ((cast(l_mem, 1) << g->gcstepsize) / WORK2MEM) * stepmul
+             : MAX_LMEM;
+}
+
 /* The propagate state's step (singlestep): without a cycle of this state,
  * starts one (incremental mode, outside full collections, emergency ones
  * included, when the last collection marked at least the solo threshold:
@@ -249,14 +259,13 @@ static int smlua_stw(void) {
  * state, where the whole mark runs stop-the-world; with one, marks a budget derived from
  * Lua's step size (as incstep computes it) and goes to the atomic state,
  * the remark, once no marking is left. Returns the work done in Lua's
- * units: the step size, or 0 for no step. */
+ * units (at least 1: incstep steps again until Lua's debt is paid, as it
+ * does with propagatemark), 1 for the step that starts a cycle, or 0 for
+ * no step. */
 static lu_mem smlua_propagate(lua_State *L) {
   global_State *g = G(L);
-  int stepmul = (getgcparam(g->gcstepmul) | 1);
-  l_mem stepsize = (g->gcstepsize <= log2maxs(l_mem))
-                 ? ((cast(l_mem, 1) << g->gcstepsize) / WORK2MEM) * stepmul
-                 : MAX_LMEM;
-  size_t budget;
+  l_mem stepsize = smlua_stepsize(g);
+  size_t budget, before, work;
   bool done = false;
   sm_status st;
   if (smlua_cycle_g != g) {
@@ -269,17 +278,23 @@ static lu_mem smlua_propagate(lua_State *L) {
     smlua_begin(L);
     return 1;
   }
-  budget = (size_t)(stepsize / SMLUA_WORK_PER_OBJECT);
+  budget = (size_t)stepsize / smlua_units_per_object;
+  if (budget == 0)
+    budget = 1;
   /* What the barrier recorded goes to this step. */
   st = sm_mutator_flush(smlua_barrier);
   if (st != SM_OK)
     smlua_fatal("sm_mutator_flush", st);
-  st = sm_cycle_step(smlua_cycle, budget > 0 ? budget : 1, &done);
+  before = smlua_work_done();
+  st = sm_cycle_step(smlua_cycle, budget, &done);
   if (st != SM_OK)
     smlua_fatal("sm_cycle_step", st);
+  work = smlua_work_done() - before;
   if (done)
     g->gcstate = GCSenteratomic;
-  return (lu_mem)stepsize;
+  else if (work >= budget)
+    smlua_units_per_object = work / budget;
+  return work > 0 ? (lu_mem)work : 1;
 }
 
 /* luaC_barrier_ while Lua keeps its invariant: 'v', stored into a black
@@ -347,7 +362,9 @@ static void smlua_remark_unbarriered(global_State *g) {
 }
 
 /* The whole mark phase of a collection, or the remark of this state's
- * cycle, with what atomic() does after it. */
+ * cycle, with what atomic() does after it. Returns, as atomic() returns
+ * what it traversed, the remark's work in Lua's units (smlua_work_add), or
+ * the objects a stop-the-world mark marked (it counts no units). */
 static lu_mem smlua_atomic(lua_State *L) {
   global_State *g = G(L);
   sm_object_model model;
@@ -359,6 +376,7 @@ static lu_mem smlua_atomic(lua_State *L) {
   smlua_cleared cleared;
   sm_status st;
   uint64_t t0, t1, t2;
+  size_t work = smlua_work_done();
   int check = smlua_check_on();
   int remark = smlua_cycle_g == g;
 
@@ -385,7 +403,7 @@ static lu_mem smlua_atomic(lua_State *L) {
     sm_collection collection;
     if (check)
       smlua_check_before(g);
-    smlua_describe(g, check, &model, &marks);
+    smlua_describe(g, check, 0, &model, &marks);
     memset(&collection, 0, sizeof(collection));
     collection.model = &model;
     collection.marks = &marks;
@@ -397,6 +415,7 @@ static lu_mem smlua_atomic(lua_State *L) {
       smlua_fatal("sm_collect", st);
   }
   t1 = smlua_now_ns();
+  work = smlua_work_done() - work;
   st = sm_report_stats(&report, &stats);
   if (st != SM_OK)
     smlua_fatal("sm_report_stats", st);
@@ -428,5 +447,5 @@ static lu_mem smlua_atomic(lua_State *L) {
             (unsigned long long)stats.ephemerons,
             (unsigned long long)stats.to_finalize,
             g->gcemergency ? " (emergency)" : "");
-  return (lu_mem)stats.live_objects;
+  return remark ? (lu_mem)work : (lu_mem)stats.live_objects;
 }

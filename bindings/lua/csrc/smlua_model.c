@@ -334,6 +334,63 @@ static size_t smlua_scan_slots(void *ctx, sm_ref ref, size_t start,
   }
 }
 
+/* Lua's work units of the marking: the slots of the ranges the engine
+ * scanned, nil ones included, as stock Lua's propagatemark counts a gray
+ * object's traversal (a table: 1 + its array size + twice its node count,
+ * its slot count here; strings, never scanned, count nothing). They pace
+ * the incremental steps and size atomic()'s work as Lua's own marking
+ * would. Only an incremental cycle counts them (its scans go through
+ * smlua_scan_counted): a stop-the-world mark's scans stay as lean as they
+ * can be. Each scanning thread adds to a counter of its own, on a cache line
+ * of its own (a 65th thread shares the first: the count is an estimate for
+ * pacing, and a lost add only shortens a step); the collecting thread sums
+ * them after the engine returned, when its workers no longer scan. */
+#define SMLUA_WORK_COUNTERS 64
+typedef struct smlua_work_counter {
+  _Alignas(64) atomic_size_t units;
+} smlua_work_counter;
+static smlua_work_counter smlua_work[SMLUA_WORK_COUNTERS];
+static atomic_size_t smlua_work_threads;
+static _Thread_local smlua_work_counter *smlua_my_work = NULL;
+
+static void smlua_work_add(size_t units) {
+  smlua_work_counter *c = smlua_my_work;
+  if (c == NULL) {
+    size_t i = atomic_fetch_add_explicit(&smlua_work_threads, 1,
+                                         memory_order_relaxed);
+    c = smlua_my_work = &smlua_work[i % SMLUA_WORK_COUNTERS];
+  }
+  /* Relaxed, and a load and a store rather than an atomic add: the thread
+   * is the counter's only writer, and the reader runs after the engine's
+   * return has ordered the writes before it. */
+  atomic_store_explicit(&c->units,
+                        atomic_load_explicit(&c->units, memory_order_relaxed)
+                            + units,
+                        memory_order_relaxed);
+}
+
+/* The work units counted so far, by every thread. */
+static size_t smlua_work_done(void) {
+  size_t n = atomic_load_explicit(&smlua_work_threads, memory_order_relaxed);
+  size_t sum = 0, i;
+  for (i = 0; i < n && i < SMLUA_WORK_COUNTERS; i++)
+    sum += atomic_load_explicit(&smlua_work[i].units, memory_order_relaxed);
+  return sum;
+}
+
+/* sm_object_model.scan_slots in an incremental cycle: the scan, and its
+ * work units: the range asked for, or, when the buffer filled, the part of
+ * it up to the last slot written (the engine asks for the rest next). */
+static size_t smlua_scan_counted(void *ctx, sm_ref ref, size_t start,
+                                 size_t end, sm_slot *out, size_t cap) {
+  size_t n = smlua_scan_slots(ctx, ref, start, end, out, cap);
+  if (n < cap)
+    smlua_work_add(end - start);
+  else if (n == cap && n > 0)
+    smlua_work_add(out[n - 1].index + 1 - start);
+  return n;
+}
+
 /* The threads the engine scanned in this collection (it asks the slot
  * count of every object it scans; a thread may be noted twice, when its
  * stack is scanned in chunks), so that the work after marking need not
