@@ -346,12 +346,21 @@ static size_t smlua_scan_slots(void *ctx, sm_ref ref, size_t start,
  * pacing, and a lost add only shortens a step); the collecting thread sums
  * them after the engine returned, when its workers no longer scan. */
 #define SMLUA_WORK_COUNTERS 64
+/* Padded to a cache line: counters 64 bytes apart never share one. */
 typedef struct smlua_work_counter {
-  _Alignas(64) atomic_size_t units;
+  atomic_size_t units;
+  char pad[64 - sizeof(atomic_size_t)];
 } smlua_work_counter;
 static smlua_work_counter smlua_work[SMLUA_WORK_COUNTERS];
 static atomic_size_t smlua_work_threads;
-static _Thread_local smlua_work_counter *smlua_my_work = NULL;
+/* Thread-local storage in C11, and in C++ (the ThreadSanitizer build
+ * compiles Lua as C++). */
+#ifdef __cplusplus
+#define SMLUA_THREAD_LOCAL thread_local
+#else
+#define SMLUA_THREAD_LOCAL _Thread_local
+#endif
+static SMLUA_THREAD_LOCAL smlua_work_counter *smlua_my_work = NULL;
 
 static void smlua_work_add(size_t units) {
   smlua_work_counter *c = smlua_my_work;
