@@ -452,7 +452,8 @@ sm_status sm_report_cleared(const sm_report *report, size_t from,
 
 /* Worker `worker`'s slots to clear (worker < sm_report_workers), from the
  * `from`th on; *total is that worker's count. For a runtime that clears with
- * several threads, one list each. */
+ * several threads, one list each. After a mark cycle, the rule of
+ * sm_report_cleared applies: clear a slot only if it still holds `target`. */
 sm_status sm_report_cleared_by_worker(const sm_report *report, size_t worker,
                                       size_t from, sm_weak_ref *out,
                                       size_t cap, size_t *written,

@@ -180,16 +180,6 @@ static void smlua_node(smlua_weakness w, const Node *nd, const GCObject **k,
                     ttisstring(gval(nd)), kh, vh);
 }
 
-/* Writes slot 'at' of a table scan if its target is not NULL and it lies
- * in [start, end); returns from the scan when the buffer is full. */
-#define SMLUA_EMIT(at, target, kind, key) \
-  do { \
-    if ((target) != NULL && (at) >= start && (at) < end) { \
-      if (n == cap) return n; \
-      smlua_write(out, n++, (at), (target), (kind), (key)); \
-    } \
-  } while (0)
-
 /* The slots of 'h' in [s->start, s->end). The loops run over the parts of
  * the table that the range covers, so only the nodes at its ends are
  * cut by it; a table without weak mode reads its entries inline. */
@@ -199,52 +189,54 @@ static size_t smlua_scan_table(global_State *g, const Table *h,
   int weakarray = (w == SMLUA_WEAK_VALUES || w == SMLUA_ALL_WEAK);
   size_t asize = smlua_asize(h);
   size_t nsize = allocsizenode(h);
-  size_t base = 1 + asize;
-  size_t start = s->start, end = s->end, cap = s->cap, n = 0, i, j, last;
-  sm_slot *out = s->out;
-  if (start >= end)
+  size_t base = 1 + asize, i, j, last, n;
+  if (s->start >= s->end)
     return 0;
-  SMLUA_EMIT(0, obj2gco(h->metatable), SM_SLOT_STRONG, NULL);
-  /* The array part: slot 1 + i. */
-  last = end - 1 < asize ? end - 1 : asize;
-  for (i = start > 1 ? start - 1 : 0; i < last; i++) {
+  SMLUA_PUT(s, 0, obj2gco(h->metatable), SM_SLOT_STRONG, NULL);
+  /* The array part: slot 1 + i, every one in the range (SMLUA_PUT without
+   * its range check, on a local count: the loop the largest arrays run). */
+  last = s->end - 1 < asize ? s->end - 1 : asize;
+  n = s->n;
+  for (i = s->start > 1 ? s->start - 1 : 0; i < last; i++) {
     const TValue *v = &h->array[i];
     if (iscollectable(v)) {
-      if (n == cap) return n;
-      smlua_write(out, n++, 1 + i, gcvalue(v),
+      smlua_write(s->out, n++, 1 + i, gcvalue(v),
                   (weakarray && !ttisstring(v)) ? SM_SLOT_WEAK
                                                 : smlua_strong(v), NULL);
+      if (n == s->cap) {
+        s->n = n;
+        return n;
+      }
     }
   }
-  if (end <= base)
-    return n;
+  s->n = n;
+  if (s->end <= base)
+    return s->n;
   /* The hash part: node j's key at base + 2j, its value next to it. */
-  last = (end - base + 1) / 2 < nsize ? (end - base + 1) / 2 : nsize;
-  for (j = start > base ? (start - base) / 2 : 0; j < last; j++) {
+  last = (s->end - base + 1) / 2 < nsize ? (s->end - base + 1) / 2 : nsize;
+  for (j = s->start > base ? (s->start - base) / 2 : 0; j < last; j++) {
     const Node *nd = gnode(h, j);
     size_t at = base + 2 * j;
     if (w == SMLUA_STRONG) {
       const GCObject *k = keyiscollectable(nd) ? gckey(nd) : NULL;
       if (isempty(gval(nd))) {
-        SMLUA_EMIT(at, k, SM_SLOT_PHANTOM, NULL);
+        SMLUA_PUT(s, at, k, SM_SLOT_PHANTOM, NULL);
         continue;
       }
-      SMLUA_EMIT(at, k, novariant(keytt(nd)) == LUA_TSTRING
-                            ? SM_SLOT_STRONG_LEAF : SM_SLOT_STRONG, NULL);
-      SMLUA_EMIT(at + 1, smlua_gcvalue(gval(nd)), smlua_strong(gval(nd)),
-                 NULL);
+      SMLUA_PUT(s, at, k, novariant(keytt(nd)) == LUA_TSTRING
+                              ? SM_SLOT_STRONG_LEAF : SM_SLOT_STRONG, NULL);
+      SMLUA_PUT(s, at + 1, smlua_gcvalue(gval(nd)), smlua_strong(gval(nd)),
+                NULL);
     } else {
       const GCObject *k, *v;
       smlua_hold kh, vh;
       smlua_node(w, nd, &k, &kh, &v, &vh);
-      SMLUA_EMIT(at, k, kh.kind, kh.key);
-      SMLUA_EMIT(at + 1, v, vh.kind, vh.key);
+      SMLUA_PUT(s, at, k, kh.kind, kh.key);
+      SMLUA_PUT(s, at + 1, v, vh.kind, vh.key);
     }
   }
-  return n;
+  return s->n;
 }
-
-#undef SMLUA_EMIT
 
 /* The number of open upvalues of a thread. */
 static size_t smlua_open_upvalues(const lua_State *th) {
@@ -343,8 +335,9 @@ static size_t smlua_scan_slots(void *ctx, sm_ref ref, size_t start,
  * smlua_scan_counted): a stop-the-world mark's scans stay as lean as they
  * can be. Each scanning thread adds to a counter of its own, on a cache line
  * of its own (a 65th thread shares the first: the count is an estimate for
- * pacing, and a lost add only shortens a step); the collecting thread sums
- * them after the engine returned, when its workers no longer scan. */
+ * pacing, and an add lost there only makes Lua ask for a little more
+ * work); the collecting thread sums them after the engine returned, when
+ * its workers no longer scan. */
 #define SMLUA_WORK_COUNTERS 64
 /* Padded to a cache line: counters 64 bytes apart never share one. */
 typedef struct smlua_work_counter {
@@ -365,6 +358,8 @@ static SMLUA_THREAD_LOCAL smlua_work_counter *smlua_my_work = NULL;
 static void smlua_work_add(size_t units) {
   smlua_work_counter *c = smlua_my_work;
   if (c == NULL) {
+    /* Relaxed: it only hands out distinct indices; smlua_work_done reads
+     * it after the engine's return, as it reads the counters. */
     size_t i = atomic_fetch_add_explicit(&smlua_work_threads, 1,
                                          memory_order_relaxed);
     c = smlua_my_work = &smlua_work[i % SMLUA_WORK_COUNTERS];
