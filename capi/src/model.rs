@@ -52,8 +52,11 @@ pub(crate) struct CModel {
     dense: Option<(RefFn, *mut c_void, usize)>,
     /// The first contract violation found in the callbacks' answers: a
     /// mark cycle turns the panic that reports it into its poisoned state,
-    /// which keeps no payload, so the message is kept here.
-    violation: OnceLock<String>,
+    /// which keeps no payload, so the message is kept here. Boxed, so that
+    /// the model itself has no interior mutability: the engine's loops take
+    /// it by shared reference, and the compiler then reads the callbacks,
+    /// bounds and prefetch mode once per loop rather than once per slot.
+    violation: Box<OnceLock<String>>,
 }
 
 // SAFETY: the header requires every callback to be callable from any GC
@@ -102,7 +105,7 @@ impl CModel {
             },
             bounds: Bounds::of(model),
             dense,
-            violation: OnceLock::new(),
+            violation: Box::default(),
         })
     }
 
