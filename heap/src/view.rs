@@ -470,9 +470,9 @@ impl<'a> HeapView<'a> {
     ///
     /// Not generic over the visitor, and the visitor is not passed: if the
     /// fast path's closure escaped into an out-of-line call, the locals it
-    /// captures by reference (an engine's counters, its edge FIFO) would
-    /// live in memory on the fast path too, costing loads and stores per
-    /// slot there.
+    /// captures by reference (an engine's counters, its edge delay line)
+    /// would live in memory on the fast path too, costing loads and stores
+    /// per slot there.
     #[inline(never)]
     fn scan_special(
         &self,

@@ -222,6 +222,7 @@ pub mod bench;
 mod collection;
 mod config;
 mod cycle;
+mod delay;
 mod driver;
 mod engines;
 mod ephemeron;

@@ -7,6 +7,7 @@
 
 use stealmark_model::{MarkIndex, ObjRef, ObjectModel};
 
+use crate::delay::DelayLine;
 use crate::fifo::{Batch, Fifo, ACCOUNT_BATCH};
 use crate::stats::TypeCount;
 use crate::worker::count_live;
@@ -83,8 +84,8 @@ impl<'c> LiveCounter<'c> {
 }
 
 /// A sequential marker: a private `Vec` mark stack, the engine's side
-/// bitmap and the same prefetching (the object FIFO, and the edge FIFO that
-/// prefetches targets' mark words), without deques, stealing or
+/// bitmap and the same prefetching (the object FIFO, and the edge delay
+/// line that prefetches targets' mark words), without deques, stealing or
 /// termination. It sets marks as the engine does with one worker
 /// ([`MarkBitmap::set_unshared`]: no atomic read-modify-write), but pushes
 /// a target it marked with a branch, as a plain marker does (the engine's
@@ -165,12 +166,8 @@ impl SequentialMarker {
             }
         }
         let mut fifo = Fifo::new();
-        let mut edges = Fifo::new();
-        let edge_depth = if self.prefetch > 0 {
-            crate::worker::EDGE_DEPTH
-        } else {
-            0
-        };
+        let mut edges = DelayLine::new();
+        let edge_delay = self.prefetch > 0;
         loop {
             while fifo.len() < self.prefetch {
                 match stack.pop() {
@@ -187,7 +184,7 @@ impl SequentialMarker {
                 fifo.pop().and_then(ObjRef::from_word)
             };
             let Some(obj) = obj else {
-                // Mark the targets still waiting in the edge FIFO.
+                // Mark the targets still waiting in the edge delay line.
                 while let Some(t) = edges.pop().and_then(ObjRef::from_word) {
                     if bitmap.set_unshared(heap.mark_index(t)) {
                         stack.push(t);
@@ -210,18 +207,14 @@ impl SequentialMarker {
                     if !kind.is_strong() {
                         return;
                     }
-                    let t = if edge_depth == 0 {
-                        t
-                    } else {
+                    let t = if edge_delay {
                         bitmap.prefetch(heap, t);
-                        edges.push(t.word());
-                        if edges.len() <= edge_depth {
-                            return;
-                        }
-                        match edges.pop().and_then(ObjRef::from_word) {
+                        match edges.swap(t.word()).and_then(ObjRef::from_word) {
                             Some(t) => t,
                             None => return,
                         }
+                    } else {
+                        t
                     };
                     if bitmap.set_unshared(heap.mark_index(t)) {
                         stack.push(t);

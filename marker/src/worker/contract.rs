@@ -22,8 +22,8 @@ const RELEASE_AHEAD: usize = 256;
 /// How many records ahead of the one being handled `found_weak` prefetches
 /// the marks it will test, within one object's records. The marks are
 /// scattered over the bitmap and, unlike the strong slots' (through the
-/// edge FIFO), were not prefetched when the slots were scanned: without the
-/// hints a table's records each wait for a mark word in turn.
+/// edge delay line), were not prefetched when the slots were scanned:
+/// without the hints a table's records each wait for a mark word in turn.
 const DECIDERS_AHEAD: usize = 16;
 /// `found_weak` prefetches the marks only when the mark store has more
 /// mark bits than this (1 MiB of bitmap, half an L2), or marks in headers:

@@ -1,6 +1,6 @@
 //! Leaves: the targets of [`SlotKind::StrongLeaf`] slots, objects without
-//! slots. They travel the edge FIFO tagged [`Word::LEAF`](super::word::Word)
-//! and are done once marked: the worker that set the mark counts them as
+//! slots. They travel the edge delay line tagged
+//! [`Word::LEAF`](super::word::Word) and are done once marked: the worker that set the mark counts them as
 //! marked and scanned and queues them to be counted live, and never pushes
 //! them.
 //!
@@ -45,8 +45,8 @@ pub(super) fn marked_leaf<H: ObjectModel>(
 }
 
 impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
-    /// Marks the leaf `obj`, from the edge FIFO outside the slot loop; if
-    /// this worker set the bit, counts it as marked and scanned
+    /// Marks the leaf `obj`, from the edge delay line outside the slot loop;
+    /// if this worker set the bit, counts it as marked and scanned
     /// ([`marked_leaf`]) and (while `W` watches the key index) queues it
     /// for the key-index check.
     pub(super) fn shade_leaf<W: KeyWatch>(&mut self, obj: ObjRef) {

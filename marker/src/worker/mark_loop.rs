@@ -1,7 +1,7 @@
 //! The mark loop, the hot path: pop a grey object (private stack first, then
 //! the deque, through the prefetch FIFO), count it live, scan its slots,
-//! mark each strong target (through the edge FIFO) and push the ones whose
-//! bit this worker set, but for leaves (`SlotKind::StrongLeaf`), which are
+//! mark each strong target (through the edge delay line) and push the ones
+//! whose bit this worker set, but for leaves (`SlotKind::StrongLeaf`), which are
 //! done once marked. Large arrays are scanned in chunks: an array with
 //! more slots than `Worker::big_array` is opened in the descriptor table
 //! ([`ArrayTable`](crate::arrays::ArrayTable)), and its token, pushed to
@@ -18,6 +18,7 @@ use super::modes::{Configured, Fixed, KeyWatch, LoopMode};
 use super::stack::mark;
 use super::word::Word;
 use super::{Worker, WorkerState};
+use crate::delay::DelayLine;
 use crate::fifo::{Fifo, ACCOUNT_BATCH};
 use crate::stats::WorkerRecord;
 
@@ -38,10 +39,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// [`Worker::drain_objects`]) and come back empty.
     pub(super) fn drain<W: KeyWatch>(&mut self) {
         let mut fifo = std::mem::replace(&mut self.fifo, Fifo::new());
-        let mut edges = std::mem::replace(&mut self.edges, Fifo::new());
+        let mut edges = std::mem::replace(&mut self.edges, DelayLine::new());
         loop {
             self.drain_in_mode::<W>(&mut fifo, &mut edges);
-            debug_assert_eq!(edges.len(), 0, "drain_objects marks the delayed edges");
+            debug_assert!(edges.is_empty(), "drain_objects marks the delayed edges");
             if W::ON && self.state.contract.has_checks() {
                 self.settle::<W>();
             } else {
@@ -57,7 +58,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// settings (`super::modes`): a [`Fixed`] one when the step does not
     /// watch the key index and the settings allow, else [`Configured`].
     #[inline(always)]
-    fn drain_in_mode<W: KeyWatch>(&mut self, fifo: &mut Fifo, edges: &mut Fifo) {
+    fn drain_in_mode<W: KeyWatch>(&mut self, fifo: &mut Fifo, edges: &mut DelayLine) {
         let (heap, store) = (self.phase.heap, self.phase.store);
         if W::ON {
             return self.drain_objects::<W, Configured>(heap, store, fifo, edges);
@@ -76,8 +77,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
     }
 
-    /// Marks the targets still waiting in the edge FIFO.
-    pub(super) fn flush_edges<W: KeyWatch>(&mut self, edges: &mut Fifo) {
+    /// Marks the targets still waiting in the edge delay line.
+    pub(super) fn flush_edges<W: KeyWatch>(&mut self, edges: &mut DelayLine) {
         while let Some(w) = edges.pop() {
             let edge = Word::from_raw(w);
             if H::LEAF_SLOTS && edge.is_leaf() {
@@ -89,8 +90,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Scans until the private stack, the deque, the object FIFO `fifo` and
-    /// the edge FIFO `edges` are empty (the objects to check may still hold
-    /// some). `M` holds the settings fixed for the drain (`super::modes`).
+    /// the edge delay line `edges` are empty (the objects to check may still
+    /// hold some). `M` holds the settings fixed for the drain (`super::modes`).
     ///
     /// `heap` and `store` are the phase's, passed as parameters of a
     /// function of its own: a shared reference parameter tells the
@@ -104,7 +105,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         heap: &H,
         store: &S,
         fifo: &mut Fifo,
-        edges: &mut Fifo,
+        edges: &mut DelayLine,
     ) {
         let mut until_balance = self.until_balance;
         let depth = self.settings.depth;
@@ -125,9 +126,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             }
             // Out of objects, the delayed edges are marked here rather
             // than by the caller, so that a graph that is one object wide
-            // (a list: each object's one child waits in the edge FIFO)
-            // does not leave and re-enter this function per object.
-            if edges.len() == 0 {
+            // (a list: each object's one child waits in the edge delay
+            // line) does not leave and re-enter this function per object.
+            if edges.is_empty() {
                 break;
             }
             self.flush_edges::<W>(edges);
@@ -183,7 +184,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         store: &S,
         tagged: Word,
         fifo: &mut Fifo,
-        edges: &mut Fifo,
+        edges: &mut DelayLine,
     ) {
         let obj = tagged.obj();
         let n = heap.slot_count(obj);
@@ -219,7 +220,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         obj: ObjRef,
         slots: Range<usize>,
         whole: bool,
-        edges: &mut Fifo,
+        edges: &mut DelayLine,
     ) {
         // Two instances of the slot loop, so that the private-or-shared
         // choice is made once per object, not once per marked target.
@@ -266,8 +267,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// The slot loop of [`Worker::scan`]: visits `obj`'s `slots`, marks
-    /// each strong target (through the edge FIFO) and hands each target
-    /// that is not a leaf to `push_if` with whether this worker marked it,
+    /// each strong target (through the edge delay line) and hands each
+    /// target that is not a leaf to `push_if` with whether this worker marked it,
     /// to be pushed if it did (the private stack's `push_if` pushes without
     /// a branch on that answer, and an unshared mark sets the bit without
     /// one either). A leaf is done once marked (queued to be counted live,
@@ -281,10 +282,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         store: &S,
         obj: ObjRef,
         slots: Range<usize>,
-        edges: &mut Fifo,
+        edges: &mut DelayLine,
         mut push_if: impl FnMut(&mut WorkerState<D>, ObjRef, bool),
     ) -> Visited {
-        let edge_depth = M::edge_depth(&self.settings);
+        let edge_delay = M::edge_delay(&self.settings);
         let unshared = M::unshared(&self.settings);
         let counting = M::counting(&self.settings);
         let typed = self.typed;
@@ -300,7 +301,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 if kind.is_strong() {
                     let leaf = H::LEAF_SLOTS && kind == SlotKind::StrongLeaf;
                     let edge = Word::object(target).leaf_if(leaf);
-                    let Some(edge) = delay_edge(heap, store, edges, edge_depth, edge) else {
+                    let Some(edge) = delay_edge(heap, store, edges, edge_delay, edge) else {
                         return;
                     };
                     let target = edge.obj();
@@ -332,7 +333,12 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// claimed as a holder (`crate::holders`): a second delivery of it is
     /// a duplicate and opens nothing, so that its slots are scanned once.
     #[cold]
-    fn open_array<W: KeyWatch, M: LoopMode>(&mut self, obj: ObjRef, n: usize, edges: &mut Fifo) {
+    fn open_array<W: KeyWatch, M: LoopMode>(
+        &mut self,
+        obj: ObjRef,
+        n: usize,
+        edges: &mut DelayLine,
+    ) {
         if !D::KIND.exactly_once() && !self.phase.engine.holders.claim(obj) {
             self.state.record.stats.duplicate_holders += 1;
             return;
@@ -351,7 +357,11 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// the token while chunks remain, and scans the chunk. A token carries
     /// no tag for copies: its chunks are claimed exactly once and counted
     /// with their array.
-    pub(super) fn scan_chunk<W: KeyWatch, M: LoopMode>(&mut self, token: Word, edges: &mut Fifo) {
+    pub(super) fn scan_chunk<W: KeyWatch, M: LoopMode>(
+        &mut self,
+        token: Word,
+        edges: &mut DelayLine,
+    ) {
         let Some(claim) = self.phase.engine.arrays.claim(token.descriptor()) else {
             return;
         };
@@ -410,25 +420,22 @@ fn record_weak(
     });
 }
 
-/// Delays a strong edge (or a root) through the edge FIFO: prefetches
-/// `target`'s mark bit and returns the edge `depth` edges older, whose mark
-/// word should have arrived (or `target` itself when the FIFO is off or not
-/// yet full).
+/// Delays a strong edge (or a root) through the edge delay line when
+/// `delay` is on: prefetches `target`'s mark bit and returns the edge
+/// [`EDGE_DEPTH`](crate::delay::EDGE_DEPTH) edges older, whose mark word
+/// should have arrived (`None` while the line fills). Off, returns `target`
+/// itself.
 #[inline(always)]
 pub(super) fn delay_edge<H: ObjectModel, S: MarkStore<H>>(
     heap: &H,
     store: &S,
-    edges: &mut Fifo,
-    depth: usize,
+    edges: &mut DelayLine,
+    delay: bool,
     target: Word,
 ) -> Option<Word> {
-    if depth == 0 {
+    if !delay {
         return Some(target);
     }
     store.prefetch(heap, target.obj());
-    edges.push(target.raw());
-    if edges.len() <= depth {
-        return None;
-    }
-    edges.pop().map(Word::from_raw)
+    edges.swap(target.raw()).map(Word::from_raw)
 }

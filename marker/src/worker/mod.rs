@@ -53,6 +53,7 @@ use stealmark_deques::copies::Ticket;
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjectModel};
 
+use crate::delay::DelayLine;
 use crate::fifo::{Batch, Fifo};
 use crate::stats::SpanKind;
 use modes::{KeyWatch, Settings};
@@ -62,7 +63,6 @@ use word::Word;
 // The reference markers (`bench` feature) count with the engine's loop.
 #[cfg(feature = "bench")]
 pub(crate) use live::count_live;
-pub(crate) use modes::EDGE_DEPTH;
 pub(crate) use phase::{Engine, Phase, Step, Watch, WorkerState};
 
 /// One worker's state during a step.
@@ -78,7 +78,7 @@ struct Worker<'p, 'a, D: WorkDeque, H, S> {
     fifo: Fifo,
     /// Strong targets waiting for their mark-bit test, whose mark words have
     /// been prefetched (empty when prefetching is off).
-    edges: Fifo,
+    edges: DelayLine,
     /// Whether a scanned object may have been scanned by another worker too
     /// (see [`Worker::counts_copies`]): then an object whose deque ticket
     /// may share carries a tag to the count (`Word::MAY_COPY`, in its word
@@ -121,13 +121,13 @@ impl<'p, 'a, D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'p, 'a, D, H,
             state,
             settings: Settings {
                 depth: c.prefetch,
-                edge_depth: if c.prefetch > 0 { EDGE_DEPTH } else { 0 },
+                edge_delay: c.prefetch > 0,
                 private: c.private_work,
                 count_live: c.count_live,
                 unshared: phase.unshared,
             },
             fifo: Fifo::new(),
-            edges: Fifo::new(),
+            edges: DelayLine::new(),
             copies: c.count_live && Self::counts_copies(c.workers),
             typed,
             scanned: Batch::new(),

@@ -38,16 +38,13 @@ impl KeyWatch for Watched {
     const ON: bool = true;
 }
 
-/// Edges delayed between finding them and testing their mark bits, when
-/// prefetching is on.
-pub(crate) const EDGE_DEPTH: usize = 8;
-
 /// A worker's settings for the mark loop, read once per step.
 pub(super) struct Settings {
     /// The prefetch FIFO's depth (0: prefetching off).
     pub(super) depth: usize,
-    /// The edge FIFO's depth ([`EDGE_DEPTH`], or 0 with prefetching off).
-    pub(super) edge_depth: usize,
+    /// Whether strong targets wait in the edge delay line while their
+    /// mark bits are prefetched (with prefetching on).
+    pub(super) edge_delay: bool,
     /// Whether new grey objects go to the private stack first.
     pub(super) private: bool,
     /// Whether live objects are counted ([`MarkerConfig::count_live`]):
@@ -66,8 +63,8 @@ pub(super) struct Settings {
 pub(super) trait LoopMode {
     /// Whether popped objects go through the prefetch FIFO.
     fn prefetching(s: &Settings) -> bool;
-    /// The edge FIFO's depth.
-    fn edge_depth(s: &Settings) -> usize;
+    /// Whether strong targets go through the edge delay line.
+    fn edge_delay(s: &Settings) -> bool;
     /// Whether new grey objects go to the private stack.
     fn private(s: &Settings) -> bool;
     /// Whether scanned objects are counted live.
@@ -85,8 +82,8 @@ impl LoopMode for Configured {
         s.depth != 0
     }
     #[inline(always)]
-    fn edge_depth(s: &Settings) -> usize {
-        s.edge_depth
+    fn edge_delay(s: &Settings) -> bool {
+        s.edge_delay
     }
     #[inline(always)]
     fn private(s: &Settings) -> bool {
@@ -112,8 +109,8 @@ impl<const COUNT_LIVE: bool, const UNSHARED: bool> LoopMode for Fixed<COUNT_LIVE
         true
     }
     #[inline(always)]
-    fn edge_depth(_: &Settings) -> usize {
-        EDGE_DEPTH
+    fn edge_delay(_: &Settings) -> bool {
+        true
     }
     #[inline(always)]
     fn private(_: &Settings) -> bool {

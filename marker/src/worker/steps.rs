@@ -14,6 +14,7 @@ use super::mark_loop::{delay_edge, Popped};
 use super::modes::{Configured, KeyWatch, Unwatched, Watched};
 use super::word::Word;
 use super::{Watch, Worker};
+use crate::delay::DelayLine;
 use crate::fifo::Fifo;
 use crate::stats::StepKind;
 
@@ -92,8 +93,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             claims.source().scan_chunk(chunk, &mut |root| {
                 n += 1;
                 let (heap, store) = (phase.heap, phase.store);
-                let depth = self.settings.edge_depth;
-                if let Some(r) = delay_edge(heap, store, &mut self.edges, depth, Word::object(root))
+                let delay = self.settings.edge_delay;
+                if let Some(r) = delay_edge(heap, store, &mut self.edges, delay, Word::object(root))
                 {
                     self.shade::<W>(r.obj());
                 }
@@ -125,7 +126,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         };
         let (heap, store) = (phase.heap, phase.store);
         while let Some(chunk) = claims.claim() {
-            let mut edges = std::mem::replace(&mut self.edges, Fifo::new());
+            let mut edges = std::mem::replace(&mut self.edges, DelayLine::new());
             let mut n = 0u64;
             claims.source().scan_chunk(chunk, &mut |holder| {
                 n += 1;
@@ -284,7 +285,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
         let mut budget = phase.budget;
         let mut fifo = std::mem::replace(&mut self.fifo, Fifo::new());
-        let mut edges = std::mem::replace(&mut self.edges, Fifo::new());
+        let mut edges = std::mem::replace(&mut self.edges, DelayLine::new());
         let depth = self.settings.depth;
         let (heap, store) = (phase.heap, phase.store);
         // On every worker: share work as a trace does, and, out of work,
@@ -315,7 +316,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                         self.periodic(fifo.len());
                     }
                 }
-            } else if edges.len() != 0 {
+            } else if !edges.is_empty() {
                 self.flush_edges::<W>(&mut edges);
             } else if self.refill() {
                 backoff.reset();
