@@ -159,7 +159,7 @@ fn through_c(arena: &Arena, marker: *mut sm_marker, mode: u32) -> u64 {
         type_id: None,
         prefetch: None,
         prefetch_off: 0,
-        reserved: 0,
+        prefetch_bytes: 0,
         heap_start: 0,
         heap_end: 0,
     };

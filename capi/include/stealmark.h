@@ -166,14 +166,22 @@ typedef struct sm_object_model {
   size_t type_count;
   /* Required if type_count > 0: the object's type, below type_count. */
   size_t (*type_id)(void *ctx, sm_ref obj);
-  /* Optional. Hints that `obj` will be scanned soon. NULL: the engine
-   * prefetches the reference as an address. Set prefetch_off to skip
-   * prefetching altogether (references that are not addresses). */
+  /* Optional. Hints that `obj` will be scanned soon, or that its mark bit
+   * will be tested soon. NULL: the engine prefetches the reference as an
+   * address (see prefetch_bytes), and, with SM_MARKS_HEADER_BYTE, the mark
+   * byte before it tests it. Set prefetch_off to skip prefetching
+   * altogether (references that are not addresses). */
   void (*prefetch)(void *ctx, sm_ref obj);
   /* Non-zero: no prefetching at all. */
   uint32_t prefetch_off;
-  /* Set to 0. */
-  uint32_t reserved;
+  /* Without a prefetch callback: how many bytes from the reference a scan
+   * reads first (the header of the object type scanned most), at most 64.
+   * Before it scans an object the engine prefetches the cache line at the
+   * reference and, if these bytes run into the next line, that one too: an
+   * object of 56 bytes at 16-byte alignment crosses a 64-byte line at 3 of
+   * its 4 offsets. 0: the line at the reference only. Above 64 fails with
+   * SM_ERR_RANGE. */
+  uint32_t prefetch_bytes;
   /* Optional heap bounds: when heap_end > heap_start, every reference the
    * engine is given (roots, slots, keys, finalizable objects) must lie in
    * [heap_start, heap_end), or the collection fails with SM_ERR_CONTRACT.

@@ -121,6 +121,13 @@ impl MarkStore<CModel> for HeaderByte {
         }
     }
 
+    /// The mark byte's line: a mark test reads only that byte, where the
+    /// model's prefetch covers the bytes a scan reads.
+    #[inline]
+    fn prefetch(&self, heap: &CModel, obj: ObjRef) {
+        heap.prefetch_mark(obj, self.byte(obj).as_ptr().cast_const());
+    }
+
     #[inline]
     fn try_mark_unshared(&self, _: &CModel, obj: ObjRef) -> bool {
         let byte = self.byte(obj);

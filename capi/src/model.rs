@@ -11,7 +11,7 @@ use stealmark_marker::{MarkIndex, ObjRef, ObjectModel, SlotKind};
 
 use crate::bounds::Bounds;
 use crate::contract::violated;
-use crate::status::{Error, SM_ERR_MARKS};
+use crate::status::{Error, SM_ERR_MARKS, SM_ERR_RANGE};
 use crate::types::{
     sm_object_model, sm_slot, SM_SCAN_FAILED, SM_SLOT_EPHEMERON, SM_SLOT_PHANTOM, SM_SLOT_SOFT,
     SM_SLOT_STRONG, SM_SLOT_STRONG_LEAF, SM_SLOT_WEAK,
@@ -26,11 +26,16 @@ type RefFn = unsafe extern "C" fn(*mut c_void, usize) -> usize;
 /// The slot scanner, present.
 type ScanFn = unsafe extern "C" fn(*mut c_void, usize, usize, usize, *mut sm_slot, usize) -> usize;
 
+/// The most bytes `prefetch_bytes` may ask for: two lines' worth.
+const MAX_PREFETCH_BYTES: u32 = 64;
+
 /// How the engine prefetches an object it is about to scan.
 #[derive(Clone, Copy)]
 enum Prefetch {
-    /// A read prefetch of the reference as an address (the default).
-    Address,
+    /// Read prefetches of the reference as an address and of the byte
+    /// `last` bytes after it (`prefetch_bytes - 1`, or 0): the lines of the
+    /// bytes a scan reads first (the default).
+    Address { last: usize },
     /// Nothing (`prefetch_off`).
     Off,
     /// The runtime's `prefetch` callback.
@@ -89,6 +94,15 @@ impl CModel {
         if dense.is_some_and(|(_, _, bound)| bound == 0) {
             return Err(Error::new(SM_ERR_MARKS, "marks.dense_bound is 0"));
         }
+        if model.prefetch_bytes > MAX_PREFETCH_BYTES {
+            return Err(Error::new(
+                SM_ERR_RANGE,
+                format!(
+                    "model.prefetch_bytes is {}, above {MAX_PREFETCH_BYTES}",
+                    model.prefetch_bytes
+                ),
+            ));
+        }
         Ok(CModel {
             ctx: model.ctx,
             size_bytes: need(model.size_bytes, "model.size_bytes")?,
@@ -101,7 +115,9 @@ impl CModel {
             prefetch: match (model.prefetch_off != 0, model.prefetch) {
                 (true, _) => Prefetch::Off,
                 (false, Some(f)) => Prefetch::Callback(f),
-                (false, None) => Prefetch::Address,
+                (false, None) => Prefetch::Address {
+                    last: model.prefetch_bytes.saturating_sub(1) as usize,
+                },
             },
             bounds: Bounds::of(model),
             dense,
@@ -139,7 +155,7 @@ impl CModel {
             type_id: None,
             prefetch: None,
             prefetch_off: 1,
-            reserved: 0,
+            prefetch_bytes: 0,
             heap_start: 0,
             heap_end: 0,
         }
@@ -150,6 +166,20 @@ impl CModel {
     #[cfg(test)]
     pub(crate) fn for_tests() -> CModel {
         CModel::new(&CModel::callbacks_for_tests(), None).expect("every callback is present")
+    }
+
+    /// Hints that the mark byte of `obj`, at `byte`, is about to be tested:
+    /// a prefetch of the byte's line when references are addresses (rather
+    /// than of the object's first bytes, which a scan reads), the runtime's
+    /// callback if it gave one, nothing with `prefetch_off`.
+    #[inline]
+    pub(crate) fn prefetch_mark(&self, obj: ObjRef, byte: *const u8) {
+        match self.prefetch {
+            Prefetch::Address { .. } => prefetch_read(byte),
+            Prefetch::Off => {}
+            // SAFETY: as in `size_bytes`.
+            Prefetch::Callback(f) => unsafe { f(self.ctx, obj.word()) },
+        }
     }
 
     /// The heap bounds, for the root sources.
@@ -364,7 +394,12 @@ impl ObjectModel for CModel {
     #[inline]
     fn prefetch(&self, obj: ObjRef) {
         match self.prefetch {
-            Prefetch::Address => prefetch_read(obj.addr()),
+            Prefetch::Address { last } => {
+                // The second hint names the first line again when the bytes
+                // fit in it: cheaper than a branch on the object's offset.
+                prefetch_read(obj.addr());
+                prefetch_read(obj.addr().wrapping_add(last));
+            }
             Prefetch::Off => {}
             // SAFETY: as in `size_bytes`.
             Prefetch::Callback(f) => unsafe { f(self.ctx, obj.word()) },

@@ -89,8 +89,9 @@ pub struct sm_object_model {
     pub prefetch: Option<unsafe extern "C" fn(*mut c_void, sm_ref)>,
     /// Non-zero: no prefetching.
     pub prefetch_off: u32,
-    /// Zero.
-    pub reserved: u32,
+    /// The bytes from the reference a scan reads first (at most 64; 0: the
+    /// line at the reference).
+    pub prefetch_bytes: u32,
     /// Optional heap bounds (start).
     pub heap_start: usize,
     /// Optional heap bounds (end); not above `heap_start`: no check.

@@ -183,7 +183,7 @@
 //! - workers claim root chunks through an atomic counter, mark their
 //!   references and trace from them; then pop grey objects from a private
 //!   stack (else their deque), through a small prefetch FIFO, and scan
-//!   them; each target's mark word is prefetched through a second FIFO,
+//!   them; each target's mark word is prefetched through a delay line,
 //!   and the targets whose mark bit a worker set go on its private stack;
 //! - a worker shares its oldest private objects through its deque: a small
 //!   reserve while everyone is busy, generously while anyone is hungry;

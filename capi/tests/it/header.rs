@@ -35,7 +35,7 @@ fn rust_side() -> BTreeMap<String, i128> {
         type_id,
         prefetch,
         prefetch_off,
-        reserved,
+        prefetch_bytes,
         heap_start,
         heap_end
     });

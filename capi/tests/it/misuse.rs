@@ -109,6 +109,35 @@ fn bad_configurations_and_mark_descriptions_are_named() {
     unsafe { sm_marker_free(m) };
 }
 
+#[test]
+fn prefetch_bytes_above_two_lines_are_out_of_range_and_up_to_them_mark_the_same() {
+    let heap = Heap::random(2_000, 5);
+    let marker = new_marker(&config(2, 0));
+    let mut report = sm_report::default();
+    let mut model = c_model(&heap);
+    model.prefetch_bytes = 65;
+    let marks = c_marks(&heap, SM_MARKS_HEADER_BYTE);
+    assert_eq!(
+        (
+            collect(&heap, marker, &model, &marks, &mut report),
+            last_error().as_str()
+        ),
+        (SM_ERR_RANGE, "model.prefetch_bytes is 65, above 64")
+    );
+    let expected = {
+        ok_collect(&heap, marker);
+        heap.marked()
+    };
+    for bytes in [1, 56, 64] {
+        model.prefetch_bytes = bytes;
+        let s = collect(&heap, marker, &model, &marks, &mut report);
+        assert_eq!(s, SM_OK, "{bytes}: {}", last_error());
+        assert_eq!(heap.marked(), expected, "prefetch_bytes {bytes}");
+    }
+    // SAFETY: a marker from `sm_marker_new`.
+    unsafe { sm_marker_free(marker) };
+}
+
 /// A scanner that reports an unaligned reference in slot 0.
 unsafe extern "C" fn scan_unaligned(
     _: *mut c_void,

@@ -257,7 +257,7 @@ pub fn c_model(heap: &Heap) -> sm_object_model {
         type_id: Some(c_type),
         prefetch: None,
         prefetch_off: 0,
-        reserved: 0,
+        prefetch_bytes: 0,
         heap_start: 0,
         heap_end: 0,
     }
