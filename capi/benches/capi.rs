@@ -162,6 +162,7 @@ fn through_c(arena: &Arena, marker: *mut sm_marker, mode: u32) -> u64 {
         prefetch_bytes: 0,
         heap_start: 0,
         heap_end: 0,
+        prefetch_slots: None,
     };
     let marks = sm_marks {
         mode,

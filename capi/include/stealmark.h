@@ -188,6 +188,14 @@ typedef struct sm_object_model {
    * Both 0: no check. */
   uintptr_t heap_start;
   uintptr_t heap_end;
+  /* Optional. The second stage of prefetching, for a scan that reads memory
+   * only the header locates (an array allocated apart from the object):
+   * hints that `obj` will be scanned soon, a few objects after its first
+   * bytes were prefetched (prefetch, prefetch_bytes), so that reading its
+   * header here is likely a cache hit. Prefetch what the scan reads beyond
+   * the header; read nothing else, write nothing. Not called with
+   * prefetch_off. */
+  void (*prefetch_slots)(void *ctx, sm_ref obj);
 } sm_object_model;
 
 /* ------------------------------------------------------------------------ */

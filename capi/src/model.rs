@@ -52,6 +52,9 @@ pub(crate) struct CModel {
     type_count: usize,
     type_id: Option<RefFn>,
     prefetch: Prefetch,
+    /// The runtime's second-stage hint (`prefetch_slots`), unless
+    /// prefetching is off.
+    prefetch_slots: Option<unsafe extern "C" fn(*mut c_void, usize)>,
     bounds: Bounds,
     /// The dense index callback, its context and bound (side bitmap only).
     dense: Option<(RefFn, *mut c_void, usize)>,
@@ -119,6 +122,7 @@ impl CModel {
                     last: model.prefetch_bytes.saturating_sub(1) as usize,
                 },
             },
+            prefetch_slots: model.prefetch_slots.filter(|_| model.prefetch_off == 0),
             bounds: Bounds::of(model),
             dense,
             violation: Box::default(),
@@ -158,6 +162,7 @@ impl CModel {
             prefetch_bytes: 0,
             heap_start: 0,
             heap_end: 0,
+            prefetch_slots: None,
         }
     }
 
@@ -282,6 +287,9 @@ impl ObjectModel for CModel {
     /// A runtime may report `SM_SLOT_STRONG_LEAF` slots.
     const LEAF_SLOTS: bool = true;
 
+    /// A runtime may give a `prefetch_slots` callback (tested per call).
+    const PREFETCHES_SLOTS: bool = true;
+
     #[inline]
     fn size_bytes(&self, obj: ObjRef) -> usize {
         // SAFETY: a present callback of the runtime, called as the header
@@ -366,6 +374,14 @@ impl ObjectModel for CModel {
                 break;
             }
             from = next;
+        }
+    }
+
+    #[inline]
+    fn prefetch_slots(&self, obj: ObjRef) {
+        if let Some(f) = self.prefetch_slots {
+            // SAFETY: as in `size_bytes`.
+            unsafe { f(self.ctx, obj.word()) }
         }
     }
 

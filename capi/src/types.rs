@@ -96,6 +96,8 @@ pub struct sm_object_model {
     pub heap_start: usize,
     /// Optional heap bounds (end); not above `heap_start`: no check.
     pub heap_end: usize,
+    /// Optional second-stage prefetch hint.
+    pub prefetch_slots: Option<unsafe extern "C" fn(*mut c_void, sm_ref)>,
 }
 
 /// A header mark byte's description.

@@ -92,6 +92,13 @@ impl Fifo {
         }
     }
 
+    /// The `i`-th oldest word held, if the FIFO holds more than `i`.
+    #[inline(always)]
+    pub(crate) fn peek(&self, i: usize) -> Option<usize> {
+        let r = &self.ring;
+        (i < r.len).then(|| r.words[(self.head + i) % MarkerConfig::MAX_PREFETCH])
+    }
+
     /// Removes the oldest word.
     #[inline(always)]
     pub(crate) fn pop(&mut self) -> Option<usize> {
@@ -126,6 +133,8 @@ mod tests {
                 f.push(round * 100 + i);
             }
             for i in 0..10 {
+                assert_eq!(f.peek(9 - i), Some(round * 100 + 9));
+                assert_eq!(f.peek(10 - i), None);
                 assert_eq!(f.pop(), Some(round * 100 + i));
             }
         }

@@ -181,7 +181,14 @@ impl SequentialMarker {
             let obj = if self.prefetch == 0 {
                 stack.pop()
             } else {
-                fifo.pop().and_then(ObjRef::from_word)
+                let obj = fifo.pop().and_then(ObjRef::from_word);
+                // The engine's second stage (`ObjectModel::prefetch_slots`).
+                if H::PREFETCHES_SLOTS {
+                    if let Some(o) = fifo.peek(self.prefetch / 2).and_then(ObjRef::from_word) {
+                        heap.prefetch_slots(o);
+                    }
+                }
+                obj
             };
             let Some(obj) = obj else {
                 // Mark the targets still waiting in the edge delay line.

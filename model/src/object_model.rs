@@ -30,6 +30,11 @@ pub trait ObjectModel: Sync {
     /// traced as a `Strong` one (correct, without the shortcut).
     const LEAF_SLOTS: bool = false;
 
+    /// Whether [`ObjectModel::prefetch_slots`] does anything. A model that
+    /// overrides it sets this, and the marker calls it; with `false` (the
+    /// default) the marker's loop has no call and no test for it.
+    const PREFETCHES_SLOTS: bool = false;
+
     /// The object's size in bytes, header included: the engine sums it over
     /// the marked objects as the live bytes.
     fn size_bytes(&self, obj: ObjRef) -> usize;
@@ -92,6 +97,17 @@ pub trait ObjectModel: Sync {
     #[inline]
     fn prefetch(&self, obj: ObjRef) {
         prefetch_read(obj.addr());
+    }
+
+    /// The second stage of prefetching, for a model whose scan reads memory
+    /// that only the object's header locates (an array part allocated apart
+    /// from it): hints that `obj` will be scanned soon, a few objects after
+    /// [`ObjectModel::prefetch`] hinted at it, so that reading its header
+    /// here is likely a cache hit. The marker calls it only if
+    /// [`ObjectModel::PREFETCHES_SLOTS`] is set. The default does nothing.
+    #[inline]
+    fn prefetch_slots(&self, obj: ObjRef) {
+        let _ = obj;
     }
 }
 

@@ -180,6 +180,7 @@ static void smlua_describe(global_State *g, int check, int cycle,
    * allocation, from 'lastfree'), which crosses a cache line at most of
    * its offsets: both lines are prefetched. */
   model->prefetch_bytes = sizeof(Table);
+  model->prefetch_slots = smlua_prefetch_slots;
   memset(marks, 0, sizeof(*marks));
   marks->mode = SM_MARKS_HEADER_BYTE;
   marks->header.offset = (ptrdiff_t)offsetof(GCObject, marked);

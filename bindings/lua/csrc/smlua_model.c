@@ -278,6 +278,16 @@ static size_t smlua_scan_proto(const Proto *f, smlua_scan *s) {
   return s->n;
 }
 
+/* sm_object_model.prefetch_slots: a table's array part, allocated apart
+ * from its header (the header, prefetched a few objects earlier, says
+ * where). */
+static void smlua_prefetch_slots(void *ctx, sm_ref ref) {
+  const GCObject *o = (const GCObject *)ref;
+  UNUSED(ctx);
+  if (o->tt == LUA_VTABLE && gco2t(o)->array != NULL)
+    __builtin_prefetch(gco2t(o)->array);
+}
+
 /* sm_object_model.scan_slots */
 static size_t smlua_scan_slots(void *ctx, sm_ref ref, size_t start,
                                size_t end, sm_slot *out, size_t cap) {

@@ -6,6 +6,7 @@
 use crate::common;
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::*;
 use stealmark_capi::*;
@@ -121,15 +122,35 @@ unsafe extern "C" fn scan_5(
     n
 }
 
+/// Objects handed to `count_prefetch_slots`.
+static PREFETCH_SLOTS_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// A second-stage prefetch hint that reads the object's header (as a
+/// runtime's would, to find memory kept apart) and counts its calls.
+unsafe extern "C" fn count_prefetch_slots(_: *mut c_void, r: usize) {
+    // SAFETY: the engine passes references of the heap.
+    let n = unsafe { node(r) };
+    stealmark_marker::model::prefetch_read(n.slots.as_ptr().cast());
+    PREFETCH_SLOTS_CALLS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// `hints`: the model declares a two-line header (`prefetch_bytes`) and
+/// gives the second-stage hint (`prefetch_slots`), which must not change
+/// what is marked.
 fn through_c(
     heap: &Heap,
     marker: *mut sm_marker,
     mode: u32,
     roots_form: usize,
     soft: u32,
+    hints: bool,
 ) -> Outcome {
     heap.clear_marks();
-    let model = c_model(heap);
+    let mut model = c_model(heap);
+    if hints {
+        model.prefetch_bytes = 64;
+        model.prefetch_slots = Some(count_prefetch_slots);
+    }
     let marks = c_marks(heap, mode);
     let root_addrs = heap.root_addrs();
     let fin_addrs = heap.finalizable_addrs();
@@ -268,7 +289,15 @@ fn the_c_interface_marks_and_reports_as_the_rust_api() {
                 {
                     let soft = ((seed as usize + i) % 3) as u32;
                     let roots_form = (seed as usize + workers as usize + i) % 3;
-                    let got = through_c(&heap, marker, mode, roots_form, soft);
+                    let hints = (seed as usize + i) % 2 == 0;
+                    let before = PREFETCH_SLOTS_CALLS.load(Ordering::Relaxed);
+                    let got = through_c(&heap, marker, mode, roots_form, soft, hints);
+                    if hints {
+                        assert!(
+                            PREFETCH_SLOTS_CALLS.load(Ordering::Relaxed) > before,
+                            "seed {seed}, {workers} workers, mode {mode}: no second-stage hint"
+                        );
+                    }
                     assert!(got.live.0 > 0);
                     assert_eq!(
                         got, expected[soft as usize],

@@ -37,7 +37,8 @@ fn rust_side() -> BTreeMap<String, i128> {
         prefetch_off,
         prefetch_bytes,
         heap_start,
-        heap_end
+        heap_end,
+        prefetch_slots
     });
     layout!(sm_mark_byte {
         offset,

@@ -170,7 +170,16 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 None => break,
             }
         }
-        fifo.pop().map(|w| Popped::Object(Word::from_raw(w)))
+        let popped = fifo.pop()?;
+        // The second stage: the object halfway along the FIFO, whose header
+        // has had half the FIFO's time to arrive, is hinted at again, so
+        // that the model can prefetch what the header points to.
+        if H::PREFETCHES_SLOTS {
+            if let Some(w) = fifo.peek(depth / 2) {
+                heap.prefetch_slots(Word::from_raw(w).obj());
+            }
+        }
+        Some(Popped::Object(Word::from_raw(popped)))
     }
 
     /// Scans an object, or opens it as a large array; queues it to be

@@ -260,6 +260,7 @@ pub fn c_model(heap: &Heap) -> sm_object_model {
         prefetch_bytes: 0,
         heap_start: 0,
         heap_end: 0,
+        prefetch_slots: None,
     }
 }
 
