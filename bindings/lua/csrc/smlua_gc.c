@@ -176,9 +176,10 @@ static void smlua_describe(global_State *g, int check, int cycle,
   model->size_bytes = smlua_size_bytes;
   model->slot_count = check ? smlua_check_slot_count : smlua_slot_count;
   model->scan_slots = cycle ? smlua_scan_counted : smlua_scan_slots;
-  /* A table's scan reads its whole header (the slot count its node part's
-   * allocation, from 'lastfree'), which crosses a cache line at most of
-   * its offsets: both lines are prefetched. */
+  /* A table's scan reads its whole header (the slot count reads 'lastfree'
+   * to size the node part), and the header crosses a cache line at most
+   * of its offsets: both lines are prefetched. The array part, allocated
+   * apart, is prefetched in the second stage. */
   model->prefetch_bytes = sizeof(Table);
   model->prefetch_slots = smlua_prefetch_slots;
   memset(marks, 0, sizeof(*marks));
