@@ -163,6 +163,7 @@ fn through_c(arena: &Arena, marker: *mut sm_marker, mode: u32) -> u64 {
         heap_start: 0,
         heap_end: 0,
         prefetch_slots: None,
+        scan_clamps_end: 0,
     };
     let marks = sm_marks {
         mode,

@@ -135,6 +135,10 @@ typedef struct sm_slot {
  * collection fails with SM_ERR_CONTRACT. */
 #define SM_SCAN_FAILED SIZE_MAX
 
+/* The end scan_slots is given to ask for all of an object's slots, with
+ * sm_object_model.scan_clamps_end. */
+#define SM_SLOTS_ALL SIZE_MAX
+
 /* ------------------------------------------------------------------------ */
 /* The object model                                                         */
 /* ------------------------------------------------------------------------ */
@@ -152,7 +156,8 @@ typedef struct sm_object_model {
    * included: slot indices lie in [0, slot_count). */
   size_t (*slot_count)(void *ctx, sm_ref obj);
   /* Required. Writes, in slot order, the non-null reference slots of `obj`
-   * whose index lies in [start, end) (end <= slot_count(obj)) into
+   * whose index lies in [start, end) (end <= slot_count(obj), unless
+   * scan_clamps_end says the runtime clamps it) into
    * out[0..cap), and returns how many it wrote. If it returns cap, the
    * engine calls it again from the index after the last one written; a
    * return below cap means "no more slots in the range". cap is at least
@@ -196,6 +201,15 @@ typedef struct sm_object_model {
    * the header; read nothing else, write nothing. Not called with
    * prefetch_off. */
   void (*prefetch_slots)(void *ctx, sm_ref obj);
+  /* Non-zero: scan_slots accepts an end past the object's last slot and
+   * stops at its last slot (SM_SLOTS_ALL asks for all of them). The engine
+   * then scans an object with one call, scan_slots(obj, 0, SM_SLOTS_ALL,
+   * ...), and asks slot_count only when that call fills the buffer: an
+   * object with cap non-null slots or more, perhaps an array large enough
+   * to scan in chunks (that first call's slots are then asked for again).
+   * One callback per object rather than two. 0: end <= slot_count(obj) in
+   * every call, and slot_count is asked for every object scanned. */
+  uint32_t scan_clamps_end;
 } sm_object_model;
 
 /* ------------------------------------------------------------------------ */

@@ -67,6 +67,7 @@
 //!     ctx: std::ptr::null_mut(), size_bytes: Some(size), slot_count: Some(count),
 //!     scan_slots: Some(scan), type_count: 0, type_id: None, prefetch: None,
 //!     prefetch_off: 0, prefetch_bytes: 0, heap_start: 0, heap_end: 0, prefetch_slots: None,
+//!     scan_clamps_end: 0,
 //! };
 //! let marks = sm_marks {
 //!     mode: SM_MARKS_HEADER_BYTE, reserved: 0,

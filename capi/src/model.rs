@@ -13,8 +13,8 @@ use crate::bounds::Bounds;
 use crate::contract::violated;
 use crate::status::{Error, SM_ERR_MARKS, SM_ERR_RANGE};
 use crate::types::{
-    sm_object_model, sm_slot, SM_SCAN_FAILED, SM_SLOT_EPHEMERON, SM_SLOT_PHANTOM, SM_SLOT_SOFT,
-    SM_SLOT_STRONG, SM_SLOT_STRONG_LEAF, SM_SLOT_WEAK,
+    sm_object_model, sm_slot, SM_SCAN_FAILED, SM_SLOTS_ALL, SM_SLOT_EPHEMERON, SM_SLOT_PHANTOM,
+    SM_SLOT_SOFT, SM_SLOT_STRONG, SM_SLOT_STRONG_LEAF, SM_SLOT_WEAK,
 };
 
 /// Slots per `scan_slots` call: the buffer the engine passes (4 KiB on the
@@ -56,6 +56,9 @@ pub(crate) struct CModel {
     /// prefetching is off.
     prefetch_slots: Option<unsafe extern "C" fn(*mut c_void, usize)>,
     bounds: Bounds,
+    /// The runtime's `scan_clamps_end`: its `scan_slots` stops at the
+    /// object's last slot, so an object is scanned without its count.
+    clamps_end: bool,
     /// The dense index callback, its context and bound (side bitmap only).
     dense: Option<(RefFn, *mut c_void, usize)>,
     /// The first contract violation found in the callbacks' answers: a
@@ -124,6 +127,7 @@ impl CModel {
             },
             prefetch_slots: model.prefetch_slots.filter(|_| model.prefetch_off == 0),
             bounds: Bounds::of(model),
+            clamps_end: model.scan_clamps_end != 0,
             dense,
             violation: Box::default(),
         })
@@ -163,6 +167,7 @@ impl CModel {
             heap_start: 0,
             heap_end: 0,
             prefetch_slots: None,
+            scan_clamps_end: 0,
         }
     }
 
@@ -241,6 +246,90 @@ impl CModel {
                 entry.index
             )),
         }
+    }
+
+    /// Visits the slots of `obj` in `slots` (`end` within the object's
+    /// count, or past it when the runtime clamps), a buffer's worth per
+    /// call of the runtime's.
+    #[inline(always)]
+    fn scan_from<V: FnMut(usize, ObjRef, SlotKind)>(
+        &self,
+        obj: ObjRef,
+        slots: Range<usize>,
+        buf: &mut [MaybeUninit<sm_slot>; SLOT_BATCH],
+        visit: &mut V,
+    ) {
+        let mut from = slots.start;
+        while from < slots.end {
+            let entries = self.call_scan(obj, from..slots.end, buf);
+            let full = entries.len() == SLOT_BATCH;
+            from = self.visit_entries(obj, slots.clone(), from, entries, visit);
+            if !full {
+                break;
+            }
+        }
+    }
+
+    /// One call of the runtime's `scan_slots` for `slots` into `buf`: the
+    /// entries it wrote, or a violation if it failed or overran.
+    #[inline(always)]
+    fn call_scan<'b>(
+        &self,
+        obj: ObjRef,
+        slots: Range<usize>,
+        buf: &'b mut [MaybeUninit<sm_slot>; SLOT_BATCH],
+    ) -> &'b [sm_slot] {
+        // SAFETY: a present callback, called as the header documents;
+        // `buf` has room for `SLOT_BATCH` entries and lives across the
+        // call.
+        let n = unsafe {
+            (self.scan_slots)(
+                self.ctx,
+                obj.word(),
+                slots.start,
+                slots.end,
+                buf.as_mut_ptr().cast(),
+                SLOT_BATCH,
+            )
+        };
+        // `SM_SCAN_FAILED` is above the buffer's size too.
+        if n > SLOT_BATCH {
+            self.bad_count(obj, n);
+        }
+        // SAFETY: the callback wrote the `n <= SLOT_BATCH` entries it
+        // returned (the header's contract); `sm_slot` is plain integers.
+        unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<sm_slot>(), n) }
+    }
+
+    /// Checks and visits the `entries` a call for `next..slots.end`
+    /// returned; returns the index after the last one.
+    #[inline(always)]
+    fn visit_entries<V: FnMut(usize, ObjRef, SlotKind)>(
+        &self,
+        obj: ObjRef,
+        slots: Range<usize>,
+        mut next: usize,
+        entries: &[sm_slot],
+        visit: &mut V,
+    ) -> usize {
+        let end = slots.end;
+        for entry in entries {
+            // `next <= end`: one comparison checks `next <= index < end`.
+            if entry.index.wrapping_sub(next) >= end - next {
+                self.bad_index(obj, slots.clone(), next, entry);
+            }
+            next = entry.index + 1;
+            let Some(target) = self.bounds.get(entry.target) else {
+                self.bad_target(obj, entry)
+            };
+            let kind = match entry.kind {
+                SM_SLOT_STRONG => SlotKind::Strong,
+                SM_SLOT_STRONG_LEAF => SlotKind::StrongLeaf,
+                _ => self.other_kind(obj, entry),
+            };
+            visit(entry.index, target, kind);
+        }
+        next
     }
 
     /// Reports a count `n` that `scan_slots` returned above the buffer's.
@@ -322,59 +411,50 @@ impl ObjectModel for CModel {
     ) {
         // The engine scans a whole object as `0..slot_count`, and a large
         // array in chunks whose last one may run past the end (the Rust
-        // contract lets models clamp): clamp chunks here, so that the C
-        // callback always gets `end <= slot_count`, as the header says.
-        let slots = if slots.start > 0 {
+        // contract lets models clamp): unless the runtime clamps, clamp
+        // chunks here, so that the C callback gets `end <= slot_count`, as
+        // the header says.
+        let slots = if slots.start > 0 && !self.clamps_end {
             slots.start..slots.end.min(self.slot_count(obj))
         } else {
             slots
         };
-        let end = slots.end;
         let mut buf = [MaybeUninit::<sm_slot>::uninit(); SLOT_BATCH];
-        let mut from = slots.start;
-        while from < end {
-            // SAFETY: a present callback, called as the header documents;
-            // `buf` has room for `SLOT_BATCH` entries and lives across the
-            // call.
-            let n = unsafe {
-                (self.scan_slots)(
-                    self.ctx,
-                    obj.word(),
-                    from,
-                    end,
-                    buf.as_mut_ptr().cast(),
-                    SLOT_BATCH,
-                )
-            };
-            // `SM_SCAN_FAILED` is above the buffer's size too.
-            if n > SLOT_BATCH {
-                self.bad_count(obj, n);
+        self.scan_from(obj, slots, &mut buf, &mut visit);
+    }
+
+    /// With `scan_clamps_end`, one call of the runtime's for an object of
+    /// fewer than `SLOT_BATCH` non-null slots, none for its count.
+    #[inline(always)]
+    fn scan_object<V: FnMut(usize, ObjRef, SlotKind)>(
+        &self,
+        obj: ObjRef,
+        limit: usize,
+        mut visit: V,
+    ) -> Option<usize> {
+        let mut buf = [MaybeUninit::<sm_slot>::uninit(); SLOT_BATCH];
+        if !self.clamps_end {
+            let n = self.slot_count(obj);
+            if n > limit {
+                return Some(n);
             }
-            // SAFETY: the callback wrote the `n <= SLOT_BATCH` entries it
-            // returned (the header's contract); `sm_slot` is plain integers.
-            let entries = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<sm_slot>(), n) };
-            let mut next = from;
-            for entry in entries {
-                // `next <= end`: one comparison checks `next <= index < end`.
-                if entry.index.wrapping_sub(next) >= end - next {
-                    self.bad_index(obj, slots.clone(), next, entry);
-                }
-                next = entry.index + 1;
-                let Some(target) = self.bounds.get(entry.target) else {
-                    self.bad_target(obj, entry)
-                };
-                let kind = match entry.kind {
-                    SM_SLOT_STRONG => SlotKind::Strong,
-                    SM_SLOT_STRONG_LEAF => SlotKind::StrongLeaf,
-                    _ => self.other_kind(obj, entry),
-                };
-                visit(entry.index, target, kind);
-            }
-            if n < SLOT_BATCH {
-                break;
-            }
-            from = next;
+            self.scan_from(obj, 0..n, &mut buf, &mut visit);
+            return None;
         }
+        let entries = self.call_scan(obj, 0..SM_SLOTS_ALL, &mut buf);
+        if entries.len() < SLOT_BATCH {
+            self.visit_entries(obj, 0..SM_SLOTS_ALL, 0, entries, &mut visit);
+            return None;
+        }
+        // A full buffer: the object may be large enough for chunks, which
+        // scan it from its first slot again.
+        let n = self.slot_count(obj);
+        if n > limit {
+            return Some(n);
+        }
+        let next = self.visit_entries(obj, 0..n, 0, entries, &mut visit);
+        self.scan_from(obj, next..n, &mut buf, &mut visit);
+        None
     }
 
     #[inline]

@@ -23,6 +23,9 @@ pub const SM_SLOT_STRONG_LEAF: u32 = 5;
 
 /// What `scan_slots` returns to fail the collection.
 pub const SM_SCAN_FAILED: usize = usize::MAX;
+/// `SM_SLOTS_ALL`: the end that asks `scan_slots` for all of an object's
+/// slots (with `scan_clamps_end`).
+pub const SM_SLOTS_ALL: usize = usize::MAX;
 
 /// `SM_MARKS_HEADER_BYTE`.
 pub const SM_MARKS_HEADER_BYTE: u32 = 1;
@@ -98,6 +101,9 @@ pub struct sm_object_model {
     pub heap_end: usize,
     /// Optional second-stage prefetch hint.
     pub prefetch_slots: Option<unsafe extern "C" fn(*mut c_void, sm_ref)>,
+    /// Non-zero: `scan_slots` clamps `end` to the object's slot count, and
+    /// the engine scans an object in one call without asking its count.
+    pub scan_clamps_end: u32,
 }
 
 /// A header mark byte's description.

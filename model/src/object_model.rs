@@ -75,6 +75,30 @@ pub trait ObjectModel: Sync {
         visit: V,
     );
 
+    /// Scans a whole object, as `scan_slots(obj, 0..slot_count(obj),
+    /// visit)` does, if it has at most `limit` slots, and returns `None`.
+    /// An object with more slots is left to be scanned in chunks: nothing
+    /// is visited, and the answer is `Some(slot_count(obj))`.
+    ///
+    /// The marker scans every object it pops this way. The default asks
+    /// [`ObjectModel::slot_count`] first. A model whose slot count costs a
+    /// call of its own (a runtime behind a C ABI) overrides it to scan at
+    /// once and ask the count only when the object turns out large.
+    #[inline(always)]
+    fn scan_object<V: FnMut(usize, ObjRef, SlotKind)>(
+        &self,
+        obj: ObjRef,
+        limit: usize,
+        visit: V,
+    ) -> Option<usize> {
+        let n = self.slot_count(obj);
+        if n > limit {
+            return Some(n);
+        }
+        self.scan_slots(obj, 0..n, visit);
+        None
+    }
+
     /// The number of object types, for the live-object histogram: every
     /// `type_id` is below it. The default, 0, means the model has no types
     /// and the engine keeps no histogram.

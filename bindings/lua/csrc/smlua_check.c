@@ -2,19 +2,18 @@
  * smlua_check.c: the cross-check (STEALMARK_LUA_CHECK=1). Before marking,
  * every object on Lua's lists must read unmarked; after it, the marked
  * objects on the lists must be as many as the engine marked, the engine
- * must have scanned (asked the slot count of) every one of them but the
- * strings, which it marks as leaves without a scan, and no other object;
- * every strong slot of a marked object must point to a marked object, as
- * must every ephemeron value whose key is marked, and every root and every
- * registered finalizable object must be marked. Included by smlua_gc.c.
+ * must have scanned every one of them but the strings, which it marks as
+ * leaves without a scan, and no other object; every strong slot of a
+ * marked object must point to a marked object, as must every ephemeron
+ * value whose key is marked, and every root and every registered
+ * finalizable object must be marked. Included by smlua_gc.c.
  */
 #include <stdatomic.h>
 
 static int smlua_check_flag = -1;
 
-/* The objects the engine asked the slot count of (it does so for every
- * object it scans), as a set: open addressing over atomic words, sized
- * before marking from the number of objects on Lua's lists. */
+/* The objects the engine scanned, as a set: open addressing over atomic
+ * words, sized before marking from the number of objects on Lua's lists. */
 static _Atomic(uintptr_t) *smlua_check_set = NULL;
 static size_t smlua_check_mask = 0;
 static atomic_size_t smlua_check_distinct;
@@ -57,12 +56,26 @@ static int smlua_check_contains(uintptr_t ref) {
   return 0;
 }
 
-/* The slot count, noting each object the engine scans. */
-static size_t smlua_check_slot_count(void *ctx, sm_ref ref) {
-  if (smlua_check_insert(ref))
+/* Notes 'ref' as scanned at the first call of its scan (every scan of an
+ * object starts at its slot 0). */
+static void smlua_check_scanned(sm_ref ref, size_t start) {
+  if (start == 0 && smlua_check_insert(ref))
     /* Relaxed: a count read after sm_collect joins the workers. */
     atomic_fetch_add_explicit(&smlua_check_distinct, 1, memory_order_relaxed);
-  return smlua_slot_count(ctx, ref);
+}
+
+/* The scans, noting each object the engine scans. */
+static size_t smlua_check_scan_slots(void *ctx, sm_ref ref, size_t start,
+                                     size_t end, sm_slot *out, size_t cap) {
+  smlua_check_scanned(ref, start);
+  return smlua_scan_slots(ctx, ref, start, end, out, cap);
+}
+
+/* The same in an incremental cycle. */
+static size_t smlua_check_scan_counted(void *ctx, sm_ref ref, size_t start,
+                                       size_t end, sm_slot *out, size_t cap) {
+  smlua_check_scanned(ref, start);
+  return smlua_scan_counted(ctx, ref, start, end, out, cap);
 }
 
 static void smlua_check_fail(const char *what, const GCObject *o) {
@@ -106,7 +119,7 @@ static void smlua_check_slots(global_State *g, const GCObject *o) {
   sm_slot buf[64];
   size_t count = smlua_count_slots(o), from = 0, n, i;
   while (from < count) {
-    n = smlua_scan_slots(g, (sm_ref)o, from, count, buf, 64);
+    n = smlua_scan_object(g, o, from, count, buf, 64, 0);
     if (n == SM_SCAN_FAILED)
       smlua_check_fail("an object cannot be scanned", o);
     for (i = 0; i < n; i++) {
@@ -140,7 +153,7 @@ static void smlua_check_after(global_State *g, lua_State *L,
   GCObject *lists[3];
   uint64_t marked = 0;
   size_t counted = atomic_load_explicit(&smlua_check_distinct,
-                                        memory_order_relaxed), asked = 0;
+                                        memory_order_relaxed), scanned = 0;
   int i;
   const GCObject *o;
   lists[0] = g->allgc; lists[1] = g->finobj; lists[2] = g->tobefnz;
@@ -148,10 +161,9 @@ static void smlua_check_after(global_State *g, lua_State *L,
     for (o = lists[i]; o != NULL; o = o->next)
       if (smlua_check_marked(o)) {
         marked++;
-        /* A string is marked as a leaf and never scanned: only a debug
-         * build of the engine asks its slot count (to check the hint). */
+        /* A string is marked as a leaf and never scanned. */
         if (smlua_check_contains((uintptr_t)o))
-          asked++;
+          scanned++;
         else if (novariant(o->tt) != LUA_TSTRING)
           smlua_check_fail("a marked object was not scanned", o);
         smlua_check_slots(g, o);
@@ -166,14 +178,14 @@ static void smlua_check_after(global_State *g, lua_State *L,
       (iscollectable(&g->l_registry) &&
        !smlua_check_marked(gcvalue(&g->l_registry))))
     smlua_check_fail("a root is unmarked", obj2gco(L));
-  /* Every object asked about is a marked one on the lists: 'asked' counts
+  /* Every object scanned is a marked one on the lists: 'scanned' counts
    * those found among the 'counted' distinct ones. */
-  if (marked != stats->live_objects || asked != counted) {
+  if (marked != stats->live_objects || scanned != counted) {
     fprintf(stderr, "stealmark-lua cross-check: %llu objects marked on Lua's "
                     "lists, the engine marked %llu; %zu objects scanned, "
                     "%zu of them marked on the lists\n",
             (unsigned long long)marked,
-            (unsigned long long)stats->live_objects, counted, asked);
+            (unsigned long long)stats->live_objects, counted, scanned);
     abort();
   }
   free((void *)smlua_check_set);

@@ -164,8 +164,8 @@ static void smlua_visit_finobj(void *ctx, size_t chunk,
 #include "smlua_check.c"
 #include "smlua_after.c"
 
-/* The engine's description of Lua's heap: the object model (its slot count
- * noting threads, or, with 'check', every object scanned; with 'cycle', an
+/* The engine's description of Lua's heap: the object model (its scans
+ * noting threads, and, with 'check', every object; with 'cycle', an
  * incremental cycle's, its scans counting Lua's work units) and the marks,
  * Lua's colour byte: marked iff neither white bit is set (a gray fixed
  * object counts as marked); marking clears the whites and sets black. */
@@ -174,9 +174,16 @@ static void smlua_describe(global_State *g, int check, int cycle,
   memset(model, 0, sizeof(*model));
   model->ctx = g;
   model->size_bytes = smlua_size_bytes;
-  model->slot_count = check ? smlua_check_slot_count : smlua_slot_count;
-  model->scan_slots = cycle ? smlua_scan_counted : smlua_scan_slots;
-  /* A table's scan reads its whole header (the slot count reads 'lastfree'
+  model->slot_count = smlua_slot_count;
+  if (check)
+    model->scan_slots = cycle ? smlua_check_scan_counted
+                              : smlua_check_scan_slots;
+  else
+    model->scan_slots = cycle ? smlua_scan_counted : smlua_scan_slots;
+  /* Every scan stops at the object's last slot: one call scans an object
+   * whole, without a call for its count first. */
+  model->scan_clamps_end = 1;
+  /* A table's scan reads its whole header (it reads 'lastfree' last,
    * to size the node part), and the header crosses a cache line at most
    * of its offsets: both lines are prefetched. The array part, allocated
    * apart, is prefetched in the second stage. */

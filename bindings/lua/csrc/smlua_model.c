@@ -288,11 +288,29 @@ static void smlua_prefetch_slots(void *ctx, sm_ref ref) {
     __builtin_prefetch(gco2t(o)->array);
 }
 
-/* sm_object_model.scan_slots */
-static size_t smlua_scan_slots(void *ctx, sm_ref ref, size_t start,
-                               size_t end, sm_slot *out, size_t cap) {
-  global_State *g = (global_State *)ctx;
-  const GCObject *o = (const GCObject *)ref;
+/* The threads the engine scanned in this collection (each scan of an
+ * object starts with a call for its slot 0; a thread may be noted twice,
+ * when a deque delivers it twice), so that the work after marking need not
+ * walk 'allgc' to find them. Past SMLUA_THREADS_NOTED threads, it does. */
+#define SMLUA_THREADS_NOTED 64
+static lua_State *smlua_threads[SMLUA_THREADS_NOTED];
+static atomic_size_t smlua_threads_seen;
+
+static void smlua_note_thread(const GCObject *o) {
+  /* Relaxed: each worker writes its own element; the array is read after
+   * sm_collect returns, which joins the workers. */
+  size_t at = atomic_fetch_add_explicit(&smlua_threads_seen, 1,
+                                        memory_order_relaxed);
+  if (at < SMLUA_THREADS_NOTED)
+    smlua_threads[at] = gco2th(o);
+}
+
+/* The slots of 'o' in [start, end) (an end past its last slot stops
+ * there), as sm_object_model.scan_slots writes them; with 'note', a scan
+ * of a thread from its slot 0 notes the thread. */
+static size_t smlua_scan_object(global_State *g, const GCObject *o,
+                                size_t start, size_t end, sm_slot *out,
+                                size_t cap, int note) {
   smlua_scan s;
   size_t i;
   s.start = start; s.end = end; s.out = out; s.cap = cap; s.n = 0;
@@ -328,11 +346,44 @@ static size_t smlua_scan_slots(void *ctx, sm_ref ref, size_t start,
     case LUA_VPROTO:
       return smlua_scan_proto(gco2p(o), &s);
     case LUA_VTHREAD:
+      if (note && start == 0)
+        smlua_note_thread(o);
       return smlua_scan_thread(gco2th(o), &s);
     case LUA_VSHRSTR: case LUA_VLNGSTR:
       return 0;
     default:
       return SM_SCAN_FAILED;
+  }
+}
+
+/* sm_object_model.scan_slots: the engine's scans, which note threads. */
+static size_t smlua_scan_slots(void *ctx, sm_ref ref, size_t start,
+                               size_t end, sm_slot *out, size_t cap) {
+  return smlua_scan_object((global_State *)ctx, (const GCObject *)ref, start,
+                           end, out, cap, 1);
+}
+
+/* The number of reference slots of 'o'. */
+static size_t smlua_count_slots(const GCObject *o) {
+  switch (o->tt) {
+    case LUA_VTABLE: {
+      const Table *h = gco2t(o);
+      return 1 + smlua_asize(h) + 2 * (size_t)allocsizenode(h);
+    }
+    case LUA_VUSERDATA: return 1 + (size_t)gco2u(o)->nuvalue;
+    case LUA_VLCL: return 1 + (size_t)gco2lcl(o)->nupvalues;
+    case LUA_VCCL: return (size_t)gco2ccl(o)->nupvalues;
+    case LUA_VUPVAL: return 1;
+    case LUA_VPROTO: {
+      const Proto *f = gco2p(o);
+      return 1 + (size_t)f->sizek + (size_t)f->sizeupvalues +
+             (size_t)f->sizep + (size_t)f->sizelocvars;
+    }
+    case LUA_VTHREAD: {
+      const lua_State *th = gco2th(o);
+      return smlua_stack_slots(th) + smlua_open_upvalues(th);
+    }
+    default: return 0;
   }
 }
 
@@ -393,66 +444,28 @@ static size_t smlua_work_done(void) {
 }
 
 /* sm_object_model.scan_slots in an incremental cycle: the scan, and its
- * work units: the range asked for, or, when the buffer filled, the part of
- * it up to the last slot written (the engine asks for the rest next). */
+ * work units: the range asked for, up to the object's last slot, or, when
+ * the buffer filled, the part of it up to the last slot written (the
+ * engine asks for the rest next). */
 static size_t smlua_scan_counted(void *ctx, sm_ref ref, size_t start,
                                  size_t end, sm_slot *out, size_t cap) {
   size_t n = smlua_scan_slots(ctx, ref, start, end, out, cap);
-  if (n < cap)
-    smlua_work_add(end - start);
+  if (n < cap) {
+    size_t count = smlua_count_slots((const GCObject *)ref);
+    if (end > count)
+      end = count;
+    if (end > start)
+      smlua_work_add(end - start);
+  }
   else if (n == cap && n > 0)
     smlua_work_add(out[n - 1].index + 1 - start);
   return n;
 }
 
-/* The threads the engine scanned in this collection (it asks the slot
- * count of every object it scans; a thread may be noted twice, when its
- * stack is scanned in chunks), so that the work after marking need not
- * walk 'allgc' to find them. Past SMLUA_THREADS_NOTED threads, it does. */
-#define SMLUA_THREADS_NOTED 64
-static lua_State *smlua_threads[SMLUA_THREADS_NOTED];
-static atomic_size_t smlua_threads_seen;
-
-static void smlua_note_thread(const GCObject *o) {
-  /* Relaxed: each worker writes its own element; the array is read after
-   * sm_collect returns, which joins the workers. */
-  size_t at = atomic_fetch_add_explicit(&smlua_threads_seen, 1,
-                                        memory_order_relaxed);
-  if (at < SMLUA_THREADS_NOTED)
-    smlua_threads[at] = gco2th(o);
-}
-
-/* The number of reference slots of 'o'. */
-static size_t smlua_count_slots(const GCObject *o) {
-  switch (o->tt) {
-    case LUA_VTABLE: {
-      const Table *h = gco2t(o);
-      return 1 + smlua_asize(h) + 2 * (size_t)allocsizenode(h);
-    }
-    case LUA_VUSERDATA: return 1 + (size_t)gco2u(o)->nuvalue;
-    case LUA_VLCL: return 1 + (size_t)gco2lcl(o)->nupvalues;
-    case LUA_VCCL: return (size_t)gco2ccl(o)->nupvalues;
-    case LUA_VUPVAL: return 1;
-    case LUA_VPROTO: {
-      const Proto *f = gco2p(o);
-      return 1 + (size_t)f->sizek + (size_t)f->sizeupvalues +
-             (size_t)f->sizep + (size_t)f->sizelocvars;
-    }
-    case LUA_VTHREAD: {
-      const lua_State *th = gco2th(o);
-      return smlua_stack_slots(th) + smlua_open_upvalues(th);
-    }
-    default: return 0;
-  }
-}
-
-/* sm_object_model.slot_count: notes the threads it is asked about. */
+/* sm_object_model.slot_count */
 static size_t smlua_slot_count(void *ctx, sm_ref ref) {
-  const GCObject *o = (const GCObject *)ref;
   UNUSED(ctx);
-  if (o->tt == LUA_VTHREAD)
-    smlua_note_thread(o);
-  return smlua_count_slots(o);
+  return smlua_count_slots((const GCObject *)ref);
 }
 
 /* sm_object_model.size_bytes: the object's main allocation. */

@@ -134,23 +134,43 @@ unsafe extern "C" fn count_prefetch_slots(_: *mut c_void, r: usize) {
     PREFETCH_SLOTS_CALLS.fetch_add(1, Ordering::Relaxed);
 }
 
-/// `hints`: the model declares a two-line header (`prefetch_bytes`) and
-/// gives the second-stage hint (`prefetch_slots`), which must not change
-/// what is marked.
+/// Gives the model the second-stage hints: a two-line header
+/// (`prefetch_bytes`) and `prefetch_slots`, which must not change what is
+/// marked.
+fn hinted(model: &mut sm_object_model) {
+    model.prefetch_bytes = 64;
+    model.prefetch_slots = Some(count_prefetch_slots);
+}
+
+/// Makes the model one whose `scan_slots` clamps the end it is given.
+fn clamping(model: &mut sm_object_model) {
+    model.scan_slots = Some(c_scan_clamping);
+    model.scan_clamps_end = 1;
+}
+
+/// Calls of `counted_slot_count`.
+static SLOT_COUNT_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// The heap's `slot_count`, counting its calls.
+unsafe extern "C" fn counted_slot_count(ctx: *mut c_void, r: usize) -> usize {
+    SLOT_COUNT_CALLS.fetch_add(1, Ordering::Relaxed);
+    // SAFETY: the engine's arguments, passed on.
+    unsafe { c_count(ctx, r) }
+}
+
+/// Marks `heap` through the C interface, with the object model `c_model`
+/// gives as `adjust` changes it.
 fn through_c(
     heap: &Heap,
     marker: *mut sm_marker,
     mode: u32,
     roots_form: usize,
     soft: u32,
-    hints: bool,
+    adjust: impl Fn(&mut sm_object_model),
 ) -> Outcome {
     heap.clear_marks();
     let mut model = c_model(heap);
-    if hints {
-        model.prefetch_bytes = 64;
-        model.prefetch_slots = Some(count_prefetch_slots);
-    }
+    adjust(&mut model);
     let marks = c_marks(heap, mode);
     let root_addrs = heap.root_addrs();
     let fin_addrs = heap.finalizable_addrs();
@@ -290,8 +310,17 @@ fn the_c_interface_marks_and_reports_as_the_rust_api() {
                     let soft = ((seed as usize + i) % 3) as u32;
                     let roots_form = (seed as usize + workers as usize + i) % 3;
                     let hints = (seed as usize + i) % 2 == 0;
+                    let clamps = (seed as usize + workers as usize) % 2 == 0;
                     let before = PREFETCH_SLOTS_CALLS.load(Ordering::Relaxed);
-                    let got = through_c(&heap, marker, mode, roots_form, soft, hints);
+                    let adjust = |model: &mut sm_object_model| {
+                        if hints {
+                            hinted(model);
+                        }
+                        if clamps {
+                            clamping(model);
+                        }
+                    };
+                    let got = through_c(&heap, marker, mode, roots_form, soft, adjust);
                     if hints {
                         assert!(
                             PREFETCH_SLOTS_CALLS.load(Ordering::Relaxed) > before,
@@ -301,7 +330,7 @@ fn the_c_interface_marks_and_reports_as_the_rust_api() {
                     assert!(got.live.0 > 0);
                     assert_eq!(
                         got, expected[soft as usize],
-                        "seed {seed}, {workers} workers, solo_below {solo_below}, mode {mode}, roots form {roots_form}, soft {soft}"
+                        "seed {seed}, {workers} workers, solo_below {solo_below}, mode {mode}, roots form {roots_form}, soft {soft}, clamps {clamps}"
                     );
                 }
                 // SAFETY: a marker from `sm_marker_new`, used by no other call.
@@ -309,6 +338,59 @@ fn the_c_interface_marks_and_reports_as_the_rust_api() {
             }
         }
     }
+}
+
+#[test]
+fn a_model_that_clamps_scans_each_object_with_one_call() {
+    let mut heap = Heap::random(3000, 0x5EED);
+    // Strong slots only, so that no holder is scanned again (which asks the
+    // count), and one root array of 9000 slots, past the engine's limit for
+    // a whole scan, to be scanned in chunks, the last one past its end.
+    for node in &mut heap.nodes {
+        for slot in &mut node.slots {
+            slot.kind = SM_SLOT_STRONG;
+        }
+    }
+    let targets = heap.nodes.len();
+    let mut rng = Rng(99);
+    heap.nodes[0].slots = (0..9000)
+        .map(|_| Slot {
+            target: Some(rng.below(targets)),
+            kind: SM_SLOT_STRONG,
+            key: 0,
+        })
+        .collect();
+    heap.roots.push(0);
+    // Objects with a buffer's worth of non-null slots or more: the ones
+    // whose count a clamping model is asked for.
+    let full = heap
+        .nodes
+        .iter()
+        .filter(|n| n.slots.iter().filter(|s| s.target.is_some()).count() >= 128)
+        .count();
+    let expected = through_rust(&heap, 2, 0);
+    let marker = new_marker(&config(2, 0));
+    let mut calls = [0; 2];
+    for clamps in [false, true] {
+        let before = SLOT_COUNT_CALLS.load(Ordering::Relaxed);
+        let got = through_c(&heap, marker, SM_MARKS_HEADER_BYTE, 0, 0, |model| {
+            model.slot_count = Some(counted_slot_count);
+            if clamps {
+                clamping(model);
+            }
+        });
+        assert_eq!(got, expected, "clamps {clamps}");
+        calls[usize::from(clamps)] = SLOT_COUNT_CALLS.load(Ordering::Relaxed) - before;
+    }
+    let live = expected.live.0 as usize;
+    assert!(calls[0] >= live, "{} counts for {live} objects", calls[0]);
+    assert!(
+        (1..=full).contains(&calls[1]),
+        "{} counts with the runtime clamping, {full} objects of a full buffer",
+        calls[1]
+    );
+    // SAFETY: a marker from `sm_marker_new`, used by no other call.
+    unsafe { sm_marker_free(marker) };
 }
 
 #[test]

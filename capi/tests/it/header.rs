@@ -38,7 +38,8 @@ fn rust_side() -> BTreeMap<String, i128> {
         prefetch_bytes,
         heap_start,
         heap_end,
-        prefetch_slots
+        prefetch_slots,
+        scan_clamps_end
     });
     layout!(sm_mark_byte {
         offset,
@@ -147,6 +148,7 @@ fn rust_side() -> BTreeMap<String, i128> {
         SM_SLOT_EPHEMERON,
         SM_SLOT_STRONG_LEAF,
         SM_SCAN_FAILED,
+        SM_SLOTS_ALL,
         SM_MARKS_HEADER_BYTE,
         SM_MARKS_CALLBACKS,
         SM_MARKS_SIDE_BITMAP,
@@ -168,9 +170,9 @@ fn c_program(keys: &BTreeMap<String, i128>) -> String {
         } else if let Some(tf) = key.strip_prefix("offsetof ") {
             let (t, f) = tf.split_once('.').unwrap();
             format!("(long long)offsetof({t}, {f})")
-        } else if key == "SM_SCAN_FAILED" {
+        } else if key == "SM_SCAN_FAILED" || key == "SM_SLOTS_ALL" {
             // SIZE_MAX does not fit a long long: compare it as size_t.
-            "(long long)(SM_SCAN_FAILED == (size_t)-1 ? -1 : 0)".to_owned()
+            format!("(long long)({key} == (size_t)-1 ? -1 : 0)")
         } else {
             format!("(long long)({key})")
         };
@@ -226,6 +228,7 @@ fn struct_layouts_and_constants_match_the_header() {
         })
         .collect();
     want.insert("SM_SCAN_FAILED".into(), -1);
+    want.insert("SM_SLOTS_ALL".into(), -1);
     assert_eq!(got, want);
 }
 

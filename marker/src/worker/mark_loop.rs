@@ -196,7 +196,6 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         edges: &mut DelayLine,
     ) {
         let obj = tagged.obj();
-        let n = heap.slot_count(obj);
         if M::counting(&self.settings) {
             self.scanned.push(tagged.raw());
             if self.scanned.len() == ACCOUNT_BATCH {
@@ -205,32 +204,34 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         } else {
             self.state.record.stats.objects_scanned += 1;
         }
-        if n > self.big_array {
+        let popped = Extent::Popped {
+            limit: self.big_array,
+        };
+        if let Some(n) = self.scan::<W, M>(heap, store, obj, popped, edges) {
             self.open_array::<W, M>(obj, n, edges);
-        } else {
-            self.scan::<W, M>(heap, store, obj, 0..n, true, edges);
         }
     }
 
-    /// Visits the slots in `slots`: marks and pushes strong targets, records
-    /// the others (and then handles them out of line: they are rare).
+    /// Visits the slots `extent` covers: marks and pushes strong targets,
+    /// records the others (and then handles them out of line: they are
+    /// rare). Returns the slot count of a popped object too large to scan
+    /// whole, which it left alone.
     ///
-    /// `whole` says the scan covers the whole object and may be a second
-    /// scan of it (a deque that delivers an item twice): then, if it found
-    /// non-strong slots, the object is claimed as a holder
-    /// (`crate::holders`) and a scan that loses the claim drops its
-    /// records. Chunks of large arrays are claimed exactly once and need
-    /// no claim.
+    /// A popped object may be a second copy (a deque that delivers an item
+    /// twice): if its scan found non-strong slots, the object is claimed as
+    /// a holder (`crate::holders`) and a scan that loses the claim drops
+    /// its records. Chunks of large arrays are claimed exactly once and
+    /// need no claim.
     #[inline(always)]
     pub(super) fn scan<W: KeyWatch, M: LoopMode>(
         &mut self,
         heap: &H,
         store: &S,
         obj: ObjRef,
-        slots: Range<usize>,
-        whole: bool,
+        extent: Extent,
         edges: &mut DelayLine,
-    ) {
+    ) -> Option<usize> {
+        let whole = matches!(extent, Extent::Popped { .. });
         // Two instances of the slot loop, so that the private-or-shared
         // choice is made once per object, not once per marked target.
         //
@@ -244,8 +245,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         // branch: its atomic read-modify-write runs only for an unmarked
         // target, and skipping it is worth the misprediction.
         let unshared = M::unshared(&self.settings);
-        let v = if M::private(&self.settings) {
-            self.visit_slots::<W, M>(heap, store, obj, slots, edges, |state, obj, marked| {
+        let (v, large) = if M::private(&self.settings) {
+            self.visit_slots::<W, M>(heap, store, obj, extent, edges, |state, obj, marked| {
                 if unshared {
                     state.private.push_if(Word::object(obj).raw(), marked)
                 } else if marked {
@@ -254,7 +255,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             })
         } else {
             let phase = self.phase;
-            self.visit_slots::<W, M>(heap, store, obj, slots, edges, |state, obj, marked| {
+            self.visit_slots::<W, M>(heap, store, obj, extent, edges, |state, obj, marked| {
                 if marked {
                     Self::push_to_deque(phase, state, Word::object(obj))
                 }
@@ -273,9 +274,11 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 self.found_weak::<W>(from);
             }
         }
+        large
     }
 
-    /// The slot loop of [`Worker::scan`]: visits `obj`'s `slots`, marks
+    /// The slot loop of [`Worker::scan`]: visits `obj`'s slots in `extent`
+    /// (and returns what [`ObjectModel::scan_object`] returned), marks
     /// each strong target (through the edge delay line) and hands each
     /// target that is not a leaf to `push_if` with whether this worker marked it,
     /// to be pushed if it did (the private stack's `push_if` pushes without
@@ -290,10 +293,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         heap: &H,
         store: &S,
         obj: ObjRef,
-        slots: Range<usize>,
+        extent: Extent,
         edges: &mut DelayLine,
         mut push_if: impl FnMut(&mut WorkerState<D>, ObjRef, bool),
-    ) -> Visited {
+    ) -> (Visited, Option<usize>) {
         let edge_delay = M::edge_delay(&self.settings);
         let unshared = M::unshared(&self.settings);
         let counting = M::counting(&self.settings);
@@ -301,9 +304,10 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let state = &mut *self.state;
         let leaves = &mut self.leaves;
         let mut v = Visited::default();
-        heap.scan_slots(
+        let large = scan_extent(
+            heap,
             obj,
-            slots,
+            extent,
             #[inline(always)]
             |index, target, kind| {
                 v.slots += 1;
@@ -333,7 +337,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                 }
             },
         );
-        v
+        (v, large)
     }
 
     /// Starts scanning a large array in chunks (whole, if the descriptor
@@ -357,7 +361,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             Some(descriptor) => self.scan_chunk::<W, M>(Word::token(descriptor), edges),
             None => {
                 let (heap, store) = (self.phase.heap, self.phase.store);
-                self.scan::<W, M>(heap, store, obj, 0..n, false, edges);
+                self.scan::<W, M>(heap, store, obj, Extent::Slots(0..n), edges);
             }
         }
     }
@@ -382,7 +386,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let lo = claim.chunk * chunk;
         self.state.record.stats.array_chunks += 1;
         let (heap, store) = (self.phase.heap, self.phase.store);
-        self.scan::<W, M>(heap, store, claim.obj, lo..lo + chunk, false, edges);
+        let slots = Extent::Slots(lo..lo + chunk);
+        self.scan::<W, M>(heap, store, claim.obj, slots, edges);
     }
 
     /// Another scan of this holder recorded its non-strong slots: drops
@@ -395,6 +400,37 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         rec.weak_refs.truncate(from);
         rec.stats.duplicate_holders += 1;
     }
+}
+
+/// Visits `obj`'s slots in `extent`; returns what
+/// [`ObjectModel::scan_object`] returned for a popped object.
+#[inline(always)]
+fn scan_extent<H: ObjectModel, V: FnMut(usize, ObjRef, SlotKind)>(
+    heap: &H,
+    obj: ObjRef,
+    extent: Extent,
+    visit: V,
+) -> Option<usize> {
+    match extent {
+        Extent::Popped { limit } => heap.scan_object(obj, limit, visit),
+        Extent::Slots(slots) => {
+            heap.scan_slots(obj, slots, visit);
+            None
+        }
+    }
+}
+
+/// The slots a [`Worker::scan`] covers.
+pub(super) enum Extent {
+    /// A popped object's, all of them, unless it has more than `limit`:
+    /// then none, and it is scanned in chunks.
+    Popped {
+        /// The most slots scanned whole (`Worker::big_array`).
+        limit: usize,
+    },
+    /// These, claimed exactly once: a chunk of a large array, a large
+    /// array the descriptor table had no room for, a holder's rescan.
+    Slots(Range<usize>),
 }
 
 /// What one [`Worker::visit_slots`] did.

@@ -10,7 +10,7 @@ use crossbeam_utils::Backoff;
 use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs};
 
-use super::mark_loop::{delay_edge, Popped};
+use super::mark_loop::{delay_edge, Extent, Popped};
 use super::modes::{Configured, KeyWatch, Unwatched, Watched};
 use super::word::Word;
 use super::{Watch, Worker};
@@ -131,7 +131,13 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             claims.source().scan_chunk(chunk, &mut |holder| {
                 n += 1;
                 let slots = heap.slot_count(holder);
-                self.scan::<W, Configured>(heap, store, holder, 0..slots, false, &mut edges);
+                self.scan::<W, Configured>(
+                    heap,
+                    store,
+                    holder,
+                    Extent::Slots(0..slots),
+                    &mut edges,
+                );
             });
             self.flush_edges::<W>(&mut edges);
             self.edges = edges;

@@ -225,6 +225,22 @@ pub unsafe extern "C" fn c_scan(
     k
 }
 
+/// `c_scan` for a model with `scan_clamps_end`: an `end` past the node's
+/// last slot stops there.
+pub unsafe extern "C" fn c_scan_clamping(
+    ctx: *mut c_void,
+    r: usize,
+    start: usize,
+    end: usize,
+    out: *mut sm_slot,
+    cap: usize,
+) -> usize {
+    // SAFETY: as above.
+    let end = end.min(unsafe { node(r) }.slots.len());
+    // SAFETY: the engine's arguments, `end` within the node's slots.
+    unsafe { c_scan(ctx, r, start, end, out, cap) }
+}
+
 pub unsafe extern "C" fn c_try_mark(_: *mut c_void, r: usize) -> bool {
     // SAFETY: as above.
     unsafe { node(r) }.mark.fetch_or(1, Ordering::Relaxed) & 1 == 0
@@ -261,6 +277,7 @@ pub fn c_model(heap: &Heap) -> sm_object_model {
         heap_start: 0,
         heap_end: 0,
         prefetch_slots: None,
+        scan_clamps_end: 0,
     }
 }
 
