@@ -6,7 +6,9 @@
  * leaves without a scan, and no other object; every strong slot of a
  * marked object must point to a marked object, as must every ephemeron
  * value whose key is marked, and every root and every registered
- * finalizable object must be marked. Included by smlua_gc.c.
+ * finalizable object must be marked; the straight scan of a table without
+ * weak mode must write what the general scan writes. Included by
+ * smlua_gc.c.
  */
 #include <stdatomic.h>
 
@@ -136,6 +138,25 @@ static void smlua_check_slots(global_State *g, const GCObject *o) {
   }
 }
 
+/* A table without weak mode: the straight path of its scan writes what
+ * the general one writes. */
+static void smlua_check_strong_table(global_State *g, const GCObject *o) {
+  size_t cap, fast, general;
+  sm_slot *a, *b;
+  if (o->tt != LUA_VTABLE || smlua_table_weakness(g, gco2t(o)) != SMLUA_STRONG)
+    return;
+  cap = smlua_count_slots(o) + 1;
+  a = (sm_slot *)malloc(2 * cap * sizeof(sm_slot));
+  if (a == NULL)
+    smlua_check_fail("no memory for the cross-check's scans", o);
+  b = a + cap;
+  fast = smlua_scan_strong_table(g, gco2t(o), SM_SLOTS_ALL, a, cap);
+  general = smlua_scan_object(g, o, 0, SM_SLOTS_ALL, b, cap, 0);
+  if (fast != general || memcmp(a, b, fast * sizeof(sm_slot)) != 0)
+    smlua_check_fail("a table's two scans differ", o);
+  free(a);
+}
+
 /* Whether the thread 'th' is among the noted ones (or too many were). */
 static int smlua_check_noted(lua_State *th) {
   size_t seen = atomic_load_explicit(&smlua_threads_seen,
@@ -167,6 +188,7 @@ static void smlua_check_after(global_State *g, lua_State *L,
         else if (novariant(o->tt) != LUA_TSTRING)
           smlua_check_fail("a marked object was not scanned", o);
         smlua_check_slots(g, o);
+        smlua_check_strong_table(g, o);
         if (o->tt == LUA_VTHREAD && !smlua_check_noted(gco2th(o)))
           smlua_check_fail("a marked thread was not noted", o);
       }

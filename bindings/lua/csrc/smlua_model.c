@@ -308,6 +308,7 @@ static void smlua_note_thread(const GCObject *o) {
 /* The slots of 'o' in [start, end) (an end past its last slot stops
  * there), as sm_object_model.scan_slots writes them; with 'note', a scan
  * of a thread from its slot 0 notes the thread. */
+__attribute__((noinline))
 static size_t smlua_scan_object(global_State *g, const GCObject *o,
                                 size_t start, size_t end, sm_slot *out,
                                 size_t cap, int note) {
@@ -356,11 +357,67 @@ static size_t smlua_scan_object(global_State *g, const GCObject *o,
   }
 }
 
-/* sm_object_model.scan_slots: the engine's scans, which note threads. */
+/* The slots of 'h', a table without weak mode, in [0, end) (an end past
+ * its last slot stops there), as smlua_scan_object writes them: the scan of
+ * nearly every table, in straight loops over the table's parts with the
+ * count of slots written in a register. An end short of the last slot, which
+ * only a holder's rescan or a chunk of a large array gives, takes the
+ * general path. */
+static size_t smlua_scan_strong_table(global_State *g, const Table *h,
+                                      size_t end, sm_slot *out, size_t cap) {
+  size_t asize = smlua_asize(h);
+  size_t nsize = allocsizenode(h);
+  size_t n = 0, i;
+  const TValue *a = h->array;
+  if (end < 1 + asize + 2 * nsize)
+    return smlua_scan_object(g, obj2gco(h), 0, end, out, cap, 1);
+  if (h->metatable != NULL) {
+    smlua_write(out, n, 0, obj2gco(h->metatable), SM_SLOT_STRONG, NULL);
+    if (++n == cap)
+      return n;
+  }
+  for (i = 0; i < asize; i++)
+    if (iscollectable(&a[i])) {
+      smlua_write(out, n, 1 + i, gcvalue(&a[i]), smlua_strong(&a[i]), NULL);
+      if (++n == cap)
+        return n;
+    }
+  for (i = 0; i < nsize; i++) {
+    const Node *nd = gnode(h, i);
+    size_t at = 1 + asize + 2 * i;
+    if (keyiscollectable(nd)) {
+      /* An empty entry's key is there to be cleared if it dies. */
+      uint32_t kind = isempty(gval(nd)) ? SM_SLOT_PHANTOM
+                      : novariant(keytt(nd)) == LUA_TSTRING
+                          ? SM_SLOT_STRONG_LEAF : SM_SLOT_STRONG;
+      smlua_write(out, n, at, gckey(nd), kind, NULL);
+      if (++n == cap)
+        return n;
+    }
+    if (iscollectable(gval(nd))) {
+      smlua_write(out, n, at + 1, gcvalue(gval(nd)), smlua_strong(gval(nd)),
+                  NULL);
+      if (++n == cap)
+        return n;
+    }
+  }
+  return n;
+}
+
+/* sm_object_model.scan_slots: the engine's scans, which note threads. A
+ * scan of a table from slot 0 whose metatable's cache says it has no
+ * __mode (smlua_table_weakness's first test), the common case, takes the
+ * straight path. */
 static size_t smlua_scan_slots(void *ctx, sm_ref ref, size_t start,
                                size_t end, sm_slot *out, size_t cap) {
-  return smlua_scan_object((global_State *)ctx, (const GCObject *)ref, start,
-                           end, out, cap, 1);
+  global_State *g = (global_State *)ctx;
+  const GCObject *o = (const GCObject *)ref;
+  if (o->tt == LUA_VTABLE && start == 0) {
+    const Table *mt = gco2t(o)->metatable;
+    if (mt == NULL || (mt->flags & (1u << TM_MODE)))
+      return smlua_scan_strong_table(g, gco2t(o), end, out, cap);
+  }
+  return smlua_scan_object(g, o, start, end, out, cap, 1);
 }
 
 /* The number of reference slots of 'o'. */
