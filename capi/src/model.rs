@@ -424,7 +424,8 @@ impl ObjectModel for CModel {
     }
 
     /// With `scan_clamps_end`, one call of the runtime's for an object of
-    /// fewer than `SLOT_BATCH` non-null slots, none for its count.
+    /// fewer than `SLOT_BATCH` non-null slots, none for its count; a call
+    /// that fills the buffer leaves the object to the count, as without.
     #[inline(always)]
     fn scan_object<V: FnMut(usize, ObjRef, SlotKind)>(
         &self,
@@ -433,27 +434,20 @@ impl ObjectModel for CModel {
         mut visit: V,
     ) -> Option<usize> {
         let mut buf = [MaybeUninit::<sm_slot>::uninit(); SLOT_BATCH];
-        if !self.clamps_end {
-            let n = self.slot_count(obj);
-            if n > limit {
-                return Some(n);
+        if self.clamps_end {
+            let entries = self.call_scan(obj, 0..SM_SLOTS_ALL, &mut buf);
+            if entries.len() < SLOT_BATCH {
+                self.visit_entries(obj, 0..SM_SLOTS_ALL, 0, entries, &mut visit);
+                return None;
             }
-            self.scan_from(obj, 0..n, &mut buf, &mut visit);
-            return None;
+            // A full buffer: the object may be an array to scan in chunks.
+            // Its count decides, and the scan starts over from slot 0.
         }
-        let entries = self.call_scan(obj, 0..SM_SLOTS_ALL, &mut buf);
-        if entries.len() < SLOT_BATCH {
-            self.visit_entries(obj, 0..SM_SLOTS_ALL, 0, entries, &mut visit);
-            return None;
-        }
-        // A full buffer: the object may be large enough for chunks, which
-        // scan it from its first slot again.
         let n = self.slot_count(obj);
         if n > limit {
             return Some(n);
         }
-        let next = self.visit_entries(obj, 0..n, 0, entries, &mut visit);
-        self.scan_from(obj, next..n, &mut buf, &mut visit);
+        self.scan_from(obj, 0..n, &mut buf, &mut visit);
         None
     }
 
