@@ -80,6 +80,17 @@ static uint32_t smlua_strong(const TValue *v) {
   return ttisstring(v) ? SM_SLOT_STRONG_LEAF : SM_SLOT_STRONG;
 }
 
+/* The kind of the key slot of hash node 'nd' of a table without weak
+ * mode: an empty entry's key is there only to be cleared if it dies (its
+ * value, empty, is no slot); a live entry's key is strong, a string one a
+ * leaf. */
+static uint32_t smlua_strong_key(const Node *nd) {
+  if (isempty(gval(nd)))
+    return SM_SLOT_PHANTOM;
+  return novariant(keytt(nd)) == LUA_TSTRING ? SM_SLOT_STRONG_LEAF
+                                             : SM_SLOT_STRONG;
+}
+
 /* The weakness of 'h', read without writing the metatable's flags cache
  * (gfasttm writes it, which races with other workers). Reading the cache
  * is safe: nothing writes it while the mutator is stopped. */
@@ -218,13 +229,8 @@ static size_t smlua_scan_table(global_State *g, const Table *h,
     const Node *nd = gnode(h, j);
     size_t at = base + 2 * j;
     if (w == SMLUA_STRONG) {
-      const GCObject *k = keyiscollectable(nd) ? gckey(nd) : NULL;
-      if (isempty(gval(nd))) {
-        SMLUA_PUT(s, at, k, SM_SLOT_PHANTOM, NULL);
-        continue;
-      }
-      SMLUA_PUT(s, at, k, novariant(keytt(nd)) == LUA_TSTRING
-                              ? SM_SLOT_STRONG_LEAF : SM_SLOT_STRONG, NULL);
+      SMLUA_PUT(s, at, keyiscollectable(nd) ? gckey(nd) : NULL,
+                smlua_strong_key(nd), NULL);
       SMLUA_PUT(s, at + 1, smlua_gcvalue(gval(nd)), smlua_strong(gval(nd)),
                 NULL);
     } else {
@@ -386,11 +392,7 @@ static size_t smlua_scan_strong_table(global_State *g, const Table *h,
     const Node *nd = gnode(h, i);
     size_t at = 1 + asize + 2 * i;
     if (keyiscollectable(nd)) {
-      /* An empty entry's key is there to be cleared if it dies. */
-      uint32_t kind = isempty(gval(nd)) ? SM_SLOT_PHANTOM
-                      : novariant(keytt(nd)) == LUA_TSTRING
-                          ? SM_SLOT_STRONG_LEAF : SM_SLOT_STRONG;
-      smlua_write(out, n, at, gckey(nd), kind, NULL);
+      smlua_write(out, n, at, gckey(nd), smlua_strong_key(nd), NULL);
       if (++n == cap)
         return n;
     }
