@@ -131,6 +131,8 @@ unsafe extern "C" fn count_prefetch_slots(_: *mut c_void, r: usize) {
     // SAFETY: the engine passes references of the heap.
     let n = unsafe { node(r) };
     stealmark_marker::model::prefetch_read(n.slots.as_ptr().cast());
+    // Relaxed: the test reads the count after `sm_collect` returns, which
+    // joins the workers that call this.
     PREFETCH_SLOTS_CALLS.fetch_add(1, Ordering::Relaxed);
 }
 
@@ -153,6 +155,7 @@ static SLOT_COUNT_CALLS: AtomicUsize = AtomicUsize::new(0);
 
 /// The heap's `slot_count`, counting its calls.
 unsafe extern "C" fn counted_slot_count(ctx: *mut c_void, r: usize) -> usize {
+    // Relaxed: read after `sm_collect` returns, as above.
     SLOT_COUNT_CALLS.fetch_add(1, Ordering::Relaxed);
     // SAFETY: the engine's arguments, passed on.
     unsafe { c_count(ctx, r) }
