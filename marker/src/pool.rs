@@ -13,9 +13,23 @@
 //! share, spins on briefly before it blocks: the other workers usually finish
 //! within microseconds of it, and a blocked caller would add a futex wake-up
 //! (tens of microseconds on a virtual machine) to every pause.
+//!
+//! For the same reason a thread back from a job lingers, watching for the
+//! next one, for up to [`LINGER`] before it blocks on the pool's condition
+//! variable: the steps of one pause (a cycle's remark, a collection's contract
+//! steps) follow each other within microseconds, and a thread that is still
+//! watching starts the next step without being woken.
 
 use crate::sync::thread::{self, JoinHandle};
 use crate::sync::{branch, Arc, AtomicUsize, Backoff, Condvar, Mutex, Ordering};
+#[cfg(not(loom))]
+use std::time::{Duration, Instant};
+
+/// How long a thread back from a job watches for the next one before it
+/// blocks (yielding its core while it watches). Longer than the gap between
+/// the steps of one pause; shorter than a mutator's run between pauses.
+#[cfg(not(loom))]
+pub(crate) const LINGER: Duration = Duration::from_micros(50);
 
 /// A job as the workers see it: the caller's closure with its lifetime erased.
 type ErasedJob = *const (dyn Fn(usize) + Sync + 'static);
@@ -40,6 +54,9 @@ struct Shared {
     state: Mutex<State>,
     /// Threads that have not yet finished the current job.
     pending: AtomicUsize,
+    /// The latest generation, mirrored outside the mutex for the threads
+    /// that linger (a hint: the job itself is read under the mutex).
+    announced: AtomicUsize,
     /// Threads wait here for a new generation (or shutdown).
     start: Condvar,
     /// `broadcast` waits here (after spinning) for `pending` to reach zero.
@@ -66,6 +83,7 @@ impl Pool {
                 shutdown: false,
             }),
             pending: AtomicUsize::new(0),
+            announced: AtomicUsize::new(0),
             start: Condvar::new(),
             done: Condvar::new(),
         });
@@ -116,6 +134,12 @@ impl Pool {
                 .pending
                 .store(self.threads.len(), Ordering::Relaxed);
             st.generation += 1;
+            // Relaxed: a hint for the lingering threads, who then take the
+            // mutex (released below) and read the generation and the job
+            // under it.
+            self.shared
+                .announced
+                .store(st.generation as usize, Ordering::Relaxed);
             self.shared.start.notify_all();
         }
         let waiter = WaitOnDrop(&self.shared);
@@ -177,6 +201,7 @@ impl Drop for WaitOnDrop<'_> {
 fn worker_main(shared: &Shared, index: usize) {
     let mut seen = 0u64;
     loop {
+        linger(shared, seen);
         let job = {
             let mut st = shared.state.lock();
             #[cfg(loom)]
@@ -213,6 +238,34 @@ fn worker_main(shared: &Shared, index: usize) {
             shared.done.notify_one();
         }
     }
+}
+
+/// Watches for a generation after `seen` for up to [`LINGER`]; the caller
+/// then takes the mutex either way. Under loom one look stands for the
+/// watch (every look is the same load), which keeps the models' schedules
+/// few.
+fn linger(shared: &Shared, seen: u64) {
+    // Relaxed: a hint only (see `announced`).
+    let announced = || shared.announced.load(Ordering::Relaxed) != seen as usize;
+    #[cfg(not(loom))]
+    {
+        let backoff = Backoff::new();
+        let deadline = Instant::now() + LINGER;
+        while !announced() {
+            if !backoff.is_completed() {
+                backoff.snooze();
+            } else if Instant::now() < deadline {
+                std::thread::yield_now();
+            } else {
+                return;
+            }
+        }
+    }
+    #[cfg(loom)]
+    if !announced() {
+        return;
+    }
+    branch!(PoolJobSeenLingering);
 }
 
 impl Drop for Pool {

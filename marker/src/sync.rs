@@ -256,6 +256,8 @@ pub mod branches {
         Abort,
         /// Pool: a thread found its new generation at once, without waiting.
         PoolJobFoundAtOnce,
+        /// Pool: a lingering thread saw the next generation announced.
+        PoolJobSeenLingering,
         /// Pool: a thread waited on `start` for its job.
         PoolJobAfterWait,
         /// Pool: a thread saw shutdown.

@@ -425,9 +425,9 @@ models! {
     /// returns only after the thread has left the job, whether the caller saw
     /// the countdown reach zero at once, after spinning, under the lock or
     /// after blocking.
-    fn pool_two_broadcasts_then_shutdown() bound None, reaches [
-        PoolJobFoundAtOnce, PoolJobAfterWait, PoolShutdown, PoolLastDecrement,
-        PoolWaitDoneAtOnce, PoolWaitDoneAfterSpin, PoolWaitDoneUnderLock, PoolWaitWoken,
+    fn pool_two_broadcasts_then_shutdown() bound Some(6), reaches [
+        PoolJobFoundAtOnce, PoolJobSeenLingering, PoolJobAfterWait, PoolShutdown,
+        PoolLastDecrement, PoolWaitDoneAtOnce, PoolWaitDoneAfterSpin, PoolWaitDoneUnderLock, PoolWaitWoken,
     ] {
         let pool = Pool::new(2);
         assert_eq!(pool.workers(), 2);
@@ -440,7 +440,7 @@ models! {
 
     /// One broadcast on three workers: the countdown goes through two
     /// threads' decrements and only the last one notifies.
-    fn pool_three_workers() bound Some(4), reaches [
+    fn pool_three_workers() bound Some(3), reaches [
         PoolLastDecrement, PoolWaitDoneAtOnce, PoolWaitWoken,
     ] {
         let pool = Pool::new(3);
@@ -453,7 +453,7 @@ models! {
     /// has left the job before the unwinding leaves `broadcast` (the caller's
     /// access to the thread's cell after `catch_unwind` is ordered after the
     /// thread's), and the pool works afterwards.
-    fn pool_unwinding_job_zero_waits() bound None, reaches [
+    fn pool_unwinding_job_zero_waits() bound Some(6), reaches [
         PoolWaitUnwinding, PoolLastDecrement, PoolWaitWoken,
     ] {
         let pool = Pool::new(2);
