@@ -166,7 +166,7 @@ impl SequentialMarker {
             }
         }
         let mut fifo = Fifo::new();
-        let mut edges = DelayLine::new();
+        let mut edges = DelayLine::new(MarkStore::<H>::prefetch_distance(bitmap));
         let edge_delay = self.prefetch > 0;
         loop {
             while fifo.len() < self.prefetch {
@@ -192,11 +192,13 @@ impl SequentialMarker {
             };
             let Some(obj) = obj else {
                 // Mark the targets still waiting in the edge delay line.
-                while let Some(t) = edges.pop().and_then(ObjRef::from_word) {
-                    if bitmap.set_unshared(heap.mark_index(t)) {
-                        stack.push(t);
+                edges.take_all(|w| {
+                    if let Some(t) = ObjRef::from_word(w) {
+                        if bitmap.set_unshared(heap.mark_index(t)) {
+                            stack.push(t);
+                        }
                     }
-                }
+                });
                 if stack.is_empty() {
                     break;
                 }

@@ -284,6 +284,15 @@ impl<H: ObjectModel + MarkIndex + ?Sized> MarkStore<H> for MarkBitmap {
         self.contains(index)
     }
 
+    /// Eight: one bit per granule packs the marks of neighbouring objects
+    /// into one cache line, so most tests hit, and a longer delay only
+    /// holds back pushes (on generated 8M random and 4M binary-tree heaps
+    /// at one worker, 32 took 4% and 25% longer than 8).
+    #[inline]
+    fn prefetch_distance(&self) -> usize {
+        8
+    }
+
     #[inline]
     fn prefetch(&self, heap: &H, obj: ObjRef) {
         if let Some(w) = self.words.get(heap.mark_index(obj) / 64) {

@@ -39,7 +39,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     /// [`Worker::drain_objects`]) and come back empty.
     pub(super) fn drain<W: KeyWatch>(&mut self) {
         let mut fifo = std::mem::replace(&mut self.fifo, Fifo::new());
-        let mut edges = std::mem::replace(&mut self.edges, DelayLine::new());
+        let mut edges = std::mem::take(&mut self.edges);
         loop {
             self.drain_in_mode::<W>(&mut fifo, &mut edges);
             debug_assert!(edges.is_empty(), "drain_objects marks the delayed edges");
@@ -77,16 +77,17 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
     }
 
-    /// Marks the targets still waiting in the edge delay line.
-    pub(super) fn flush_edges<W: KeyWatch>(&mut self, edges: &mut DelayLine) {
-        while let Some(w) = edges.pop() {
+    /// Marks the targets still waiting in the edge delay line; whether
+    /// there were any.
+    pub(super) fn flush_edges<W: KeyWatch>(&mut self, edges: &mut DelayLine) -> bool {
+        edges.take_all(|w| {
             let edge = Word::from_raw(w);
             if H::LEAF_SLOTS && edge.is_leaf() {
                 self.shade_leaf::<W>(edge.obj());
             } else {
                 self.shade::<W>(edge.obj());
             }
-        }
+        })
     }
 
     /// Scans until the private stack, the deque, the object FIFO `fifo` and
@@ -128,10 +129,9 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             // than by the caller, so that a graph that is one object wide
             // (a list: each object's one child waits in the edge delay
             // line) does not leave and re-enter this function per object.
-            if edges.is_empty() {
+            if !self.flush_edges::<W>(edges) {
                 break;
             }
-            self.flush_edges::<W>(edges);
         }
         self.until_balance = until_balance;
     }
@@ -466,8 +466,9 @@ fn record_weak(
 }
 
 /// Delays a strong edge (or a root) through the edge delay line when
-/// `delay` is on: prefetches `target`'s mark bit and returns the edge
-/// [`EDGE_DEPTH`](crate::delay::EDGE_DEPTH) edges older, whose mark word
+/// `delay` is on: prefetches `target`'s mark bit and returns the edge as
+/// many edges older as the line is deep (the store's
+/// [`MarkStore::prefetch_distance`]), whose mark word
 /// should have arrived (`None` while the line fills). Off, returns `target`
 /// itself.
 #[inline(always)]

@@ -14,7 +14,6 @@ use super::mark_loop::{delay_edge, Extent, Popped};
 use super::modes::{Configured, KeyWatch, Unwatched, Watched};
 use super::word::Word;
 use super::{Watch, Worker};
-use crate::delay::DelayLine;
 use crate::fifo::Fifo;
 use crate::stats::StepKind;
 
@@ -126,7 +125,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         };
         let (heap, store) = (phase.heap, phase.store);
         while let Some(chunk) = claims.claim() {
-            let mut edges = std::mem::replace(&mut self.edges, DelayLine::new());
+            let mut edges = std::mem::take(&mut self.edges);
             let mut n = 0u64;
             claims.source().scan_chunk(chunk, &mut |holder| {
                 n += 1;
@@ -291,7 +290,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         }
         let mut budget = phase.budget;
         let mut fifo = std::mem::replace(&mut self.fifo, Fifo::new());
-        let mut edges = std::mem::replace(&mut self.edges, DelayLine::new());
+        let mut edges = std::mem::take(&mut self.edges);
         let depth = self.settings.depth;
         let (heap, store) = (phase.heap, phase.store);
         // On every worker: share work as a trace does, and, out of work,
@@ -322,8 +321,8 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                         self.periodic(fifo.len());
                     }
                 }
-            } else if !edges.is_empty() {
-                self.flush_edges::<W>(&mut edges);
+            } else if self.flush_edges::<W>(&mut edges) {
+                // The delayed edges' targets joined the private stack.
             } else if self.refill() {
                 backoff.reset();
             } else if !parallel {

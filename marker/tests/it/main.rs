@@ -8,6 +8,7 @@ mod contract_resurrect;
 mod cycle_failures;
 mod leaves;
 mod oracle;
+mod prefetch_distance;
 mod reference_live;
 mod solo;
 mod unshared;

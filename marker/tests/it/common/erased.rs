@@ -152,6 +152,9 @@ impl MarkStore<Dyn<'_>> for DynStore<'_> {
     fn prefetch(&self, heap: &Dyn<'_>, obj: ObjRef) {
         self.0.prefetch(heap, obj);
     }
+    fn prefetch_distance(&self) -> usize {
+        self.0.prefetch_distance()
+    }
     fn dense_bound(&self, heap: &Dyn<'_>) -> Option<usize> {
         self.0.dense_bound(heap)
     }
