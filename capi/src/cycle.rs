@@ -48,6 +48,24 @@ impl MarkStore<CModel> for CStore {
             CStore::Callbacks(c) => c.is_marked(heap, obj),
         }
     }
+
+    /// The inner store's hint: for a header byte, the byte's line alone
+    /// (the default would fetch the model's prefetch of the object).
+    #[inline]
+    fn prefetch(&self, heap: &CModel, obj: ObjRef) {
+        match self {
+            CStore::Header(h) => h.prefetch(heap, obj),
+            CStore::Callbacks(c) => c.prefetch(heap, obj),
+        }
+    }
+
+    #[inline]
+    fn prefetch_distance(&self) -> usize {
+        match self {
+            CStore::Header(h) => MarkStore::<CModel>::prefetch_distance(h),
+            CStore::Callbacks(c) => MarkStore::<CModel>::prefetch_distance(c),
+        }
+    }
 }
 
 /// The cycle handle (`sm_cycle`).
