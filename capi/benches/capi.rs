@@ -167,7 +167,7 @@ fn through_c(arena: &Arena, marker: *mut sm_marker, mode: u32) -> u64 {
     };
     let marks = sm_marks {
         mode,
-        reserved: 0,
+        prefetch_distance: 0,
         header: bit0(0),
         ctx: std::ptr::null_mut(),
         try_mark: Some(c_try_mark),

@@ -258,8 +258,15 @@ typedef struct sm_mark_byte {
 typedef struct sm_marks {
   /* One of SM_MARKS_*. */
   uint32_t mode;
-  /* Set to 0. */
-  uint32_t reserved;
+  /* SM_MARKS_HEADER_BYTE and SM_MARKS_CALLBACKS: how many targets ahead of
+   * its test the engine prefetches a mark (the model's prefetch, or the mark
+   * byte's line), or 0 for the default, 32, right for marks in the objects:
+   * the test of a target not touched for a while misses, and the miss needs
+   * time to resolve. Marks in a dense side table of the runtime's own
+   * (through the callbacks) mostly hit, and do best with 8, as the engine's
+   * own bitmap (SM_MARKS_SIDE_BITMAP) does. The engine uses the largest
+   * power of two not above it, at most 64. */
+  uint32_t prefetch_distance;
   /* SM_MARKS_HEADER_BYTE: the byte's description. */
   sm_mark_byte header;
   /* Context of the callbacks below. */

@@ -54,21 +54,13 @@ fn run(state: &mut State, c: &sm_collection, solo: bool) -> Result<(), Error> {
     let marker = state.marker.as_mut().ok_or_else(lent)?;
     let live = match marks.mode {
         SM_MARKS_HEADER_BYTE => {
-            let store = HeaderByte::new(&marks.header)?;
+            let store = HeaderByte::from_marks(marks)?;
             marker
                 .collect_with(&heap, &store, &collection)
                 .live_objects()
         }
         SM_MARKS_CALLBACKS => {
-            let store = MarkCallbacks {
-                ctx: marks.ctx,
-                try_mark: marks
-                    .try_mark
-                    .ok_or_else(|| Error::null("marks.try_mark"))?,
-                is_marked: marks
-                    .is_marked
-                    .ok_or_else(|| Error::null("marks.is_marked"))?,
-            };
+            let store = MarkCallbacks::from_marks(marks)?;
             marker
                 .collect_with(&heap, &store, &collection)
                 .live_objects()
@@ -175,7 +167,7 @@ mod tests {
         let model = CModel::callbacks_for_tests();
         let marks = sm_marks {
             mode: SM_MARKS_HEADER_BYTE,
-            reserved: 0,
+            prefetch_distance: 0,
             header: sm_mark_byte {
                 offset: 0,
                 test_mask: 1,

@@ -125,16 +125,8 @@ fn cycle_options(o: Option<&sm_cycle_options>) -> Result<CycleOptions, Error> {
 /// A cycle's mark bits from `marks`.
 fn store(marks: &sm_marks) -> Result<CStore, Error> {
     match marks.mode {
-        SM_MARKS_HEADER_BYTE => Ok(CStore::Header(HeaderByte::new(&marks.header)?)),
-        SM_MARKS_CALLBACKS => Ok(CStore::Callbacks(MarkCallbacks {
-            ctx: marks.ctx,
-            try_mark: marks
-                .try_mark
-                .ok_or_else(|| Error::null("marks.try_mark"))?,
-            is_marked: marks
-                .is_marked
-                .ok_or_else(|| Error::null("marks.is_marked"))?,
-        })),
+        SM_MARKS_HEADER_BYTE => Ok(CStore::Header(HeaderByte::from_marks(marks)?)),
+        SM_MARKS_CALLBACKS => Ok(CStore::Callbacks(MarkCallbacks::from_marks(marks)?)),
         m => Err(Error::new(
             SM_ERR_MARKS,
             format!(

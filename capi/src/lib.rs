@@ -70,7 +70,7 @@
 //!     scan_clamps_end: 0,
 //! };
 //! let marks = sm_marks {
-//!     mode: SM_MARKS_HEADER_BYTE, reserved: 0,
+//!     mode: SM_MARKS_HEADER_BYTE, prefetch_distance: 0,
 //!     header: sm_mark_byte { offset: 0, test_mask: 1, test_value: 1, set_bits: 1, clear_bits: 0 },
 //!     ctx: std::ptr::null_mut(), try_mark: None, is_marked: None, dense_index: None, dense_bound: 0,
 //! };

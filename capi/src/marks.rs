@@ -5,11 +5,12 @@
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use stealmark_marker::model::DEFAULT_PREFETCH_DISTANCE;
 use stealmark_marker::{MarkStore, ObjRef};
 
 use crate::model::CModel;
 use crate::status::{Error, SM_ERR_MARKS};
-use crate::types::sm_mark_byte;
+use crate::types::{sm_mark_byte, sm_marks};
 
 /// A valid header-byte description: the object is marked iff
 /// `byte & test_mask == test_value`; marking makes the byte
@@ -24,6 +25,16 @@ pub struct HeaderByte {
     /// Marking sets exactly the tested bits and clears none (a plain mark
     /// bit): an atomic OR marks, and leaves a marked byte as it is.
     or_marks: bool,
+    /// The store's `prefetch_distance`.
+    distance: usize,
+}
+
+/// `sm_marks.prefetch_distance` as the engine's: 0 is the default.
+fn prefetch_distance(asked: u32) -> usize {
+    match asked {
+        0 => DEFAULT_PREFETCH_DISTANCE,
+        d => d as usize,
+    }
 }
 
 impl HeaderByte {
@@ -61,6 +72,15 @@ impl HeaderByte {
             set_bits: d.set_bits,
             clear_bits: d.clear_bits,
             or_marks: d.clear_bits == 0 && d.set_bits == d.test_mask,
+            distance: DEFAULT_PREFETCH_DISTANCE,
+        })
+    }
+
+    /// The header byte `marks` describes, with its prefetch distance.
+    pub(crate) fn from_marks(marks: &sm_marks) -> Result<HeaderByte, Error> {
+        Ok(HeaderByte {
+            distance: prefetch_distance(marks.prefetch_distance),
+            ..HeaderByte::new(&marks.header)?
         })
     }
 
@@ -129,6 +149,11 @@ impl MarkStore<CModel> for HeaderByte {
     }
 
     #[inline]
+    fn prefetch_distance(&self) -> usize {
+        self.distance
+    }
+
+    #[inline]
     fn try_mark_unshared(&self, _: &CModel, obj: ObjRef) -> bool {
         let byte = self.byte(obj);
         // Relaxed load and store: this is the only thread marking (the
@@ -153,9 +178,28 @@ impl MarkStore<CModel> for HeaderByte {
 
 /// The runtime's `try_mark` and `is_marked` callbacks.
 pub(crate) struct MarkCallbacks {
-    pub(crate) ctx: *mut c_void,
-    pub(crate) try_mark: unsafe extern "C" fn(*mut c_void, usize) -> bool,
-    pub(crate) is_marked: unsafe extern "C" fn(*mut c_void, usize) -> bool,
+    ctx: *mut c_void,
+    try_mark: unsafe extern "C" fn(*mut c_void, usize) -> bool,
+    is_marked: unsafe extern "C" fn(*mut c_void, usize) -> bool,
+    /// The store's `prefetch_distance`.
+    distance: usize,
+}
+
+impl MarkCallbacks {
+    /// The callbacks `marks` gives, with its prefetch distance; an error
+    /// names a missing one.
+    pub(crate) fn from_marks(marks: &sm_marks) -> Result<MarkCallbacks, Error> {
+        Ok(MarkCallbacks {
+            ctx: marks.ctx,
+            try_mark: marks
+                .try_mark
+                .ok_or_else(|| Error::null("marks.try_mark"))?,
+            is_marked: marks
+                .is_marked
+                .ok_or_else(|| Error::null("marks.is_marked"))?,
+            distance: prefetch_distance(marks.prefetch_distance),
+        })
+    }
 }
 
 // SAFETY: the header requires the callbacks to be callable from any GC
@@ -177,11 +221,42 @@ impl MarkStore<CModel> for MarkCallbacks {
         // SAFETY: a present callback, called as the header documents.
         unsafe { (self.is_marked)(self.ctx, obj.word()) }
     }
+
+    #[inline]
+    fn prefetch_distance(&self) -> usize {
+        self.distance
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    unsafe extern "C" fn never(_: *mut c_void, _: usize) -> bool {
+        false
+    }
+
+    /// `sm_marks.prefetch_distance` reaches both stores: 0 asks for the
+    /// engine's default, another value is passed on (the engine rounds it).
+    #[test]
+    fn the_prefetch_distance_asked_for_reaches_both_stores() {
+        for (asked, distance) in [(0, DEFAULT_PREFETCH_DISTANCE), (8, 8), (100, 100)] {
+            let marks = sm_marks {
+                mode: 0,
+                prefetch_distance: asked,
+                header: desc(0x01, 0x01, 0x01, 0x00),
+                ctx: std::ptr::null_mut(),
+                try_mark: Some(never),
+                is_marked: Some(never),
+                dense_index: None,
+                dense_bound: 0,
+            };
+            let header = HeaderByte::from_marks(&marks).unwrap();
+            let callbacks = MarkCallbacks::from_marks(&marks).unwrap();
+            assert_eq!(MarkStore::<CModel>::prefetch_distance(&header), distance);
+            assert_eq!(MarkStore::<CModel>::prefetch_distance(&callbacks), distance);
+        }
+    }
 
     fn desc(test_mask: u8, test_value: u8, set_bits: u8, clear_bits: u8) -> sm_mark_byte {
         sm_mark_byte {

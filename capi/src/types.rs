@@ -128,8 +128,10 @@ pub struct sm_mark_byte {
 pub struct sm_marks {
     /// One of `SM_MARKS_*`.
     pub mode: u32,
-    /// Zero.
-    pub reserved: u32,
+    /// How many targets ahead of its mark test the engine prefetches a
+    /// mark (`MarkStore::prefetch_distance`), for `SM_MARKS_HEADER_BYTE`
+    /// and `SM_MARKS_CALLBACKS`; 0 for the default, 32.
+    pub prefetch_distance: u32,
     /// The header byte, for `SM_MARKS_HEADER_BYTE`.
     pub header: sm_mark_byte,
     /// Passed to the callbacks.

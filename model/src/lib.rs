@@ -72,7 +72,7 @@ mod soft_refs;
 mod weak_ref;
 
 pub use bitmap::MarkBitmap;
-pub use mark_store::MarkStore;
+pub use mark_store::{MarkStore, DEFAULT_PREFETCH_DISTANCE};
 pub use obj_ref::ObjRef;
 pub use object_model::{MarkIndex, ObjectModel};
 pub use prefetch::{prefetch_object, prefetch_read};

@@ -3,6 +3,10 @@
 use crate::obj_ref::ObjRef;
 use crate::object_model::ObjectModel;
 
+/// The default [`MarkStore::prefetch_distance`]: 32 targets, for marks in
+/// the objects.
+pub const DEFAULT_PREFETCH_DISTANCE: usize = 32;
+
 /// Mark bits for the objects of a heap of type `H`.
 ///
 /// The engine calls [`MarkStore::try_mark`] once per strong reference it
@@ -90,7 +94,7 @@ pub trait MarkStore<H: ObjectModel + ?Sized>: Sync {
     /// [`MarkBitmap`](crate::MarkBitmap) uses 8.
     #[inline]
     fn prefetch_distance(&self) -> usize {
-        32
+        DEFAULT_PREFETCH_DISTANCE
     }
 
     /// One past the largest [`MarkStore::dense_index`] of any object, if

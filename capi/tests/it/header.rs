@@ -50,7 +50,7 @@ fn rust_side() -> BTreeMap<String, i128> {
     });
     layout!(sm_marks {
         mode,
-        reserved,
+        prefetch_distance,
         header,
         ctx,
         try_mark,

@@ -285,7 +285,7 @@ pub fn c_model(heap: &Heap) -> sm_object_model {
 pub fn c_marks(heap: &Heap, mode: u32) -> sm_marks {
     sm_marks {
         mode,
-        reserved: 0,
+        prefetch_distance: 0,
         header: bit0(std::mem::offset_of!(Node, mark) as isize),
         ctx: std::ptr::null_mut(),
         try_mark: Some(c_try_mark),
