@@ -12,8 +12,9 @@
 //! than the FIFO's). Emptiness and the oldest edge are found by looking at
 //! the positions, which only the flushes do.
 //!
-//! How deep: as the mark store's type says
-//! ([`MarkStore::prefetch_distance`](stealmark_model::MarkStore::prefetch_distance)).
+//! How deep: as the mark store asks
+//! ([`MarkStore::prefetch_distance`](stealmark_model::MarkStore::prefetch_distance)),
+//! once per worker and step.
 //! A mark in the object itself misses once per target not seen for a while,
 //! and the miss needs a long line to resolve in; a dense side bitmap mostly
 //! hits, and there each delayed edge only holds back its target's push.
@@ -47,6 +48,14 @@ impl DelayLine {
         }
     }
 
+    /// The ring position of `i`, wrapped to the depth. The mask is below
+    /// the ring's length; saying so again with the constant lets the
+    /// compiler drop the index's bounds check.
+    #[inline(always)]
+    fn position(&self, i: usize) -> usize {
+        i & self.mask & (MAX_EDGE_DEPTH - 1)
+    }
+
     /// Whether no edge is held.
     #[inline(always)]
     pub(crate) fn is_empty(&self) -> bool {
@@ -59,9 +68,7 @@ impl DelayLine {
     #[inline(always)]
     pub(crate) fn swap(&mut self, w: usize) -> Option<usize> {
         debug_assert_ne!(w, 0, "0 marks an empty position");
-        // The mask is below the ring's length; saying so again with the
-        // constant lets the compiler drop the index's bounds check.
-        let at = self.at & self.mask & (MAX_EDGE_DEPTH - 1);
+        let at = self.position(self.at);
         let old = std::mem::replace(&mut self.ring[at], w);
         self.at = (at + 1) & self.mask;
         (old != 0).then_some(old)
@@ -74,8 +81,7 @@ impl DelayLine {
     pub(crate) fn take_all(&mut self, mut f: impl FnMut(usize)) -> bool {
         let mut any = false;
         for i in 0..=self.mask {
-            let w =
-                std::mem::take(&mut self.ring[(self.at + i) & self.mask & (MAX_EDGE_DEPTH - 1)]);
+            let w = std::mem::take(&mut self.ring[self.position(self.at + i)]);
             if w != 0 {
                 any = true;
                 f(w);

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 /// blocks (yielding its core while it watches). Longer than the gap between
 /// the steps of one pause; shorter than a mutator's run between pauses.
 #[cfg(not(loom))]
-pub(crate) const LINGER: Duration = Duration::from_micros(50);
+const LINGER: Duration = Duration::from_micros(50);
 
 /// A job as the workers see it: the caller's closure with its lifetime erased.
 type ErasedJob = *const (dyn Fn(usize) + Sync + 'static);
