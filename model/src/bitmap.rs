@@ -130,12 +130,19 @@ impl MarkBitmap {
     /// # Panics
     ///
     /// If `index >= len`, naming the broken [`MarkIndex`] contract.
+    ///
+    /// One test per mark: the slice's own bounds check would be a second
+    /// compare and branch on every strong slot a marker visits.
     #[inline(always)]
     fn word_and_bit(&self, index: usize) -> (&AtomicU64, u64) {
         if index >= self.bits {
             index_out_of_range(index, self.bits);
         }
-        (&self.words[index / 64], 1u64 << (index % 64))
+        // SAFETY: `index < bits`, and `words.len() == bits.div_ceil(64)`
+        // (every constructor and resize sets the two together, and nothing
+        // else changes either), so `index / 64 < words.len()`.
+        let word = unsafe { self.words.get_unchecked(index / 64) };
+        (word, 1u64 << (index % 64))
     }
 
     /// Sets bit `index` with a plain load and store, no atomic
@@ -293,11 +300,12 @@ impl<H: ObjectModel + MarkIndex + ?Sized> MarkStore<H> for MarkBitmap {
         8
     }
 
+    /// Without a bounds check: the address of a word past the end is only
+    /// computed (wrapping) and hinted, never read, and a hint never faults.
     #[inline]
     fn prefetch(&self, heap: &H, obj: ObjRef) {
-        if let Some(w) = self.words.get(heap.mark_index(obj) / 64) {
-            prefetch_read((w as *const AtomicU64).cast());
-        }
+        let word = self.words.as_ptr().wrapping_add(heap.mark_index(obj) / 64);
+        prefetch_read(word.cast());
     }
 
     /// The bitmap's length: every object's mark index is below it.
