@@ -562,6 +562,56 @@ impl<'a> HeapView<'a> {
         end
     }
 
+    /// Visits slots `start..end` (within its `count`) of the object whose
+    /// header is at word `h`: [`ObjectModel::scan_slots`] and
+    /// [`ObjectModel::scan_object`] once they have read the count.
+    #[inline(always)]
+    fn scan_at<V: FnMut(usize, ObjRef, SlotKind)>(
+        &self,
+        h: usize,
+        count: usize,
+        start: usize,
+        end: usize,
+        mut visit: V,
+    ) {
+        debug_assert!(start <= end && end <= count);
+        let base = self.base();
+        match self.format.layout {
+            ArenaLayout::Wide => {
+                let code = self.kind_code(self.load64(h + 1) as u32);
+                if code != PLAIN {
+                    return self.scan_special_batched(h, code, start, end, visit);
+                }
+                let first = h + 2;
+                for (i, w) in self.words[first + start..first + end].iter().enumerate() {
+                    // Relaxed, pairing with nothing: as in `load64`.
+                    let v = u64::from_le(w.load(Ordering::Relaxed)) as usize;
+                    if v != 0 {
+                        if let Some(t) = target(base, v) {
+                            visit(start + i, t, SlotKind::Strong);
+                        }
+                    }
+                }
+            }
+            ArenaLayout::Compressed => {
+                let code = self.kind_code(self.load32(2 * h + 2));
+                if code != PLAIN {
+                    return self.scan_special_batched(h, code, start, end, visit);
+                }
+                let first = 2 * h + 3;
+                for (i, w) in self.halves[first + start..first + end].iter().enumerate() {
+                    // Relaxed, pairing with nothing: as in `load64`.
+                    let v = u32::from_le(w.load(Ordering::Relaxed)) as usize;
+                    if v != 0 {
+                        if let Some(t) = target(base, v << 3) {
+                            visit(start + i, t, SlotKind::Strong);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// [`ObjectModel::scan_slots`] of a type that is not plain: the slow
     /// path fills a batch of slots out of line, and the visitor runs here,
     /// inline, on each batch.
@@ -707,48 +757,30 @@ impl ObjectModel for HeapView<'_> {
         &self,
         obj: ObjRef,
         slots: Range<usize>,
-        mut visit: V,
+        visit: V,
     ) {
         let h = self.index(obj);
         let count = self.load64(h) as u32 as usize;
         let end = slots.end.min(count);
-        let start = slots.start.min(end);
-        let base = self.base();
-        match self.format.layout {
-            ArenaLayout::Wide => {
-                let code = self.kind_code(self.load64(h + 1) as u32);
-                if code != PLAIN {
-                    return self.scan_special_batched(h, code, start, end, visit);
-                }
-                let all = &self.words[h + 2..h + 2 + count];
-                for (i, w) in all[start..end].iter().enumerate() {
-                    // Relaxed, pairing with nothing: as in `load64`.
-                    let v = u64::from_le(w.load(Ordering::Relaxed)) as usize;
-                    if v != 0 {
-                        if let Some(t) = target(base, v) {
-                            visit(start + i, t, SlotKind::Strong);
-                        }
-                    }
-                }
-            }
-            ArenaLayout::Compressed => {
-                let code = self.kind_code(self.load32(2 * h + 2));
-                if code != PLAIN {
-                    return self.scan_special_batched(h, code, start, end, visit);
-                }
-                let first = 2 * h + 3;
-                let all = &self.halves[first..first + count];
-                for (i, w) in all[start..end].iter().enumerate() {
-                    // Relaxed, pairing with nothing: as in `load64`.
-                    let v = u32::from_le(w.load(Ordering::Relaxed)) as usize;
-                    if v != 0 {
-                        if let Some(t) = target(base, v << 3) {
-                            visit(start + i, t, SlotKind::Strong);
-                        }
-                    }
-                }
-            }
+        self.scan_at(h, count, slots.start.min(end), end, visit);
+    }
+
+    /// The object's header is read once, for its slot count and the scan
+    /// (the provided method reads it for each).
+    #[inline(always)]
+    fn scan_object<V: FnMut(usize, ObjRef, SlotKind)>(
+        &self,
+        obj: ObjRef,
+        limit: usize,
+        visit: V,
+    ) -> Option<usize> {
+        let h = self.index(obj);
+        let count = self.load64(h) as u32 as usize;
+        if count > limit {
+            return Some(count);
         }
+        self.scan_at(h, count, 0, count, visit);
+        None
     }
 
     #[inline(always)]
@@ -973,20 +1005,15 @@ mod tests {
     /// The slow path hands its slots over in batches of
     /// `SpecialSlots::CAPACITY`: objects of every kind with several batches
     /// of slots, nulls among them, scanned whole and from inside, visit
-    /// what the per-slot decoding (`slots`) says, in order.
+    /// what the per-slot decoding (`slots`) says, in order; `scan_object`
+    /// visits them all up to its limit, and none above it.
     #[test]
     fn special_kinds_scan_across_batches() {
         let n = 3 * SpecialSlots::CAPACITY + 6; // even: ephemeron tables hold pairs
         for layout in ArenaLayout::ALL {
             let mut b = HeapBuilder::new();
             b.set_format(ArenaFormat::new(layout)).unwrap();
-            let kinds = [
-                TypeKind::WeakRef,
-                TypeKind::SoftRef,
-                TypeKind::PhantomRef,
-                TypeKind::EphemeronTable,
-                TypeKind::WeakSlots,
-            ];
+            let kinds = TypeKind::ALL;
             let objs: Vec<Pos> = kinds
                 .iter()
                 .map(|&k| {
@@ -1023,6 +1050,22 @@ mod tests {
                 for from in [0, 1, SpecialSlots::CAPACITY, n - 3] {
                     let tail: Vec<_> = want.iter().filter(|w| w.0 >= from).copied().collect();
                     assert_eq!(scan(&v, r, from..n), tail, "{layout:?} from {from}");
+                }
+                // Whole, up to the limit; above it, nothing visited and the
+                // count returned.
+                for (limit, whole) in [(n - 1, false), (n, true), (usize::MAX, true)] {
+                    let mut seen = Vec::new();
+                    let large = v.scan_object(r, limit, |i, t, k| seen.push((i, t, k)));
+                    let (expect_seen, expect_large) = if whole {
+                        (want.clone(), None)
+                    } else {
+                        (Vec::new(), Some(n))
+                    };
+                    assert_eq!(
+                        (seen, large),
+                        (expect_seen, expect_large),
+                        "{layout:?} {limit}"
+                    );
                 }
             }
         }
