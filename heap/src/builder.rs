@@ -270,6 +270,7 @@ impl HeapBuilder {
             objects: summary.objects,
             runtime_bytes: summary.runtime_bytes,
             starts: summary.starts,
+            weak_buckets: summary.weak_buckets,
             roots,
             finalizable,
             types: self.types,
@@ -374,6 +375,8 @@ pub struct Heap {
     types: Vec<String>,
     kinds: Vec<u8>,
     weak_slots: Vec<u64>,
+    /// The weak-slot list's index by arena region.
+    weak_buckets: Vec<usize>,
     /// Owns the arena memory; never allocated from again, never reset.
     bump: Bump,
 }
@@ -433,6 +436,7 @@ impl HeapGraph for Heap {
             kinds: &self.kinds,
             default_kind: TypeKind::Plain,
             weak_slots: &self.weak_slots,
+            weak_buckets: &self.weak_buckets,
             starts: &self.starts,
             type_count: self.types.len(),
             objects: self.objects,

@@ -46,6 +46,7 @@ mod slot_lists;
 pub mod snapshot;
 mod validate;
 mod view;
+mod weak_list;
 
 pub use arena::{ArenaFormat, ArenaLayout, ObjectHeader, Pos, Slot, TypeKind};
 pub use builder::{Heap, HeapBuilder};

@@ -5,6 +5,7 @@ use crate::arena::{
     ArenaFormat, ArenaLayout, TypeKind, COMPRESSED_MAX_WORDS, RESERVED_SLOT_BITS, WEAK_BIT,
 };
 use crate::error::Problem;
+use crate::weak_list::bucket_starts;
 
 /// What an arena is checked against besides its words.
 #[derive(Clone, Copy, Debug)]
@@ -44,6 +45,9 @@ pub(crate) struct ArenaSummary {
     /// The sum of the objects' runtime sizes (their arena sizes when the
     /// arena records none).
     pub runtime_bytes: u64,
+    /// The index of the weak-slot list by arena region
+    /// ([`bucket_starts`]; empty without a list).
+    pub weak_buckets: Vec<usize>,
 }
 
 /// Where a problem was found.
@@ -110,6 +114,7 @@ pub(crate) fn validate_arena(words: &[u64], spec: &ArenaSpec<'_>) -> Result<Aren
         objects,
         starts,
         runtime_bytes,
+        weak_buckets: bucket_starts(spec.weak_slots, 2 * len),
     })
 }
 

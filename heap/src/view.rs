@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::arena::{ArenaFormat, ArenaLayout, ObjectHeader, Pos, TypeKind, WEAK_BIT};
 use crate::error::StoreError;
 use crate::validate::is_start;
+use crate::weak_list::WeakList;
 use stealmark_model::{prefetch_object, MarkIndex, ObjRef, ObjectModel, SlotKind};
 
 /// The pieces a view is made of, all borrowed from a heap that passed
@@ -44,6 +45,8 @@ pub(crate) struct ViewParts<'a> {
     pub default_kind: TypeKind,
     /// The weak-slot list (compressed layout), validated, little-endian.
     pub weak_slots: &'a [u64],
+    /// Its index by arena region, from validation.
+    pub weak_buckets: &'a [usize],
     /// The object-start bitmap from validation.
     pub starts: &'a [u64],
     pub type_count: usize,
@@ -80,7 +83,7 @@ pub struct HeapView<'a> {
     format: ArenaFormat,
     kinds: &'a [u8],
     default_code: u8,
-    weak_slots: &'a [u64],
+    weak_slots: WeakList<'a>,
     starts: &'a [u64],
     type_count: usize,
     objects: u64,
@@ -146,7 +149,7 @@ impl<'a> HeapView<'a> {
             format: p.format,
             kinds: p.kinds,
             default_code: p.default_kind.code(),
-            weak_slots: p.weak_slots,
+            weak_slots: WeakList::new(p.weak_slots, p.weak_buckets),
             starts: p.starts,
             type_count: p.type_count,
             objects: p.objects,
@@ -350,10 +353,7 @@ impl<'a> HeapView<'a> {
 
     /// Whether half word `j` is in the weak-slot list.
     fn weak_mark(&self, j: u64) -> bool {
-        let k = self.weak_slots.partition_point(|&e| u64::from_le(e) < j);
-        self.weak_slots
-            .get(k)
-            .is_some_and(|&e| u64::from_le(e) == j)
+        self.weak_slots.contains(j)
     }
 
     /// Slot `i` of the object at word `h`, whose type kind is `code`.
@@ -513,18 +513,13 @@ impl<'a> HeapView<'a> {
             TypeKind::WeakSlots if self.format.layout == ArenaLayout::Compressed => {
                 // Walk the weak-slot list alongside the slots.
                 let first = (2 * h + 3) as u64;
-                let mut k = self
-                    .weak_slots
-                    .partition_point(|&e| u64::from_le(e) < first + start as u64);
+                let mut k = self.weak_slots.first_at_or_after(first + start as u64);
                 for i in start..end {
                     if out.is_full() {
                         return i;
                     }
                     let j = first + i as u64;
-                    let weak = self
-                        .weak_slots
-                        .get(k)
-                        .is_some_and(|&e| u64::from_le(e) == j);
+                    let weak = self.weak_slots.is_at(k, j);
                     k += usize::from(weak);
                     let v = self.load32(j as usize) as usize;
                     if let Some(t) = (v != 0).then(|| target(base, v << 3)).flatten() {

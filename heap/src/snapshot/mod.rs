@@ -100,6 +100,8 @@ pub struct Snapshot {
     kinds: Range<usize>,
     weak_slots: Range<usize>,
     starts: Vec<u64>,
+    /// The weak-slot list's index by arena region.
+    weak_buckets: Vec<usize>,
     runtime_bytes: u64,
 }
 
@@ -322,6 +324,7 @@ impl Snapshot {
             kinds,
             weak_slots,
             starts: summary.starts,
+            weak_buckets: summary.weak_buckets,
             runtime_bytes: summary.runtime_bytes,
         })
     }
@@ -367,6 +370,7 @@ impl HeapGraph for Snapshot {
                 TypeKind::Plain
             },
             weak_slots: aligned_u64s(self.section(self.weak_slots.clone())),
+            weak_buckets: &self.weak_buckets,
             starts: &self.starts,
             type_count: self.header.type_count as usize,
             objects: self.header.object_count,
