@@ -346,14 +346,9 @@ impl<'a> HeapView<'a> {
             ArenaLayout::Compressed => {
                 let j = 2 * h + 3 + i;
                 let v = self.load32(j) as usize;
-                (v << 3, self.weak_mark(j as u64))
+                (v << 3, self.weak_slots.contains(j as u64))
             }
         }
-    }
-
-    /// Whether half word `j` is in the weak-slot list.
-    fn weak_mark(&self, j: u64) -> bool {
-        self.weak_slots.contains(j)
     }
 
     /// Slot `i` of the object at word `h`, whose type kind is `code`.
@@ -557,19 +552,18 @@ impl<'a> HeapView<'a> {
         end
     }
 
-    /// Visits slots `start..end` (within its `count`) of the object whose
-    /// header is at word `h`: [`ObjectModel::scan_slots`] and
-    /// [`ObjectModel::scan_object`] once they have read the count.
+    /// Visits slots `start..end` (`start <= end`, both within its slot
+    /// count) of the object whose header is at word `h`:
+    /// [`ObjectModel::scan_slots`] and [`ObjectModel::scan_object`] once
+    /// they have read the count.
     #[inline(always)]
     fn scan_at<V: FnMut(usize, ObjRef, SlotKind)>(
         &self,
         h: usize,
-        count: usize,
         start: usize,
         end: usize,
         mut visit: V,
     ) {
-        debug_assert!(start <= end && end <= count);
         let base = self.base();
         match self.format.layout {
             ArenaLayout::Wide => {
@@ -757,7 +751,7 @@ impl ObjectModel for HeapView<'_> {
         let h = self.index(obj);
         let count = self.load64(h) as u32 as usize;
         let end = slots.end.min(count);
-        self.scan_at(h, count, slots.start.min(end), end, visit);
+        self.scan_at(h, slots.start.min(end), end, visit);
     }
 
     /// The object's header is read once, for its slot count and the scan
@@ -774,7 +768,7 @@ impl ObjectModel for HeapView<'_> {
         if count > limit {
             return Some(count);
         }
-        self.scan_at(h, count, 0, count, visit);
+        self.scan_at(h, 0, count, visit);
         None
     }
 
