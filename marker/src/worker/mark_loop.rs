@@ -14,7 +14,7 @@ use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, WeakRef};
 
 use super::leaves::marked_leaf;
-use super::modes::{Configured, Fixed, KeyWatch, LoopMode};
+use super::modes::{in_mode, KeyWatch, LoopMode};
 use super::stack::mark;
 use super::word::Word;
 use super::{Worker, WorkerState};
@@ -55,26 +55,11 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
     }
 
     /// Runs [`Worker::drain_objects`] in the mode for this worker's
-    /// settings (`super::modes`): a [`Fixed`] one when the step does not
-    /// watch the key index and the settings allow, else [`Configured`].
+    /// settings and the step's key watch (`super::modes::in_mode`).
     #[inline(always)]
     fn drain_in_mode<W: KeyWatch>(&mut self, fifo: &mut Fifo, edges: &mut DelayLine) {
         let (heap, store) = (self.phase.heap, self.phase.store);
-        if W::ON {
-            return self.drain_objects::<W, Configured>(heap, store, fifo, edges);
-        }
-        let s = &self.settings;
-        if !s.fixed() {
-            return self.drain_objects::<W, Configured>(heap, store, fifo, edges);
-        }
-        match (s.count_live, s.unshared) {
-            (true, true) => self.drain_objects::<W, Fixed<true, true>>(heap, store, fifo, edges),
-            (true, false) => self.drain_objects::<W, Fixed<true, false>>(heap, store, fifo, edges),
-            (false, true) => self.drain_objects::<W, Fixed<false, true>>(heap, store, fifo, edges),
-            (false, false) => {
-                self.drain_objects::<W, Fixed<false, false>>(heap, store, fifo, edges)
-            }
-        }
+        in_mode!(W, self.settings, M => self.drain_objects::<W, M>(heap, store, fifo, edges))
     }
 
     /// Marks the targets still waiting in the edge delay line; whether

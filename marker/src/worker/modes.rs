@@ -15,7 +15,9 @@
 //!   the loop of an unwatched step with the defaults that only the
 //!   `research` knobs change (prefetching and private work on) takes the
 //!   other two as constants ([`Fixed`]); every other loop reads them
-//!   ([`Configured`]).
+//!   ([`Configured`]). A trace's drain and a mark cycle's budgeted
+//!   increment both choose their mode this way ([`in_mode`]): an
+//!   incremental runtime scans most of its heap in increments.
 
 /// The parameter `W`: whether a step watches the ephemeron key index.
 pub(super) trait KeyWatch {
@@ -72,6 +74,41 @@ pub(super) trait LoopMode {
     /// Whether this worker marks alone.
     fn unshared(s: &Settings) -> bool;
 }
+
+/// Evaluates `$body` with the type `$M` naming the [`LoopMode`] for a
+/// worker's settings `$s` in a step that watches the key index as `$W`
+/// does: a [`Fixed`] mode when `$W` does not watch and the settings allow
+/// one ([`Settings::fixed`]), else [`Configured`]. The settings are read
+/// before `$body` runs, which may then borrow the worker mutably.
+macro_rules! in_mode {
+    ($W:ty, $s:expr, $M:ident => $body:expr) => {{
+        use $crate::worker::modes::{Configured, Fixed, KeyWatch};
+        let fixed = !<$W as KeyWatch>::ON && $s.fixed();
+        match (fixed, $s.count_live, $s.unshared) {
+            (false, _, _) => {
+                type $M = Configured;
+                $body
+            }
+            (true, true, true) => {
+                type $M = Fixed<true, true>;
+                $body
+            }
+            (true, true, false) => {
+                type $M = Fixed<true, false>;
+                $body
+            }
+            (true, false, true) => {
+                type $M = Fixed<false, true>;
+                $body
+            }
+            (true, false, false) => {
+                type $M = Fixed<false, false>;
+                $body
+            }
+        }
+    }};
+}
+pub(super) use in_mode;
 
 /// The loop that reads every setting from the worker.
 pub(super) struct Configured;

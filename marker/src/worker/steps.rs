@@ -11,9 +11,10 @@ use stealmark_deques::WorkDeque;
 use stealmark_model::{MarkStore, ObjRef, ObjectModel, SlotKind, SoftRefs};
 
 use super::mark_loop::{delay_edge, Extent, Popped};
-use super::modes::{Configured, KeyWatch, Unwatched, Watched};
+use super::modes::{in_mode, Configured, KeyWatch, LoopMode, Unwatched, Watched};
 use super::word::Word;
 use super::{Watch, Worker};
+use crate::delay::DelayLine;
 use crate::fifo::Fifo;
 use crate::stats::StepKind;
 
@@ -288,11 +289,50 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
             }
             self.state.record.stats.satb_entries += n;
         }
-        let mut budget = phase.budget;
         let mut fifo = std::mem::replace(&mut self.fifo, Fifo::new());
         let mut edges = std::mem::take(&mut self.edges);
-        let depth = self.settings.depth;
         let (heap, store) = (phase.heap, phase.store);
+        let budget = in_mode!(W, self.settings, M => {
+            self.increment_objects::<W, M>(heap, store, &mut fifo, &mut edges)
+        });
+        // Out of work with budget left: set aside non-strong slots for the
+        // remark (a preclean, bounded by what is left of the budget).
+        if budget > 0 {
+            self.preclean(budget);
+        }
+        // Out of budget: the delayed edges are marked (their targets join
+        // the private stack) and the prefetched objects go back to it,
+        // except that, with `copies`, one tagged as maybe a copy (at its
+        // pop or by a horizon taken now) goes back to the deque as a copy
+        // (a thief may hold another).
+        self.flush_edges::<W>(&mut edges);
+        if self.copies() {
+            self.take_horizon(&mut fifo);
+        }
+        while let Some(w) = fifo.pop() {
+            self.return_unscanned(Word::from_raw(w));
+        }
+        self.account(&mut fifo);
+        self.fifo = fifo;
+        self.edges = edges;
+        self.finish();
+    }
+
+    /// The scanning of an `increment`: up to the step's budget of objects,
+    /// in the mark loop's mode `M` (`super::modes`), with `heap` and `store`
+    /// as parameters for the reason [`Worker::drain_objects`] gives. Returns
+    /// the budget left, which is not zero only when the work ran out.
+    #[inline(never)]
+    fn increment_objects<W: KeyWatch, M: LoopMode>(
+        &mut self,
+        heap: &H,
+        store: &S,
+        fifo: &mut Fifo,
+        edges: &mut DelayLine,
+    ) -> usize {
+        let phase = self.phase;
+        let mut budget = phase.budget;
+        let depth = self.settings.depth;
         // On every worker: share work as a trace does, and, out of work,
         // wait for more while another worker still scans. This worker's own
         // count keeps `scanning` above zero until it leaves the loop.
@@ -301,17 +341,15 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         let backoff = Backoff::new();
         let mut until_balance = phase.config.balance_interval;
         while budget > 0 {
-            if let Some(popped) = self.next_local::<Configured>(heap, &mut fifo, depth) {
+            if let Some(popped) = self.next_local::<M>(heap, fifo, depth) {
                 if hungry {
                     hungry = false;
                     phase.term.hungry_leave();
                     phase.scanning.fetch_add(1, Ordering::Relaxed);
                 }
                 match popped {
-                    Popped::Object(w) => {
-                        self.process_object::<W, Configured>(heap, store, w, &mut fifo, &mut edges)
-                    }
-                    Popped::Token(t) => self.scan_chunk::<W, Configured>(t, &mut edges),
+                    Popped::Object(w) => self.process_object::<W, M>(heap, store, w, fifo, edges),
+                    Popped::Token(t) => self.scan_chunk::<W, M>(t, edges),
                 }
                 budget -= 1;
                 if parallel {
@@ -321,7 +359,7 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
                         self.periodic(fifo.len());
                     }
                 }
-            } else if self.flush_edges::<W>(&mut edges) {
+            } else if self.flush_edges::<W>(edges) {
                 // The delayed edges' targets joined the private stack.
             } else if self.refill() {
                 backoff.reset();
@@ -344,26 +382,6 @@ impl<D: WorkDeque, H: ObjectModel, S: MarkStore<H>> Worker<'_, '_, D, H, S> {
         } else if parallel {
             phase.scanning.fetch_sub(1, Ordering::Relaxed);
         }
-        // Out of work with budget left: set aside non-strong slots for the
-        // remark (a preclean, bounded by what is left of the budget).
-        if budget > 0 {
-            self.preclean(budget);
-        }
-        // Out of budget: the delayed edges are marked (their targets join
-        // the private stack) and the prefetched objects go back to it,
-        // except that, with `copies`, one tagged as maybe a copy (at its
-        // pop or by a horizon taken now) goes back to the deque as a copy
-        // (a thief may hold another).
-        self.flush_edges::<W>(&mut edges);
-        if self.copies() {
-            self.take_horizon(&mut fifo);
-        }
-        while let Some(w) = fifo.pop() {
-            self.return_unscanned(Word::from_raw(w));
-        }
-        self.account(&mut fifo);
-        self.fifo = fifo;
-        self.edges = edges;
-        self.finish();
+        budget
     }
 }
