@@ -363,20 +363,17 @@ static size_t smlua_scan_object(global_State *g, const GCObject *o,
   }
 }
 
-/* The slots of 'h', a table without weak mode, in [0, end) (an end past
- * its last slot stops there), as smlua_scan_object writes them: the scan of
- * nearly every table, in straight loops over the table's parts with the
- * count of slots written in a register. An end short of the last slot, which
- * only a holder's rescan or a chunk of a large array gives, takes the
- * general path. */
-static size_t smlua_scan_strong_table(global_State *g, const Table *h,
-                                      size_t end, sm_slot *out, size_t cap) {
-  size_t asize = smlua_asize(h);
+/* The slots of 'h', a table without weak mode, all of them, as
+ * smlua_scan_object writes them: the scan of nearly every table, in straight
+ * loops over the table's parts with the count of slots written in a
+ * register. 'asize' is the array part's size. Inlined into its callers,
+ * which have read the table's sizes already. */
+static inline __attribute__((always_inline)) size_t
+smlua_scan_strong_whole(const Table *h, size_t asize, sm_slot *out,
+                        size_t cap) {
   size_t nsize = allocsizenode(h);
   size_t n = 0, i;
   const TValue *a = h->array;
-  if (end < 1 + asize + 2 * nsize)
-    return smlua_scan_object(g, obj2gco(h), 0, end, out, cap, 1);
   if (h->metatable != NULL) {
     smlua_write(out, n, 0, obj2gco(h->metatable), SM_SLOT_STRONG, NULL);
     if (++n == cap)
@@ -406,19 +403,36 @@ static size_t smlua_scan_strong_table(global_State *g, const Table *h,
   return n;
 }
 
+/* The slots of 'h', a table without weak mode, in [0, end) (an end past
+ * its last slot stops there), as smlua_scan_object writes them: the
+ * straight scan of the whole table, unless the end is short of its last
+ * slot, which only a holder's rescan or a chunk of a large array gives:
+ * then the general path. */
+static size_t smlua_scan_strong_table(global_State *g, const Table *h,
+                                      size_t end, sm_slot *out, size_t cap) {
+  size_t asize = smlua_asize(h);
+  if (end < 1 + asize + 2 * (size_t)allocsizenode(h))
+    return smlua_scan_object(g, obj2gco(h), 0, end, out, cap, 1);
+  return smlua_scan_strong_whole(h, asize, out, cap);
+}
+
+/* Whether the scan of 'h' from slot 0 may take the straight path: its
+ * metatable's cache says it has no __mode (smlua_table_weakness's first
+ * test), the common case. */
+static int smlua_straight(const Table *h) {
+  const Table *mt = h->metatable;
+  return mt == NULL || (mt->flags & (1u << TM_MODE));
+}
+
 /* sm_object_model.scan_slots: the engine's scans, which note threads. A
- * scan of a table from slot 0 whose metatable's cache says it has no
- * __mode (smlua_table_weakness's first test), the common case, takes the
- * straight path. */
+ * scan of a table from slot 0 takes the straight path where it may
+ * (smlua_straight). */
 static size_t smlua_scan_slots(void *ctx, sm_ref ref, size_t start,
                                size_t end, sm_slot *out, size_t cap) {
   global_State *g = (global_State *)ctx;
   const GCObject *o = (const GCObject *)ref;
-  if (o->tt == LUA_VTABLE && start == 0) {
-    const Table *mt = gco2t(o)->metatable;
-    if (mt == NULL || (mt->flags & (1u << TM_MODE)))
-      return smlua_scan_strong_table(g, gco2t(o), end, out, cap);
-  }
+  if (o->tt == LUA_VTABLE && start == 0 && smlua_straight(gco2t(o)))
+    return smlua_scan_strong_table(g, gco2t(o), end, out, cap);
   return smlua_scan_object(g, o, start, end, out, cap, 1);
 }
 
@@ -505,12 +519,28 @@ static size_t smlua_work_done(void) {
 /* sm_object_model.scan_slots in an incremental cycle: the scan, and its
  * work units: the range asked for, up to the object's last slot, or, when
  * the buffer filled, the part of it up to the last slot written (the
- * engine asks for the rest next). */
+ * engine asks for the rest next). A table's slot count comes from the
+ * sizes its scan reads, and a whole table without weak mode takes the
+ * straight path, so that the scan of nearly every table reads its header
+ * once. */
 static size_t smlua_scan_counted(void *ctx, sm_ref ref, size_t start,
                                  size_t end, sm_slot *out, size_t cap) {
-  size_t n = smlua_scan_slots(ctx, ref, start, end, out, cap);
+  global_State *g = (global_State *)ctx;
+  const GCObject *o = (const GCObject *)ref;
+  size_t n, count;
+  if (o->tt == LUA_VTABLE) {
+    const Table *h = gco2t(o);
+    size_t asize = smlua_asize(h);
+    count = 1 + asize + 2 * (size_t)allocsizenode(h);
+    if (start == 0 && end >= count && smlua_straight(h))
+      n = smlua_scan_strong_whole(h, asize, out, cap);
+    else
+      n = smlua_scan_object(g, o, start, end, out, cap, 1);
+  } else {
+    n = smlua_scan_object(g, o, start, end, out, cap, 1);
+    count = n < cap ? smlua_count_slots(o) : 0;
+  }
   if (n < cap) {
-    size_t count = smlua_count_slots((const GCObject *)ref);
     if (end > count)
       end = count;
     if (end > start)
