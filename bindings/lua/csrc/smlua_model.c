@@ -489,7 +489,7 @@ static atomic_size_t smlua_work_threads;
 #endif
 static SMLUA_THREAD_LOCAL smlua_work_counter *smlua_my_work = NULL;
 
-static void smlua_work_add(size_t units) {
+static inline void smlua_work_add(size_t units) {
   smlua_work_counter *c = smlua_my_work;
   if (c == NULL) {
     /* Relaxed: it only hands out distinct indices; smlua_work_done reads
