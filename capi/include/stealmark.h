@@ -592,6 +592,14 @@ typedef struct sm_cycle_options {
   size_t buffers_per_thread;
   /* Objects an assisting mutator marks per assist; at least 1. */
   size_t assist_budget;
+  /* 1 (the default): mutators may allocate black (sm_mutator_allocate_black;
+   * the snapshot-at-the-beginning barrier needs it). 0: a runtime that
+   * allocates white (incremental-update barrier): sm_mutator_allocate_black
+   * is refused, nothing but the cycle's own marking writes the marks, and a
+   * step that runs on one thread (parallel_steps 0, or one worker) marks
+   * with plain loads and stores instead of an atomic read-modify-write per
+   * object. */
+  uint32_t black_allocation;
 } sm_cycle_options;
 
 /* The inputs of the remark. The pointed-to structs need only live until
@@ -691,7 +699,8 @@ sm_status sm_mutator_rescan(sm_mutator *m, sm_ref holder);
 
 /* Marks `obj`, allocated during the cycle, black (before any reference to
  * it is stored). SM_ERR_ENDED after the cycle ended: obj is not marked;
- * SM_ERR_POISONED as sm_mutator_pre_write. */
+ * SM_ERR_CONFIG in a cycle started with black_allocation 0: obj is not
+ * marked; SM_ERR_POISONED as sm_mutator_pre_write. */
 sm_status sm_mutator_allocate_black(sm_mutator *m, sm_ref obj);
 
 /* Hands the recorded entries to the marker now; stays attached. */

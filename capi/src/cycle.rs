@@ -42,6 +42,14 @@ impl MarkStore<CModel> for CStore {
     }
 
     #[inline]
+    fn try_mark_unshared(&self, heap: &CModel, obj: ObjRef) -> bool {
+        match self {
+            CStore::Header(h) => h.try_mark_unshared(heap, obj),
+            CStore::Callbacks(c) => c.try_mark_unshared(heap, obj),
+        }
+    }
+
+    #[inline]
     fn is_marked(&self, heap: &CModel, obj: ObjRef) -> bool {
         match self {
             CStore::Header(h) => h.is_marked(heap, obj),
@@ -119,6 +127,16 @@ fn cycle_options(o: Option<&sm_cycle_options>) -> Result<CycleOptions, Error> {
     }
     out.buffers_per_thread = o.buffers_per_thread;
     out.assist_budget = o.assist_budget;
+    out.black_allocation = match o.black_allocation {
+        0 => false,
+        1 => true,
+        b => {
+            return Err(Error::new(
+                SM_ERR_CONFIG,
+                format!("options.black_allocation {b} is neither 0 nor 1"),
+            ))
+        }
+    };
     Ok(out)
 }
 
@@ -150,6 +168,7 @@ pub(crate) fn cycle_error(e: CycleError, model: &CModel) -> Error {
         CycleError::Panicked { .. } => SM_ERR_POISONED,
         CycleError::Ended => SM_ERR_ENDED,
         CycleError::Spawn { .. } => SM_ERR_RESOURCE,
+        CycleError::BlackAllocationOff => SM_ERR_CONFIG,
         // A refusal added to the engine after this layer: the cycle
         // refused the call, and the message says why.
         _ => SM_ERR_BUSY,
@@ -186,6 +205,7 @@ pub unsafe extern "C" fn sm_cycle_options_init(options: *mut sm_cycle_options) {
                 parallel_steps: u32::from(d.parallel_steps),
                 buffers_per_thread: d.buffers_per_thread,
                 assist_budget: d.assist_budget,
+                black_allocation: u32::from(d.black_allocation),
             })
         };
     }

@@ -306,6 +306,10 @@ pub struct sm_cycle_options {
     pub buffers_per_thread: usize,
     /// Objects an assisting mutator marks per assist (>= 1).
     pub assist_budget: usize,
+    /// 1: mutators may allocate black (`sm_mutator_allocate_black`); 0:
+    /// refused, and steps on one thread mark without atomic
+    /// read-modify-writes.
+    pub black_allocation: u32,
 }
 
 /// The inputs of a mark cycle's remark (`sm_remark`).

@@ -85,8 +85,13 @@ pub(crate) enum Action {
     Trace(StepKind),
     /// An `increment`: shade `roots`, rescan `rescans`, then scan up to
     /// `budget` objects; on the calling thread alone, or `parallel` on
-    /// every worker (the budget shared among them).
-    Increment { budget: usize, parallel: bool },
+    /// every worker (the budget shared among them). `exclusive`: no other
+    /// thread writes the store while the step runs (no black allocation).
+    Increment {
+        budget: usize,
+        parallel: bool,
+        exclusive: bool,
+    },
     /// A cycle's end, at the remark: the contract's steps and the records.
     Complete,
 }
@@ -142,16 +147,27 @@ impl<H: ObjectModel, S: MarkStore<H>> DequeVisitor for Collect<'_, H, S> {
             start: self.start,
             watch: Watch::Off,
             rounds: 0,
-            // Only a whole collection is stop-the-world throughout: a
-            // cycle's parts run beside the mutators' write barriers, which
-            // mark in the same store (`MutatorBuffer`).
-            unshared: self.action == Action::Collect && steps_config.workers == 1,
+            // A whole collection is stop-the-world throughout. A cycle's
+            // parts run beside the mutators, whose black allocation marks
+            // in the same store (`MutatorBuffer::allocate_black`): only an
+            // increment of a cycle without it, on one thread, marks alone.
+            unshared: match self.action {
+                Action::Collect => steps_config.workers == 1,
+                Action::Increment {
+                    parallel,
+                    exclusive,
+                    ..
+                } => exclusive && (!parallel || steps_config.workers == 1),
+                Action::Begin | Action::Trace(_) | Action::Complete => false,
+            },
         };
         match self.action {
             Action::Collect => driver.run()?,
             Action::Begin => {}
             Action::Trace(kind) => driver.step(kind)?,
-            Action::Increment { budget, parallel } => return driver.increment(budget, parallel),
+            Action::Increment {
+                budget, parallel, ..
+            } => return driver.increment(budget, parallel),
             Action::Complete => driver.complete(None)?,
         }
         Ok(Outcome::Done)

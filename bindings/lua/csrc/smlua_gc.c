@@ -237,6 +237,9 @@ static void smlua_begin(lua_State *L) {
   smlua_sources(g, &rootctx, &roots, &finalizable);
   sm_cycle_options_init(&options);
   options.parallel_steps = 1;
+  /* Lua allocates white and runs no Lua code while a step marks: at one
+   * worker a step marks with plain stores to the colour bytes. */
+  options.black_allocation = 0;
   atomic_store_explicit(&smlua_threads_seen, 0, memory_order_relaxed);
   st = sm_cycle_start(marker, &model, &marks, &roots, &options, &smlua_cycle);
   if (st != SM_OK)

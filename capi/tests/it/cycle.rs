@@ -568,6 +568,85 @@ fn a_cycle_needs_marks_of_its_own() {
         let s = sm_cycle_start(marker, &model, &marks, &roots, &bad, &mut cycle);
         assert_eq!(s, SM_ERR_CONFIG);
         assert!(last_error().contains("parallel_steps"), "{}", last_error());
+        bad.parallel_steps = 0;
+        bad.black_allocation = 2;
+        let s = sm_cycle_start(marker, &model, &marks, &roots, &bad, &mut cycle);
+        assert_eq!(s, SM_ERR_CONFIG);
+        assert!(
+            last_error().contains("black_allocation"),
+            "{}",
+            last_error()
+        );
+        sm_marker_free(marker);
+    }
+}
+
+/// A cycle started with black_allocation 0 refuses sm_mutator_allocate_black
+/// (the object stays unmarked) without poisoning anything, and marks on:
+/// its steps at one worker (unshared), then its remark, mark what a
+/// collection marks.
+#[test]
+fn a_cycle_without_black_allocation_refuses_it_and_marks_on() {
+    // Object 0 holds only the edge to object 1, which holds nothing, so
+    // that the root's closure is part of the heap.
+    let mut heap = Heap::random(500, 3);
+    heap.nodes[0].slots = vec![Slot {
+        target: Some(1),
+        kind: SM_SLOT_STRONG,
+        key: 0,
+    }];
+    heap.nodes[1].slots.clear();
+    let model = c_model(&heap);
+    let marks = c_marks(&heap, SM_MARKS_HEADER_BYTE);
+    let root_addrs = [heap.addr(0)];
+    let roots = c_refs(&root_addrs);
+    let marker = new_marker(&config(1, 0));
+    let mut report = sm_report::default();
+    heap.clear_marks();
+    let c = collection(&model, &marks, &roots);
+    // SAFETY: valid pointers for the call.
+    assert_eq!(unsafe { sm_collect(marker, &c, &mut report) }, SM_OK);
+    let expected = heap.marked();
+    let unreached = expected
+        .iter()
+        .position(|&m| !m)
+        .expect("an unreachable object");
+    heap.clear_marks();
+    let mut cycle = std::ptr::null_mut();
+    let mut options = std::mem::MaybeUninit::uninit();
+    let mut m = std::ptr::null_mut();
+    // SAFETY: valid pointers; the heap outlives the cycle.
+    unsafe {
+        sm_cycle_options_init(options.as_mut_ptr());
+        let mut options = options.assume_init();
+        assert_eq!(options.black_allocation, 1, "the default allows it");
+        options.black_allocation = 0;
+        let s = sm_cycle_start(marker, &model, &marks, &roots, &options, &mut cycle);
+        assert_eq!(s, SM_OK, "{}", last_error());
+        assert_eq!(sm_cycle_step(cycle, 20, std::ptr::null_mut()), SM_OK);
+        assert_eq!(sm_mutator_new(cycle, &mut m), SM_OK);
+        let refused = sm_mutator_allocate_black(m, heap.addr(unreached));
+        assert_eq!(refused, SM_ERR_CONFIG);
+        assert!(
+            last_error().contains("black allocation off"),
+            "{}",
+            last_error()
+        );
+        assert_eq!(sm_mutator_detach(m), SM_OK);
+        let mut done = false;
+        while !done {
+            assert_eq!(sm_cycle_step(cycle, 50, &mut done), SM_OK);
+        }
+        let r = remark(&roots);
+        assert_eq!(
+            sm_cycle_finish(cycle, &r, &mut report),
+            SM_OK,
+            "{}",
+            last_error()
+        );
+        assert_eq!(heap.marked(), expected);
+        sm_mutator_free(m);
+        sm_cycle_free(cycle);
         sm_marker_free(marker);
     }
 }

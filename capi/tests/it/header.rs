@@ -114,7 +114,8 @@ fn rust_side() -> BTreeMap<String, i128> {
         backpressure,
         parallel_steps,
         buffers_per_thread,
-        assist_budget
+        assist_budget,
+        black_allocation
     });
     layout!(sm_remark {
         roots,

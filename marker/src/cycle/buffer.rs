@@ -248,8 +248,17 @@ impl<'c, 'm, H: ObjectModel, S: MarkStore<H>> MutatorBuffer<'c, 'm, H, S> {
     /// thread allocates during the cycle, before storing a reference to it
     /// anywhere. The object's slots must hold only null or references the
     /// thread could reach (objects of the snapshot or allocated black).
+    ///
+    /// # Panics
+    ///
+    /// In a cycle started with
+    /// [`CycleOptions::black_allocation`](crate::CycleOptions::black_allocation)
+    /// off, whose steps may mark with plain stores beside this thread.
     #[inline]
     pub fn allocate_black(&mut self, obj: ObjRef) {
+        if !self.core.allocates_black() {
+            panic!("{}", CycleError::BlackAllocationOff);
+        }
         self.rec.allocate_black(self.core, obj);
     }
 

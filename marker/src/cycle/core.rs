@@ -218,6 +218,13 @@ impl<P: Parts> Core<P> {
         }
     }
 
+    /// Whether mutator threads may allocate black in this cycle
+    /// ([`CycleOptions::black_allocation`]).
+    #[inline]
+    pub(crate) fn allocates_black(&self) -> bool {
+        self.options.black_allocation
+    }
+
     /// Records a panic of this cycle: it is poisoned from now on.
     fn poison(&self, payload: Panic) -> Failure {
         self.panic
@@ -277,6 +284,7 @@ impl<P: Parts> Core<P> {
                 Action::Increment {
                     budget: budget.max(1),
                     parallel: self.options.parallel_steps,
+                    exclusive: !self.options.black_allocation,
                 },
             )
             .map_err(|p| self.poison(p))?;

@@ -38,6 +38,10 @@ pub enum CycleError {
         /// The operating system's error.
         message: String,
     },
+    /// An object allocated black in a cycle started with
+    /// [`CycleOptions::black_allocation`](crate::CycleOptions::black_allocation)
+    /// off: the object is not marked.
+    BlackAllocationOff,
 }
 
 impl fmt::Display for CycleError {
@@ -62,6 +66,11 @@ impl fmt::Display for CycleError {
             CycleError::Spawn { message } => write!(
                 f,
                 "could not spawn the background marking's coordinator thread: {message}"
+            ),
+            CycleError::BlackAllocationOff => write!(
+                f,
+                "an object allocated black in a mark cycle started with black allocation off \
+                 (CycleOptions::black_allocation): it is not marked"
             ),
         }
     }

@@ -56,6 +56,18 @@ pub struct CycleOptions {
     /// its marking parallel. Off by default (V8's incremental marking runs
     /// on the mutator's thread).
     pub parallel_steps: bool,
+    /// Whether mutator threads may allocate black during the cycle
+    /// ([`MutatorBuffer::allocate_black`](crate::MutatorBuffer::allocate_black)).
+    /// The snapshot-at-the-beginning barrier needs it; a runtime with the
+    /// incremental-update barrier that allocates white (as Lua does) turns
+    /// it off. Off, `allocate_black` is refused, so nothing but the
+    /// cycle's own marking writes the mark store while the cycle runs: a
+    /// step that runs on one thread (without `parallel_steps`, or with one
+    /// worker) then marks through
+    /// [`MarkStore::try_mark_unshared`](crate::MarkStore::try_mark_unshared),
+    /// plain loads and stores, as a collection with one worker does,
+    /// rather than an atomic read-modify-write per object. On by default.
+    pub black_allocation: bool,
 }
 
 impl Default for CycleOptions {
@@ -65,6 +77,7 @@ impl Default for CycleOptions {
             backpressure: Backpressure::Assist,
             assist_budget: 4 * BUFFER_CAPACITY,
             parallel_steps: false,
+            black_allocation: true,
         }
     }
 }

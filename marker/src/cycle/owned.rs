@@ -412,9 +412,15 @@ impl<H: ObjectModel, S: MarkStore<H>> OwnedMutator<H, S> {
     ///
     /// [`CycleError::Ended`] after the cycle ended (the object is not
     /// marked: the store may already serve the next cycle);
-    /// [`CycleError::Panicked`] once a part of the cycle panicked.
+    /// [`CycleError::Panicked`] once a part of the cycle panicked;
+    /// [`CycleError::BlackAllocationOff`] in a cycle started with
+    /// [`CycleOptions::black_allocation`](crate::CycleOptions::black_allocation)
+    /// off.
     #[inline]
     pub fn allocate_black(&mut self, obj: ObjRef) -> Result<(), CycleError> {
+        if !self.core.allocates_black() {
+            return Err(CycleError::BlackAllocationOff);
+        }
         if self.core.queue.failed() {
             return Err(self.refused());
         }

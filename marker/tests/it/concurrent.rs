@@ -85,11 +85,13 @@ fn config(workers: usize, deque: DequeKind) -> MarkerConfig {
     c
 }
 
-/// Which barrier family a cycle's mutators use.
+/// Which barrier family a cycle's mutators use; with incremental update,
+/// whether they may allocate black (`CycleOptions::black_allocation`: off,
+/// they allocate white, and a step on one thread marks unshared).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Barrier {
     Satb,
-    IncrementalUpdate,
+    IncrementalUpdate { black_allocation: bool },
 }
 
 /// How a cycle marks: concurrently, or in incremental steps (on the
@@ -128,6 +130,9 @@ fn cycle(
     let mut marker = Marker::new(config(workers, deque)).unwrap();
     let mut options = CycleOptions::default();
     options.parallel_steps = marking == (Marking::Steps { parallel: true });
+    if let Barrier::IncrementalUpdate { black_allocation } = barrier {
+        options.black_allocation = black_allocation;
+    }
     let model = Dyn::of(&heap);
     let cycle = marker.start_with(&model, &marks, &roots0[..], options);
     // An incremental mutator runs between steps: it may skip the barrier
@@ -135,8 +140,9 @@ fn cycle(
     // through it.
     let family = match barrier {
         Barrier::Satb => Family::Satb,
-        Barrier::IncrementalUpdate => Family::IncrementalUpdate {
+        Barrier::IncrementalUpdate { black_allocation } => Family::IncrementalUpdate {
             marks: incremental.then_some(&marks),
+            black_allocation,
         },
     };
     if incremental {
@@ -275,7 +281,9 @@ fn concurrent_cycles_keep_the_snapshot_and_the_end_state() {
 
 #[test]
 fn concurrent_incremental_update_cycles_keep_the_end_state() {
-    concurrent_cycles(Barrier::IncrementalUpdate);
+    concurrent_cycles(Barrier::IncrementalUpdate {
+        black_allocation: true,
+    });
 }
 
 #[test]
@@ -299,27 +307,25 @@ fn incremental_cycles_keep_the_snapshot_and_the_end_state() {
 
 /// Incremental steps (on the mutator's thread, or on every worker) with a
 /// mutator that barriers only stores into marked holders: some holders
-/// must be rescanned in every cycle.
+/// must be rescanned in every cycle. Without black allocation, the steps
+/// that run on one thread (on the mutator's, or at one worker) mark
+/// unshared.
 #[test]
 fn incremental_update_steps_keep_the_end_state() {
-    for workers in [1, 2, 8] {
-        for seed in 20..24 {
-            let deque = [DequeKind::StealHalf, DequeKind::ChaseLev][seed as usize % 2];
-            let marking = Marking::Steps {
-                parallel: seed >= 22,
-            };
-            let (_, rescans) = cycle(
-                workers,
-                deque,
-                1,
-                8000,
-                (marking, Barrier::IncrementalUpdate),
-                seed,
-            );
-            assert!(
-                rescans > 0,
-                "{workers} workers, seed {seed}: no holder rescanned"
-            );
+    for black_allocation in [true, false] {
+        for workers in [1, 2, 8] {
+            for seed in 20..24 {
+                let deque = [DequeKind::StealHalf, DequeKind::ChaseLev][seed as usize % 2];
+                let marking = Marking::Steps {
+                    parallel: seed >= 22,
+                };
+                let barrier = Barrier::IncrementalUpdate { black_allocation };
+                let (_, rescans) = cycle(workers, deque, 1, 8000, (marking, barrier), seed);
+                assert!(
+                    rescans > 0,
+                    "{workers} workers, seed {seed}, {barrier:?}: no holder rescanned"
+                );
+            }
         }
     }
 }

@@ -325,3 +325,48 @@ fn owned_handles_are_checked_against_their_cycle() {
         marker_still_works(&mut done.into_marker(), &heap);
     });
 }
+
+/// A cycle started without black allocation refuses it: a borrowed
+/// buffer panics, an owned handle returns the error; either way the
+/// object stays unmarked, and the cycle goes on to mark what is reachable.
+#[test]
+fn black_allocation_off_is_refused_and_marks_nothing() {
+    let heap = List::new(N, usize::MAX);
+    heap.next[49].store(0, Relaxed);
+    let mut options = CycleOptions::default();
+    options.black_allocation = false;
+    let marks = MarkBitmap::new(N);
+    let mut marker = Marker::new(MarkerConfig::with_workers(1)).unwrap();
+    let model = Dyn::of(&heap);
+    let cycle = marker.start_with(&model, &marks, &ROOTS[..], options);
+    let refused = catch_unwind(AssertUnwindSafe(|| {
+        cycle.mutator().allocate_black(ObjRef::from_index(70));
+    }));
+    let message = refused.expect_err("allocate_black was not refused");
+    let message = message.downcast_ref::<String>().expect("a message");
+    assert!(message.contains("black allocation off"), "{message}");
+    while !cycle.step(10).unwrap() {}
+    let (report, _) = cycle.finish(&Collection::new(&ROOTS[..])).unwrap();
+    assert_eq!(report.live_objects(), 50);
+    assert_eq!(marks.count(), 50, "object 70 marked");
+
+    let heap = Arc::new(List::new(N, usize::MAX));
+    heap.next[49].store(0, Relaxed);
+    let marks = Arc::new(MarkBitmap::new(N));
+    let cycle: Owned = OwnedCycle::start(
+        Marker::new(MarkerConfig::with_workers(1)).unwrap(),
+        Arc::new(Dyn::shared(heap.clone())),
+        marks.clone(),
+        &ROOTS[..],
+        options,
+    );
+    let mut m = cycle.mutator();
+    assert_eq!(
+        m.allocate_black(ObjRef::from_index(70)).err(),
+        Some(CycleError::BlackAllocationOff)
+    );
+    m.detach().unwrap();
+    while !cycle.step(10).unwrap() {}
+    cycle.finish(&Collection::new(&ROOTS[..])).unwrap();
+    assert_eq!(marks.count(), 50, "object 70 marked");
+}

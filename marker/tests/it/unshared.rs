@@ -1,9 +1,11 @@
 //! Which marking path the engine takes: a whole collection with one worker
 //! marks through `MarkStore::try_mark_unshared` (no other thread marks);
-//! more workers, and every part of a mark cycle (incremental or
-//! concurrent, where the mutators' barriers mark too), through the atomic
-//! `MarkStore::try_mark`. A store that counts its calls tells them apart;
-//! the marks must equal the oracle's either way.
+//! more workers, and every part of a mark cycle whose mutators may
+//! allocate black (incremental or concurrent: their black allocation marks
+//! too), through the atomic `MarkStore::try_mark`. A cycle without black
+//! allocation marks unshared in the increments that run on one thread. A
+//! store that counts its calls tells them apart; the marks must equal the
+//! oracle's either way.
 
 use crate::common;
 
@@ -11,9 +13,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::mutable::{Family, MutHeap, Mutator};
 use common::{inputs, random_graph, Dyn, DynStore};
-use stealmark_heap::oracle;
+use stealmark_heap::{oracle, OracleInput};
+use stealmark_marker::model::SoftRefs;
 use stealmark_marker::{
-    Collection, MarkBitmap, MarkIndex, MarkStore, Marker, MarkerConfig, ObjRef, ObjectModel,
+    Collection, CycleOptions, MarkBitmap, MarkIndex, MarkStore, Marker, MarkerConfig, ObjRef,
+    ObjectModel,
 };
 
 /// A side bitmap that counts the calls of each marking path.
@@ -98,11 +102,12 @@ fn one_worker_collections_mark_unshared_and_more_workers_atomically() {
     }
 }
 
-/// A mark cycle with one worker, incremental (steps interleaved with a
-/// mutator) or concurrent (a mutator thread beside the background
-/// worker), then its remark: every mark is atomic.
+/// A mark cycle with one worker and black allocation (the default),
+/// incremental (steps interleaved with a mutator) or concurrent (a mutator
+/// thread beside the background worker), then its remark: every mark is
+/// atomic.
 #[test]
-fn mark_cycles_never_mark_unshared() {
+fn mark_cycles_with_black_allocation_never_mark_unshared() {
     for incremental in [true, false] {
         let heap = MutHeap::random(1500, 3000, 7);
         let roots: Vec<ObjRef> = (0..12).map(|k| ObjRef::from_index(k * 97)).collect();
@@ -147,5 +152,61 @@ fn mark_cycles_never_mark_unshared() {
             "incremental {incremental}: {atomic} atomic marks, {} marked",
             store.bits.count()
         );
+    }
+}
+
+/// A cycle without black allocation, its mutator (incremental update,
+/// allocating white) between steps: each step that runs on one thread (on
+/// the caller's alone, or on every worker of one) marks unshared, a
+/// parallel step of two workers atomically; and the marks hold everything
+/// reachable at the end.
+#[test]
+fn increments_without_black_allocation_mark_unshared_on_one_thread() {
+    for (workers, parallel) in [(1, false), (1, true), (2, false), (2, true)] {
+        let heap = MutHeap::random(1500, 3000, 5);
+        let roots: Vec<ObjRef> = (0..12).map(|k| ObjRef::from_index(k * 97)).collect();
+        let mut mutator = Mutator::new(roots.clone(), 13);
+        let store = CountingStore::new(3000);
+        let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
+        let (model, marks) = (Dyn::of(&heap), DynStore(&store));
+        let mut options = CycleOptions::default();
+        options.parallel_steps = parallel;
+        options.black_allocation = false;
+        let cycle = marker.start_with(&model, &marks, &roots[..], options);
+        let family = Family::IncrementalUpdate {
+            marks: Some(&store.bits),
+            black_allocation: false,
+        };
+        let mut buffer = cycle.mutator();
+        for i in 0..2000 {
+            mutator.op(&heap, &mut buffer, family);
+            if i % 16 == 0 {
+                cycle.step(32).unwrap();
+            }
+        }
+        drop(buffer);
+        while !cycle.step(1000).unwrap() {}
+        let (atomic, unshared) = store.calls();
+        let what = format!("{workers} workers, parallel steps {parallel}");
+        if workers == 1 || !parallel {
+            assert_eq!(atomic, 0, "{what}: an atomic mark in a step on one thread");
+            assert!(unshared > 0, "{what}: no unshared mark");
+        } else {
+            assert_eq!(unshared, 0, "{what}: an unshared mark in a parallel step");
+            assert!(atomic > 0, "{what}: no atomic mark");
+        }
+        cycle.finish(&Collection::new(&mutator.roots[..])).unwrap();
+        let input = OracleInput {
+            roots: &mutator.roots,
+            finalizable: &[],
+            soft_refs: SoftRefs::ClearAll,
+        };
+        let end = oracle(&heap, &input);
+        for i in end.marked.iter() {
+            assert!(
+                store.bits.contains(i),
+                "{what}: {i}, reachable at the end, unmarked"
+            );
+        }
     }
 }

@@ -195,9 +195,12 @@ pub enum Family<'a> {
     /// Incremental update: for a store into a marked holder (every store
     /// when `marks` is `None`, as a concurrent mutator must), the value
     /// stored (forward) or the holder (backward), at random, whatever the
-    /// slot's kind; allocations white or black at random (a black one
-    /// shades its initial values).
-    IncrementalUpdate { marks: Option<&'a MarkBitmap> },
+    /// slot's kind; allocations white, or, if `black_allocation`, white or
+    /// black at random (a black one shades its initial values).
+    IncrementalUpdate {
+        marks: Option<&'a MarkBitmap>,
+        black_allocation: bool,
+    },
 }
 
 /// One mutator thread: its root stack and its random stream.
@@ -257,7 +260,7 @@ impl Mutator {
                     // old target loses no strong path.
                     Family::Satb if s != WEAK => buffer.pre_write(target(slot.load(Relaxed))),
                     Family::Satb => {}
-                    Family::IncrementalUpdate { marks } => {
+                    Family::IncrementalUpdate { marks, .. } => {
                         if marks.is_none_or(|m| m.contains(x.index())) {
                             if self.rng.random_bool(0.5) {
                                 self.rescans += 1;
@@ -284,7 +287,9 @@ impl Mutator {
                 };
                 let black = match family {
                     Family::Satb => true,
-                    Family::IncrementalUpdate { .. } => self.rng.random_bool(0.5),
+                    Family::IncrementalUpdate {
+                        black_allocation, ..
+                    } => black_allocation && self.rng.random_bool(0.5),
                 };
                 if black {
                     if let Family::IncrementalUpdate { .. } = family {
