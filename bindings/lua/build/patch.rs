@@ -29,6 +29,20 @@ static lu_mem smlua_propagate (lua_State *L);
 static void smlua_shade (global_State *g, GCObject *v);
 static int smlua_rescan (global_State *g, GCObject *o);
 static void smlua_end_cycle (global_State *g);
+/* stealmark: the work units the incremental step in progress still owes
+   (set by incstep before each single step; 0 outside one) */
+static l_mem smlua_step_owed = 0;
+",
+        until: None,
+    },
+    Patch {
+        name: "incstep tells each single step what the step still owes",
+        anchor: "    lu_mem work = singlestep(L);  /* perform one single step */
+",
+        with: "    lu_mem work;
+    smlua_step_owed = debt + stepsize;  /* stealmark: the engine's budget */
+    work = singlestep(L);  /* perform one single step */
+    smlua_step_owed = 0;
 ",
         until: None,
     },

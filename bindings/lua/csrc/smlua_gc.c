@@ -272,8 +272,8 @@ static l_mem smlua_stepsize(global_State *g) {
  * included, when the last collection marked at least the solo threshold:
  * a smaller heap is marked faster in one short pause, on the calling
  * thread alone, than a cycle starts, steps and ends) or goes to the atomic
- * state, where the whole mark runs stop-the-world; with one, marks a budget derived from
- * Lua's step size (as incstep computes it) and goes to the atomic state,
+ * state, where the whole mark runs stop-the-world; with one, marks a budget of the
+ * work incstep still owes (at most Lua's step size) and goes to the atomic state,
  * the remark, once no marking is left. Returns the work done in Lua's
  * units (at least 1: incstep steps again until Lua's debt is paid, as it
  * does with propagatemark), 1 for the step that starts a cycle, or 0 for
@@ -294,6 +294,13 @@ static lu_mem smlua_propagate(lua_State *L) {
     smlua_begin(L);
     return 1;
   }
+  /* incstep stops once its debt is paid: a budget of the whole step size
+   * on top of what earlier single steps of this luaC_step did would
+   * overshoot by up to a step (stock Lua's propagatemark does one object
+   * per single step, and stops on time). Outside incstep (a state change
+   * run to its end), a step size. */
+  if (smlua_step_owed > 0 && smlua_step_owed < stepsize)
+    stepsize = smlua_step_owed;
   budget = (size_t)stepsize / smlua_units_per_object;
   if (budget == 0)
     budget = 1;
