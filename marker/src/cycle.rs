@@ -21,6 +21,7 @@ pub use error::CycleError;
 pub use options::{Backpressure, CycleOptions};
 pub use owned::{Finished, OwnedCycle, OwnedMutator};
 
+pub(crate) use self::core::Spares;
 use self::core::{Borrowed, Core};
 use crate::collection::Collection;
 use crate::marker::Marker;

@@ -9,6 +9,7 @@ use stealmark_model::{
 
 use crate::collection::Collection;
 use crate::config::{ConfigError, MarkerConfig};
+use crate::cycle::Spares;
 use crate::driver::{Action, Collect, Outcome, Panic};
 use crate::engines::Engines;
 use crate::ephemeron::KeyIndex;
@@ -72,7 +73,10 @@ pub(crate) struct Part<'a> {
 pub struct Marker {
     config: MarkerConfig,
     pool: Pool,
-    term: Termination,
+    /// Boxed: its counters are padded to cache lines of their own, and a
+    /// mark cycle that holds the marker inline stays a small allocation
+    /// (see `cycle::core::Spares`).
+    term: Box<Termination>,
     engines: Engines,
     bitmap: MarkBitmap,
     stats: MarkStats,
@@ -80,6 +84,8 @@ pub struct Marker {
     /// Whether the last collection finished; if it panicked, the next one
     /// first empties every deque and stack (what the panicked one left).
     clean: bool,
+    /// What the last mark cycle leaves for the next.
+    pub(crate) spares: Spares,
 }
 
 impl Marker {
@@ -91,12 +97,13 @@ impl Marker {
         let engines = Engines::new(&config);
         Ok(Marker {
             pool: Pool::new(config.workers),
-            term: Termination::new(),
+            term: Box::new(Termination::new()),
             engines,
             bitmap: MarkBitmap::default(),
             stats: MarkStats::default(),
             index: KeyIndex::new(),
             clean: true,
+            spares: Spares::default(),
             config,
         })
     }

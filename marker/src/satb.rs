@@ -148,15 +148,17 @@ pub(crate) struct Totals {
 
 impl<E: Copy> Queue<E> {
     /// A queue that lets `per_thread` buffers wait per marking thread
-    /// (`markers` of them) and per buffer held.
-    pub(crate) fn new(markers: usize, per_thread: usize) -> Queue<E> {
+    /// (`markers` of them) and per buffer held, with the empty buffers
+    /// `free` (an earlier cycle's) to use first.
+    pub(crate) fn new(markers: usize, per_thread: usize, free: Vec<Buffer<E>>) -> Queue<E> {
+        let live = free.len();
         Queue {
             state: Mutex::new(State {
                 full: Vec::new(),
-                free: Vec::new(),
+                free,
                 held: 0,
-                live: 0,
-                peak: 0,
+                live,
+                peak: live,
                 allocated: (0, 0),
                 handed_off: 0,
                 refused: 0,
@@ -458,18 +460,21 @@ impl<E: Copy> Queue<E> {
         // Release: pairs with the Acquire load in `ended` (readers that
         // hold the lock are ordered by it too).
         self.ended.store(true, Ordering::Release);
-        st.full.clear();
+        let full = std::mem::take(&mut st.full);
+        for b in full {
+            self.keep(&mut st, b);
+        }
         self.work.notify_all();
         self.progress.notify_all();
     }
 
-    /// Frees every buffer kept for reuse (the remark's, so that the time
-    /// counts in its figures).
-    pub(crate) fn free_all(&self) {
+    /// Takes the buffers kept for reuse, for the next cycle: as many as
+    /// this cycle kept at its end (at most its bound on waiting buffers,
+    /// with the buffers held then).
+    pub(crate) fn take_free(&self) -> Vec<Buffer<E>> {
         let mut st = self.lock();
-        let n = st.free.len();
-        st.free.clear();
-        st.live = st.live.saturating_sub(n);
+        st.live = st.live.saturating_sub(st.free.len());
+        std::mem::take(&mut st.free)
     }
 
     /// The queue's figures over the cycle.

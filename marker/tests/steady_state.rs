@@ -1,15 +1,20 @@
 //! Steady state: 1,000 back-to-back collections with one marker leave the
-//! heap flat (each deque kind). A correctness test, not a timing test: a
-//! counting global allocator gives the bytes allocated and not freed,
-//! exactly, so that a leak of 4 KiB per collection (4 MB over the run)
-//! fails the bound by far; the resident set (`/proc/self/statm`, Linux
-//! only) is printed beside it.
+//! heap flat (each deque kind), and a mark cycle after the first allocates
+//! no large block. Correctness tests, not timing tests: a counting global
+//! allocator gives the bytes allocated and not freed, exactly, so that a
+//! leak of 4 KiB per collection (4 MB over the run) fails the bound by far
+//! (the resident set, `/proc/self/statm`, Linux only, is printed beside
+//! it); and it keeps the largest block asked for while a test watches.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use stealmark_heap::{generate_heap, GenConfig, HeapGraph, Shape};
-use stealmark_marker::{DequeKind, Marker, MarkerConfig};
+use stealmark_marker::{
+    Collection, CycleOptions, DequeKind, MarkBitmap, MarkIndex, Marker, MarkerConfig, ObjRef,
+    OwnedCycle,
+};
 use strum::VariantArray;
 
 /// The system allocator, counting the bytes allocated and not yet freed.
@@ -21,12 +26,29 @@ struct Counting;
 /// the workers' allocations before it).
 static LIVE: AtomicI64 = AtomicI64::new(0);
 
+/// While `WATCH` is set, the largest block asked for (`alloc`,
+/// `alloc_zeroed`, or a `realloc`'s new size). Relaxed, as `LIVE`.
+static WATCH: AtomicBool = AtomicBool::new(false);
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+/// The tests of this binary one at a time: each reads counters that every
+/// thread's allocations move.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Notes a block of `size` bytes asked for.
+fn asked(size: usize) {
+    if WATCH.load(Ordering::Relaxed) {
+        LARGEST.fetch_max(size, Ordering::Relaxed);
+    }
+}
+
 // SAFETY: every method forwards to `System` with the same arguments and
 // returns its result unchanged; the counting has no effect on memory.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract for `alloc`, passed on.
         let p = unsafe { System.alloc(layout) };
+        asked(layout.size());
         if !p.is_null() {
             LIVE.fetch_add(layout.size() as i64, Ordering::Relaxed);
         }
@@ -36,6 +58,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
         let p = unsafe { System.alloc_zeroed(layout) };
+        asked(layout.size());
         if !p.is_null() {
             LIVE.fetch_add(layout.size() as i64, Ordering::Relaxed);
         }
@@ -52,6 +75,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller's contract for `realloc`, passed on.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
+        asked(new_size);
         if !p.is_null() {
             LIVE.fetch_add(new_size as i64 - layout.size() as i64, Ordering::Relaxed);
         }
@@ -81,6 +105,7 @@ fn resident_bytes() -> u64 {
 
 #[test]
 fn a_thousand_collections_leave_the_heap_flat() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let g = generate_heap(&GenConfig::new(Shape::Runtime, 20_000).seed(3)).unwrap();
     let view = g.heap.view();
     let roots = g.heap.roots();
@@ -113,5 +138,67 @@ fn a_thousand_collections_leave_the_heap_flat() {
             growth <= 2 << 20,
             "{deque}: the live heap grew by {growth} bytes over 1,000 collections ({before} -> {after})"
         );
+    }
+}
+
+/// One mark cycle of `heap` from `roots` on `marker`, with a mutator that
+/// hands off two buffers' worth of forward-barrier entries and some
+/// holders to rescan between steps; returns the marker.
+fn one_cycle(
+    marker: Marker,
+    heap: &Arc<stealmark_heap::HeapView<'static>>,
+    roots: &[ObjRef],
+    options: CycleOptions,
+) -> Marker {
+    let bits = Arc::new(MarkBitmap::new(heap.mark_index_bound()));
+    WATCH.store(true, Ordering::Relaxed);
+    let cycle = OwnedCycle::start(marker, heap.clone(), bits, roots, options);
+    let mut m = cycle.mutator();
+    let n = heap.mark_index_bound();
+    for i in 0..2500 {
+        let obj = roots[i % roots.len()];
+        if i % 5 == 0 {
+            m.rescan(obj).unwrap();
+        } else {
+            m.shade(obj).unwrap();
+        }
+        if i % 500 == 0 {
+            m.flush().unwrap();
+            cycle.step(n / 8).unwrap();
+        }
+    }
+    m.detach().unwrap();
+    while !cycle.step(n / 8).unwrap() {}
+    let finished = cycle.finish(&Collection::new(roots)).unwrap();
+    WATCH.store(false, Ordering::Relaxed);
+    finished.into_marker()
+}
+
+/// After its first cycle, a marker's cycles of a heap of strong references
+/// (an owned cycle's start, its mutator handle and hand-offs, its steps
+/// and its remark) allocate no block of a kilobyte or more: the cycle's
+/// state is a small block, and its barrier buffers and lists come from the
+/// cycle before. (With glibc, a request of that size in a pause first
+/// merges every small block the runtime freed since the last one.)
+#[test]
+fn a_cycle_after_the_first_allocates_no_large_block() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let g = generate_heap(&GenConfig::new(Shape::Random, 20_000).seed(5)).unwrap();
+    let heap: &'static stealmark_heap::Heap = Box::leak(Box::new(g.heap));
+    let view = Arc::new(heap.view());
+    let roots = heap.roots();
+    for (workers, parallel_steps) in [(1, false), (2, true)] {
+        let mut options = CycleOptions::default();
+        options.parallel_steps = parallel_steps;
+        let mut marker = Marker::new(MarkerConfig::with_workers(workers)).unwrap();
+        marker = one_cycle(marker, &view, roots, options);
+        LARGEST.store(0, Ordering::Relaxed);
+        marker = one_cycle(marker, &view, roots, options);
+        let largest = LARGEST.load(Ordering::Relaxed);
+        assert!(
+            largest < 1024,
+            "{workers} workers: a second cycle asked for a block of {largest} bytes"
+        );
+        drop(marker);
     }
 }

@@ -25,6 +25,24 @@ use crate::stats::StepKind;
 /// An empty root source.
 const NO_REFS: &[ObjRef] = &[];
 
+/// What a mark cycle leaves its marker for the next one: its barrier
+/// buffers and the lists of objects to shade and holders to rescan,
+/// emptied with their memory kept, so that a runtime that runs cycle
+/// after cycle allocates nothing large at a cycle's start, its barrier
+/// handles' first hand-offs or its steps. A large allocation there would
+/// land in a pause, and with glibc's allocator it is not only its own
+/// cost: a request of a kilobyte or more first merges every small block
+/// freed since the last such request (`malloc_consolidate`), which after
+/// a runtime's sweep freed a few hundred thousand objects takes
+/// milliseconds. The buffers kept are bounded as the queue bounds them
+/// (`buffers_per_thread` per worker).
+#[derive(Default)]
+pub(crate) struct Spares {
+    buffers: Vec<Vec<Entry>>,
+    pending: Vec<ObjRef>,
+    rescans: Vec<ObjRef>,
+}
+
 /// How a form of the cycle holds the heap, the store and the marker.
 pub(crate) trait Parts {
     type Heap: ObjectModel;
@@ -182,11 +200,12 @@ impl<P: Parts> Core<P> {
         options: CycleOptions,
     ) -> Core<P> {
         let start = Instant::now();
-        let mut pending = Vec::new();
+        let m: &mut Marker = marker.borrow_mut();
+        let spares = std::mem::take(&mut m.spares);
+        let mut pending = spares.pending;
         for chunk in 0..roots.chunk_count() {
             roots.scan_chunk(chunk, |r| pending.push(r));
         }
-        let m: &mut Marker = marker.borrow_mut();
         let part = Part {
             roots: &Erased(NO_REFS),
             rescans: &Erased(NO_REFS),
@@ -204,12 +223,12 @@ impl<P: Parts> Core<P> {
         };
         Core {
             parts,
-            queue: Queue::new(workers, options.buffers_per_thread),
+            queue: Queue::new(workers, options.buffers_per_thread, spares.buffers),
             options,
             inner: Mutex::new(Inner {
                 marker: Some(marker),
                 pending,
-                rescans: Vec::new(),
+                rescans: spares.rescans,
                 distinct: 0,
                 start,
                 stats,
@@ -274,20 +293,24 @@ impl<P: Parts> Core<P> {
         let full = self.queue.take_full();
         inner.take(&full);
         self.queue.recycle(full.into_iter());
-        let cut = inner.pending.len().saturating_sub(budget);
-        let shade = inner.pending.split_off(cut);
+        // The step shades the last `budget` entries in place (a split-off
+        // tail would be an allocation per step), and they leave the list
+        // after it.
+        let mut pending = std::mem::take(&mut inner.pending);
+        let cut = pending.len().saturating_sub(budget);
         let t0 = Instant::now();
-        let outcome = self
-            .run(
-                inner,
-                &shade,
-                Action::Increment {
-                    budget: budget.max(1),
-                    parallel: self.options.parallel_steps,
-                    exclusive: !self.options.black_allocation,
-                },
-            )
-            .map_err(|p| self.poison(p))?;
+        let outcome = self.run(
+            inner,
+            &pending[cut..],
+            Action::Increment {
+                budget: budget.max(1),
+                parallel: self.options.parallel_steps,
+                exclusive: !self.options.black_allocation,
+            },
+        );
+        pending.truncate(cut);
+        inner.pending = pending;
+        let outcome = outcome.map_err(|p| self.poison(p))?;
         inner.stats.increments += 1;
         inner.stats.marking_ns += t0.elapsed().as_nanos() as u64;
         Ok(outcome == Outcome::Done && inner.pending.is_empty())
@@ -411,7 +434,7 @@ impl<P: Parts> Core<P> {
             .map_err(|held| Failure::Refused(CycleError::LeakedBuffers { held }))?;
         let inner = &mut *guard;
         inner.take(&full);
-        drop(full);
+        self.queue.recycle(full.into_iter());
         let soft = match collection.soft_refs {
             SoftRefs::KeepAll => SoftRefs::Ask(&KeepEvery),
             other => other,
@@ -449,10 +472,7 @@ impl<P: Parts> Core<P> {
                 return Err(self.poison(payload));
             }
         }
-        // Freeing the cycle's buffers is part of the remark's figures.
-        drop(pending);
-        drop(rescans);
-        self.queue.free_all();
+        m.spares = self.spares(pending, rescans);
         m.finish(Ok(()), remark);
         let totals = self.queue.totals();
         let mut stats = inner.stats;
@@ -471,13 +491,29 @@ impl<P: Parts> Core<P> {
     pub(crate) fn abandon(&self) -> Result<P::Marker, Failure> {
         let mut inner = self.inner.lock();
         self.queue.abandon();
-        inner.pending = Vec::new();
-        inner.rescans = Vec::new();
-        inner.distinct = 0;
-        inner
+        let mut marker = inner
             .marker
             .take()
-            .ok_or(Failure::Refused(CycleError::Ended))
+            .ok_or(Failure::Refused(CycleError::Ended))?;
+        let (pending, rescans) = (
+            std::mem::take(&mut inner.pending),
+            std::mem::take(&mut inner.rescans),
+        );
+        inner.distinct = 0;
+        marker.borrow_mut().spares = self.spares(pending, rescans);
+        Ok(marker)
+    }
+
+    /// What this cycle leaves the next, at its end: the queue's empty
+    /// buffers and the two lists, emptied.
+    fn spares(&self, mut pending: Vec<ObjRef>, mut rescans: Vec<ObjRef>) -> Spares {
+        pending.clear();
+        rescans.clear();
+        Spares {
+            buffers: self.queue.take_free(),
+            pending,
+            rescans,
+        }
     }
 
     /// Runs one part of the cycle over the objects to shade (no holder is

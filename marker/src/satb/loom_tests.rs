@@ -76,7 +76,7 @@ fn start() -> (
     thread::JoinHandle<(Vec<usize>, usize)>,
     thread::JoinHandle<()>,
 ) {
-    let q = loom::sync::Arc::new(Queue::new(1, 4));
+    let q = loom::sync::Arc::new(Queue::new(1, 4, Vec::new()));
     let mut buffer = q.acquire().unwrap();
     let coordinator = {
         let q = q.clone();
@@ -174,7 +174,7 @@ fn back_pressure_waits_for_the_coordinator_or_the_remark() {
     static WOKEN_BY_TAKE: StdAtomic = StdAtomic::new(0);
     static QUEUED_AT_ONCE: StdAtomic = StdAtomic::new(0);
     model(|| {
-        let q = loom::sync::Arc::new(Queue::new(1, 1));
+        let q = loom::sync::Arc::new(Queue::new(1, 1, Vec::new()));
         // Held by the mutator thread below: the bound is 1 × (1 + 0),
         // the buffer being counted only once it is acquired.
         let coordinator = {
@@ -230,7 +230,7 @@ fn closing_the_queue_releases_a_waiting_mutator() {
     static DROPPED: StdAtomic = StdAtomic::new(0);
     static WAITED: StdAtomic = StdAtomic::new(0);
     model(|| {
-        let q = loom::sync::Arc::new(Queue::new(1, 1));
+        let q = loom::sync::Arc::new(Queue::new(1, 1, Vec::new()));
         let mut full = vec![r(1)];
         assert_eq!(q.hand_off(&mut full), HandOff::Queued);
         let mutator = {

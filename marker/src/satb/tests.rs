@@ -45,7 +45,7 @@ proptest! {
     #[test]
     #[cfg_attr(miri, ignore = "proptest's failure persistence reads and writes files, which Miri's isolation does not allow")]
     fn queue_matches_its_model(ops in proptest::collection::vec(op(), 0..200)) {
-        let q = Queue::new(MARKERS, PER);
+        let q = Queue::new(MARKERS, PER, Vec::new());
         let mut held: [Option<Vec<ObjRef>>; 3] = [None, None, None];
         let (mut recorded, mut taken) = (Vec::new(), Vec::new());
         let (mut full, mut ended, mut refused) = (0usize, false, 0u64);
@@ -134,7 +134,7 @@ fn sixteen_threads_hand_off_every_entry_exactly_once() {
     // Under Miri, fewer (it runs one thread at a time, slowly).
     const THREADS: usize = if cfg!(miri) { 3 } else { 16 };
     const PER_THREAD: usize = if cfg!(miri) { 800 } else { 20_000 };
-    let q: Queue<ObjRef> = Queue::new(1, 1);
+    let q: Queue<ObjRef> = Queue::new(1, 1, Vec::new());
     let (mut seen, rest) = std::thread::scope(|s| {
         let coordinator = s.spawn(|| {
             let mut seen = Vec::new();
