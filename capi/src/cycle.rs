@@ -109,16 +109,7 @@ fn cycle_options(o: Option<&sm_cycle_options>) -> Result<CycleOptions, Error> {
             ))
         }
     };
-    out.parallel_steps = match o.parallel_steps {
-        0 => false,
-        1 => true,
-        p => {
-            return Err(Error::new(
-                SM_ERR_CONFIG,
-                format!("options.parallel_steps {p} is neither 0 nor 1"),
-            ))
-        }
-    };
+    out.parallel_steps = flag(o.parallel_steps, "parallel_steps")?;
     if o.buffers_per_thread == 0 || o.assist_budget == 0 {
         return Err(Error::new(
             SM_ERR_CONFIG,
@@ -127,17 +118,20 @@ fn cycle_options(o: Option<&sm_cycle_options>) -> Result<CycleOptions, Error> {
     }
     out.buffers_per_thread = o.buffers_per_thread;
     out.assist_budget = o.assist_budget;
-    out.black_allocation = match o.black_allocation {
-        0 => false,
-        1 => true,
-        b => {
-            return Err(Error::new(
-                SM_ERR_CONFIG,
-                format!("options.black_allocation {b} is neither 0 nor 1"),
-            ))
-        }
-    };
+    out.black_allocation = flag(o.black_allocation, "black_allocation")?;
     Ok(out)
+}
+
+/// An option that is 0 or 1, named `name` in the error otherwise.
+fn flag(value: u32, name: &str) -> Result<bool, Error> {
+    match value {
+        0 => Ok(false),
+        1 => Ok(true),
+        v => Err(Error::new(
+            SM_ERR_CONFIG,
+            format!("options.{name} {v} is neither 0 nor 1"),
+        )),
+    }
 }
 
 /// A cycle's mark bits from `marks`.
