@@ -34,8 +34,9 @@ const NO_REFS: &[ObjRef] = &[];
 /// cost: a request of a kilobyte or more first merges every small block
 /// freed since the last such request (`malloc_consolidate`), which after
 /// a runtime's sweep freed a few hundred thousand objects takes
-/// milliseconds. The buffers kept are bounded as the queue bounds them
-/// (`buffers_per_thread` per worker).
+/// milliseconds. The buffers kept are those the cycle's queue kept at its
+/// end, within the queue's bound (`buffers_per_thread` per worker and per
+/// buffer held).
 #[derive(Default)]
 pub(crate) struct Spares {
     buffers: Vec<Vec<Entry>>,
