@@ -13,6 +13,7 @@ pub(crate) mod entry;
 mod error;
 mod options;
 mod owned;
+pub(crate) mod spares;
 
 use stealmark_model::{MarkStore, ObjectModel, RootSource};
 
@@ -21,7 +22,6 @@ pub use error::CycleError;
 pub use options::{Backpressure, CycleOptions};
 pub use owned::{Finished, OwnedCycle, OwnedMutator};
 
-pub(crate) use self::core::Spares;
 use self::core::{Borrowed, Core};
 use crate::collection::Collection;
 use crate::marker::Marker;

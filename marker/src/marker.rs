@@ -9,7 +9,7 @@ use stealmark_model::{
 
 use crate::collection::Collection;
 use crate::config::{ConfigError, MarkerConfig};
-use crate::cycle::Spares;
+use crate::cycle::spares::Spares;
 use crate::driver::{Action, Collect, Outcome, Panic};
 use crate::engines::Engines;
 use crate::ephemeron::KeyIndex;
@@ -75,7 +75,7 @@ pub struct Marker {
     pool: Pool,
     /// Boxed: its counters are padded to cache lines of their own, and a
     /// mark cycle that holds the marker inline stays a small allocation
-    /// (see `cycle::core::Spares`).
+    /// (see `cycle::spares::Spares`).
     term: Box<Termination>,
     engines: Engines,
     bitmap: MarkBitmap,

@@ -14,6 +14,7 @@ use stealmark_model::{MarkStore, ObjRef, ObjectModel, RootSource, SoftRefPolicy,
 
 use super::entry::Entry;
 use super::error::panic_message;
+use super::spares::Spares;
 use super::{Backpressure, CycleError, CycleOptions, CycleStats};
 use crate::collection::Collection;
 use crate::driver::{Action, Outcome, Panic};
@@ -24,25 +25,6 @@ use crate::stats::StepKind;
 
 /// An empty root source.
 const NO_REFS: &[ObjRef] = &[];
-
-/// What a mark cycle leaves its marker for the next one: its barrier
-/// buffers and the lists of objects to shade and holders to rescan,
-/// emptied with their memory kept, so that a runtime that runs cycle
-/// after cycle allocates nothing large at a cycle's start, its barrier
-/// handles' first hand-offs or its steps. A large allocation there would
-/// land in a pause, and with glibc's allocator it is not only its own
-/// cost: a request of a kilobyte or more first merges every small block
-/// freed since the last such request (`malloc_consolidate`), which after
-/// a runtime's sweep freed a few hundred thousand objects takes
-/// milliseconds. The buffers kept are those the cycle's queue kept at its
-/// end, within the queue's bound (`buffers_per_thread` per worker and per
-/// buffer held).
-#[derive(Default)]
-pub(crate) struct Spares {
-    buffers: Vec<Vec<Entry>>,
-    pending: Vec<ObjRef>,
-    rescans: Vec<ObjRef>,
-}
 
 /// How a form of the cycle holds the heap, the store and the marker.
 pub(crate) trait Parts {
@@ -473,7 +455,7 @@ impl<P: Parts> Core<P> {
                 return Err(self.poison(payload));
             }
         }
-        m.spares = self.spares(pending, rescans);
+        m.spares = Spares::new(self.queue.take_free(), pending, rescans);
         m.finish(Ok(()), remark);
         let totals = self.queue.totals();
         let mut stats = inner.stats;
@@ -501,20 +483,8 @@ impl<P: Parts> Core<P> {
             std::mem::take(&mut inner.rescans),
         );
         inner.distinct = 0;
-        marker.borrow_mut().spares = self.spares(pending, rescans);
+        marker.borrow_mut().spares = Spares::new(self.queue.take_free(), pending, rescans);
         Ok(marker)
-    }
-
-    /// What this cycle leaves the next, at its end: the queue's empty
-    /// buffers and the two lists, emptied.
-    fn spares(&self, mut pending: Vec<ObjRef>, mut rescans: Vec<ObjRef>) -> Spares {
-        pending.clear();
-        rescans.clear();
-        Spares {
-            buffers: self.queue.take_free(),
-            pending,
-            rescans,
-        }
     }
 
     /// Runs one part of the cycle over the objects to shade (no holder is
