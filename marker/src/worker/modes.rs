@@ -83,8 +83,9 @@ pub(super) trait LoopMode {
 macro_rules! in_mode {
     ($W:ty, $s:expr, $M:ident => $body:expr) => {{
         use $crate::worker::modes::{Configured, Fixed, KeyWatch};
-        let fixed = !<$W as KeyWatch>::ON && $s.fixed();
-        match (fixed, $s.count_live, $s.unshared) {
+        let s = &$s;
+        let fixed = !<$W as KeyWatch>::ON && s.fixed();
+        match (fixed, s.count_live, s.unshared) {
             (false, _, _) => {
                 type $M = Configured;
                 $body
