@@ -371,6 +371,24 @@ sm_status sm_marker_new(const sm_config *config, sm_marker **out);
  * or could start. */
 void sm_marker_free(sm_marker *marker);
 
+/* Runs task(ctx, i) once for each i in [0, tasks), spread over the marker's
+ * threads (the calling thread is one of them), and returns when every call
+ * has returned: the runtime's own parallel work between collections, such as
+ * its sweep, on the threads the marker keeps for marking. Tasks are handed
+ * out in index order, one at a time, to whichever thread is free: split the
+ * work into a few times more tasks than workers to balance it. With one
+ * worker, or one task, every call runs on the calling thread. tasks 0
+ * returns SM_OK at once (task may then be NULL).
+ *
+ * The task runs on several threads at once, with the same ctx; it must
+ * return normally. Within it, calls on this marker return SM_ERR_BUSY.
+ * The last collection's report stays readable afterwards.
+ * Thread rules: as sm_collect (one call at a time per marker; SM_ERR_BUSY
+ * while a mark cycle holds the marker). */
+sm_status sm_marker_run_tasks(sm_marker *marker, size_t tasks,
+                              void (*task)(void *ctx, size_t index),
+                              void *ctx);
+
 /* ------------------------------------------------------------------------ */
 /* A stop-the-world collection                                              */
 /* ------------------------------------------------------------------------ */

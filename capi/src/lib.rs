@@ -112,6 +112,7 @@ mod refs;
 mod report;
 mod soft;
 mod status;
+mod tasks;
 mod types;
 
 pub use collect::sm_collect;
@@ -134,4 +135,5 @@ pub use report::{
     sm_report_stats, sm_report_to_finalize, sm_report_workers,
 };
 pub use status::*;
+pub use tasks::sm_marker_run_tasks;
 pub use types::*;

@@ -66,6 +66,8 @@ pub type ScanSlotsFn =
     Option<unsafe extern "C" fn(*mut c_void, sm_ref, usize, usize, *mut sm_slot, usize) -> usize>;
 /// The visitor the engine hands to `visit_chunk`.
 pub type VisitFn = unsafe extern "C" fn(*mut c_void, sm_ref);
+/// A task of `sm_marker_run_tasks`: `(ctx, index)`.
+pub type TaskFn = unsafe extern "C" fn(*mut c_void, usize);
 /// A chunk visitor.
 pub type VisitChunkFn = Option<unsafe extern "C" fn(*mut c_void, usize, VisitFn, *mut c_void)>;
 /// A chunk scanner into a buffer.

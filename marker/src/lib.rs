@@ -246,6 +246,7 @@ mod sync;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod sync;
+mod tasks;
 mod termination;
 mod worker;
 mod zeroed;

@@ -108,6 +108,12 @@ impl Marker {
         })
     }
 
+    /// The worker pool, for jobs other than a collection
+    /// ([`Marker::run_tasks`]).
+    pub(crate) fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
     /// The current configuration.
     pub fn config(&self) -> &MarkerConfig {
         &self.config

@@ -247,7 +247,7 @@ fn the_header_declares_exactly_the_exported_functions() {
         .collect();
     declared.sort();
     // Taking each function's address checks that it exists with this name.
-    let exported: [(&str, usize); 30] = [
+    let exported: [(&str, usize); 31] = [
         ("sm_collect", sm_collect as *const () as usize),
         ("sm_config_init", sm_config_init as *const () as usize),
         ("sm_cycle_finish", sm_cycle_finish as *const () as usize),
@@ -274,6 +274,10 @@ fn the_header_declares_exactly_the_exported_functions() {
         ("sm_last_error", sm_last_error as *const () as usize),
         ("sm_marker_free", sm_marker_free as *const () as usize),
         ("sm_marker_new", sm_marker_new as *const () as usize),
+        (
+            "sm_marker_run_tasks",
+            sm_marker_run_tasks as *const () as usize,
+        ),
         (
             "sm_mutator_allocate_black",
             sm_mutator_allocate_black as *const () as usize,

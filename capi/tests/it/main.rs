@@ -5,3 +5,4 @@ mod common;
 mod cycle;
 mod header;
 mod misuse;
+mod tasks;

@@ -11,4 +11,5 @@ mod oracle;
 mod prefetch_distance;
 mod reference_live;
 mod solo;
+mod tasks;
 mod unshared;
