@@ -5,7 +5,8 @@
 # script does so when it sees the sanitizer; as C, Lua's longjmp-based
 # errors crash in the runtime's longjmp interceptor). Runs the suite's
 # collector tests and a part of the rest at 2 workers with every collection
-# parallel (STEALMARK_LUA_SOLO_BELOW=0).
+# parallel (STEALMARK_LUA_SOLO_BELOW=0), full collections swept in parallel
+# segments of 64 survivors (STEALMARK_LUA_SWEEP_SEGMENT=64).
 # Usage: bindings/lua/run-tsan.sh [nightly toolchain]   (from anywhere)
 # Environment: STEALMARK_LUA_TESTS, the suite's folder (default
 # ../shared/lua-5.4-tests from the repository root).
@@ -19,8 +20,9 @@ host=$(rustc -vV | sed -n 's/^host: //p')
 RUSTFLAGS="-Zsanitizer=thread" CARGO_TARGET_DIR=target/tsan \
   cargo +"$nightly" build -Zbuild-std --target "$host" -p stealmark-lua
 bin="$PWD/target/tsan/$host/debug/stealmark-lua"
+sweep_script="$PWD/bindings/lua/tests/lua/sweep.lua"
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/.ci/tsan.supp"
-export STEALMARK_LUA_WORKERS=2 STEALMARK_LUA_SOLO_BELOW=0
+export STEALMARK_LUA_WORKERS=2 STEALMARK_LUA_SOLO_BELOW=0 STEALMARK_LUA_SWEEP_SEGMENT=64
 cd "$tests"
 run() {
   echo "== $2 ($1)"
@@ -40,4 +42,8 @@ for mode in generational incremental; do
 done
 for file in closure.lua coroutine.lua nextvar.lua errors.lua; do run generational "$file"; done
 for file in coroutine.lua nextvar.lua; do run incremental "$file"; done
+# Full collections of every kind of object, swept in parallel segments.
+echo "== $sweep_script"
+"$bin" "$sweep_script" > /dev/null
+echo "   ok"
 echo "ThreadSanitizer: no report"

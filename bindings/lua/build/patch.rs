@@ -29,6 +29,11 @@ static lu_mem smlua_propagate (lua_State *L);
 static void smlua_shade (global_State *g, GCObject *v);
 static int smlua_rescan (global_State *g, GCObject *o);
 static void smlua_end_cycle (global_State *g);
+/* stealmark (smlua_sweep.c): the sweep of 'allgc' and its split points */
+static lu_mem smlua_sweep_allgc (lua_State *L);
+static void smlua_sweep_begin (global_State *g);
+static void smlua_sweep_forget (global_State *g, GCObject *o);
+static void smlua_sweep_moved (global_State *g, GCObject *o);
 /* stealmark: the work units the incremental step in progress still owes
    (set by incstep before each single step; 0 outside one) */
 static l_mem smlua_step_owed = 0;
@@ -108,6 +113,48 @@ static l_mem smlua_step_owed = 0;
         until: None,
     },
     Patch {
+        name: "a sweep of 'allgc' starts recording split points",
+        anchor: "  g->sweepgc = sweeptolive(L, &g->allgc);
+}",
+        with: "  g->sweepgc = sweeptolive(L, &g->allgc);
+  smlua_sweep_begin(g);  /* stealmark: split points for the next sweep */
+}",
+        until: None,
+    },
+    Patch {
+        name: "the state GCSswpallgc sweeps through the binding",
+        anchor: "      work = sweepstep(L, g, GCSswpfinobj, &g->finobj);",
+        with: "      work = smlua_sweep_allgc(L);  /* stealmark: maybe in parallel */",
+        until: None,
+    },
+    Patch {
+        name: "freeing a split point drops the split points",
+        anchor: "static void freeobj (lua_State *L, GCObject *o) {
+",
+        with: "static void freeobj (lua_State *L, GCObject *o) {
+  smlua_sweep_forget(G(L), o);  /* stealmark: a split point may go */
+",
+        until: None,
+    },
+    Patch {
+        name: "moving an object to 'finobj' drops the split points",
+        anchor: "    *p = o->next;  /* remove 'o' from 'allgc' list */
+",
+        with: "    *p = o->next;  /* remove 'o' from 'allgc' list */
+    smlua_sweep_moved(g, o);  /* stealmark: it may be a split point */
+",
+        until: None,
+    },
+    Patch {
+        name: "fixing an object drops the split points",
+        anchor: "  g->allgc = o->next;  /* remove object from 'allgc' list */
+",
+        with: "  g->allgc = o->next;  /* remove object from 'allgc' list */
+  smlua_sweep_moved(g, o);  /* stealmark: it may be a split point */
+",
+        until: None,
+    },
+    Patch {
         name: "closing the state ends the engine's cycle",
         anchor: "void luaC_freeallobjects (lua_State *L) {
   global_State *g = G(L);
@@ -178,7 +225,8 @@ pub const STOCK_APPENDIX: &str = "\n#include \"smlua_time.c\"\n";
 /// binding's collector code (`smlua_gc.c`), included there so that it can
 /// use `lgc.c`'s own static helpers (`clearkey`, `cleargraylists`,
 /// `findlast`).
-pub const APPENDIX: &str = "\n#include \"smlua_time.c\"\n#include \"smlua_gc.c\"\n";
+pub const APPENDIX: &str =
+    "\n#include \"smlua_time.c\"\n#include \"smlua_gc.c\"\n#include \"smlua_sweep.c\"\n";
 
 /// Applies [`TIMING`] and [`PATCHES`] to `source` and appends
 /// [`APPENDIX`]: `stealmark-lua`'s `lgc.c`.

@@ -21,6 +21,10 @@
  *   STEALMARK_LUA_SOLO_BELOW  a collection after one that marked fewer
  *                          objects runs on the calling thread alone
  *                          (default 16384; 0: never)
+ *   STEALMARK_LUA_SWEEP_SEGMENT  full collections sweep 'allgc' in
+ *                          parallel segments of at least this many
+ *                          survivors (default 8192; 0: never;
+ *                          smlua_sweep.c)
  *   STEALMARK_LUA_STW=1    incremental mode marks stop-the-world in
  *                          atomic() too, as generational mode does
  *   STEALMARK_LUA_STATS=1  one line per collection on stderr
@@ -29,6 +33,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "smlua_model.c"
 
@@ -67,12 +72,20 @@ static void smlua_fatal(const char *what, sm_status status) {
 /* The engine's default for solo collections, or STEALMARK_LUA_SOLO_BELOW. */
 static uint64_t smlua_solo_below = 0;
 
+/* The marker's workers, the calling thread included; and the shortest
+ * segment a full collection's parallel sweep plans, in survivors
+ * (STEALMARK_LUA_SWEEP_SEGMENT; 0: no parallel sweep; smlua_sweep.c). */
+static size_t smlua_workers = 1;
+static size_t smlua_sweep_segment = 8192;
+
 static sm_marker *smlua_new_marker(void) {
   sm_marker *marker = NULL;
   sm_config config;
   sm_status st;
   const char *workers = getenv("STEALMARK_LUA_WORKERS");
   const char *solo = getenv("STEALMARK_LUA_SOLO_BELOW");
+  const char *segment = getenv("STEALMARK_LUA_SWEEP_SEGMENT");
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
   sm_config_init(&config);
   config.count_live = 0;
   if (workers != NULL && workers[0] != '\0') {
@@ -95,7 +108,20 @@ static sm_marker *smlua_new_marker(void) {
     }
     config.solo_below = (uint64_t)n;
   }
+  if (segment != NULL && segment[0] != '\0') {
+    char *end;
+    unsigned long n = strtoul(segment, &end, 10);
+    if (*end != '\0') {
+      fprintf(stderr, "stealmark-lua: STEALMARK_LUA_SWEEP_SEGMENT='%s' is "
+                      "not an object count\n", segment);
+      exit(EXIT_FAILURE);
+    }
+    smlua_sweep_segment = (size_t)n;
+  }
   smlua_solo_below = config.solo_below;
+  /* workers 0: the machine's cores, as the engine counts them */
+  smlua_workers = config.workers != 0 ? config.workers
+                                      : (cores > 0 ? (size_t)cores : 1);
   st = sm_marker_new(&config, &marker);
   if (st != SM_OK)
     smlua_fatal("creating the marker", st);

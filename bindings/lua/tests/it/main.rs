@@ -4,4 +4,5 @@ mod cli;
 mod pacing;
 mod patch;
 mod suite;
+mod sweep;
 mod weak_tables;

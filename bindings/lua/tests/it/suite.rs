@@ -99,18 +99,21 @@ fn all_lua_incremental_one_worker() {
     );
 }
 
-/// Incremental mode at 2 workers: small heaps marked stop-the-world (the
-/// default), then an engine cycle for every collection, its steps on both
-/// workers.
+/// Incremental mode at 2 workers: small heaps marked stop-the-world and
+/// full collections swept in parallel above 8,192 survivors per segment
+/// (the defaults), then an engine cycle for every collection, its steps on
+/// both workers, and segments of 64 survivors, so that most full
+/// collections of the suite sweep in parallel.
 #[test]
 fn all_lua_incremental_two_workers() {
-    for solo_below in ["", "0"] {
+    for (solo_below, segment) in [("", ""), ("0", "64")] {
         run_suite(
             HOOKED,
             &[INCREMENTAL, "all.lua"],
             &[
                 ("STEALMARK_LUA_WORKERS", "2"),
                 ("STEALMARK_LUA_SOLO_BELOW", solo_below),
+                ("STEALMARK_LUA_SWEEP_SEGMENT", segment),
             ],
             FINAL,
         );
@@ -129,14 +132,20 @@ fn gc_lua_and_gengc_lua_alone() {
 /// The suite with the cross-check after every marking: generational, and
 /// incremental with small heaps marked stop-the-world (the default) and
 /// with an engine cycle for every collection, its steps on both workers
-/// (`STEALMARK_LUA_SOLO_BELOW=0`).
+/// (`STEALMARK_LUA_SOLO_BELOW=0`), and full collections swept in parallel
+/// segments of 64 survivors.
 #[test]
 fn all_lua_under_the_cross_check() {
-    for (mode, solo_below) in [(USER_MODE, ""), (INCREMENTAL, ""), (INCREMENTAL, "0")] {
+    for (mode, solo_below, segment) in [
+        (USER_MODE, "", ""),
+        (INCREMENTAL, "", ""),
+        (INCREMENTAL, "0", "64"),
+    ] {
         let env = [
             ("STEALMARK_LUA_WORKERS", "2"),
             ("STEALMARK_LUA_CHECK", "1"),
             ("STEALMARK_LUA_SOLO_BELOW", solo_below),
+            ("STEALMARK_LUA_SWEEP_SEGMENT", segment),
         ];
         run_suite(HOOKED, &[mode, "all.lua"], &env, FINAL);
     }
