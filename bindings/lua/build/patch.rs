@@ -34,6 +34,7 @@ static lu_mem smlua_sweep_allgc (lua_State *L);
 static void smlua_sweep_begin (global_State *g);
 static void smlua_sweep_forget (global_State *g, GCObject *o);
 static void smlua_sweep_moved (global_State *g, GCObject *o);
+static void smlua_sweep_elsewhere (global_State *g);
 /* stealmark: the work units the incremental step in progress still owes
    (set by incstep before each single step; 0 outside one) */
 static l_mem smlua_step_owed = 0;
@@ -125,6 +126,15 @@ static l_mem smlua_step_owed = 0;
         name: "the state GCSswpallgc sweeps through the binding",
         anchor: "      work = sweepstep(L, g, GCSswpfinobj, &g->finobj);",
         with: "      work = smlua_sweep_allgc(L);  /* stealmark: maybe in parallel */",
+        until: None,
+    },
+    Patch {
+        name: "a generational sweep of 'allgc' drops the split points",
+        anchor: "  sweep2old(L, &g->allgc);
+",
+        with: "  smlua_sweep_elsewhere(g);  /* stealmark: it may free split points */
+  sweep2old(L, &g->allgc);
+",
         until: None,
     },
     Patch {

@@ -101,6 +101,15 @@ static void smlua_sweep_forget(global_State *g, GCObject *o) {
     smlua_sweep_drop();
 }
 
+/* A sweep of 'allgc' that may free split points begins on Lua's thread:
+ * Lua's own sweep2old (generational mode), or the binding's serial
+ * sweep. The points are dropped at once: that sweep does not use them,
+ * and freeobj then tests one word per object it frees. */
+static void smlua_sweep_elsewhere(global_State *g) {
+  if (smlua_sweep.g == g && smlua_sweep.valid.n != 0)
+    smlua_sweep_drop();
+}
+
 /* luaC_checkfinalizer, luaC_fix: 'o' leaves 'allgc' for another list. If
  * it is a valid split point, the points are dropped; if the sweep in
  * progress recorded it, that sweep records no more. */
@@ -362,6 +371,7 @@ static lu_mem smlua_sweep_allgc(lua_State *L) {
     if (smlua_sweep.g != g)  /* another state's sweep began since */
       smlua_sweep_begin(g);
     smlua_sweep.fresh = 0;
+    smlua_sweep_elsewhere(g);
     g->sweepgc = smlua_sweep_serial(L, g->sweepgc, &count);
     work = (lu_mem)count;
   }
