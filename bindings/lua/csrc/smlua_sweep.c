@@ -1,6 +1,6 @@
 /*
- * smlua_sweep.c: the sweep of 'allgc' in a full collection, on the
- * engine's threads (sm_marker_run_tasks).
+ * smlua_sweep.c: the sweep of 'allgc' in a full collection, in parallel
+ * segments on the engine's threads (sm_marker_run_tasks).
  *
  * Included at the end of the patched lgc.c, after smlua_gc.c. Lua's sweep
  * walks the list 'allgc' object by object: each object's header is a cache
@@ -8,25 +8,31 @@
  * in its mark. A linked list cannot be split without walking it, so the
  * sweep keeps split points: every so many survivors of each complete sweep
  * of 'allgc' (SMLUA_SPLITS_MAX at most, in list order). The next sweep
- * starts at the list's head and finds them where they were, because
+ * finds them where they were, because
  *   - new objects only ever go to the head of 'allgc' (luaC_newobj, and
  *     finalized objects coming back from 'tobefnz');
  *   - a survivor leaves 'allgc' only when it is freed (freeobj, which
  *     every free goes through), moved to 'finobj' (luaC_checkfinalizer) or
- *     fixed (luaC_fix); the split points are dropped when either happens
- *     to one of them (a filter makes the test a few instructions per freed
- *     object), or at once for a move.
- * A full collection's sweep (inside luaC_fullgc, where no Lua code runs)
- * that starts with split points cuts the list there into segments, and the
- * engine's workers sweep the segments in parallel: each reads and writes
- * the headers ('marked', 'next') of its own segment's objects only,
- * whitens the survivors, unlinks the dead into a list of its own and
- * records the next split points. The calling thread then joins the
- * segments and frees the dead, in order, as Lua's sweep would: freeing
- * touches shared state (the string table, the allocator's accounting,
- * threads' upvalues), so it stays on Lua's thread. Incremental steps sweep
- * on Lua's thread as before, GCSWEEPMAX objects at a time, recording the
- * split points as they go.
+ *     fixed (luaC_fix). Moving a split point, or moving anything during a
+ *     sweep, drops the points; so does freeing one outside the binding's
+ *     own sweep steps (a filter keeps that test to a few instructions per
+ *     freed object), and Lua's own generational sweep drops them when it
+ *     starts.
+ * The binding's sweep passes the points in order and counts those behind
+ * it; the rest of the list is cut at those ahead into segments: the first
+ * from the sweep's position to the next point, each later one from a point
+ * to the next. A step that may sweep the whole list (a full collection,
+ * luaC_fullgc, or a state change run to its end) sweeps every segment in
+ * parallel, even when an incremental sweep had begun; an incremental step
+ * sweeps GCSWEEPMAX objects on Lua's thread, as Lua's does, passing and
+ * recording points as it goes. In a parallel step the engine's workers
+ * each read and write the headers ('marked', 'next') of their own
+ * segment's objects only: they whiten the survivors, unlink the dead into
+ * lists of their own and note candidates for the next split points. Lua's
+ * thread then joins the segments, keeps the candidates a spacing apart,
+ * and frees the dead itself, segment by segment: freeing touches what is
+ * shared (the string table, the memory accounting, a dead thread's
+ * upvalues).
  */
 
 #include <string.h>
@@ -36,8 +42,7 @@
 /* Segments per worker: several, so that a worker that finishes a segment
  * of mostly dead objects (freed later, on Lua's thread) takes another. */
 #define SMLUA_SEGMENTS_PER_WORKER 8
-
-/* Candidates per split point planned: a segment records one every
+/* Candidates per split point planned: a segment notes one every
  * spacing / SMLUA_CANDIDATES survivors, so that the points kept, a
  * spacing apart over the whole list, fall within a fraction of a spacing
  * of where a sequential sweep would put them. */
@@ -52,22 +57,27 @@ typedef struct smlua_splits {
 /* The sweep's state for the one Lua state whose sweeps it follows. */
 static struct {
   const global_State *g;
-  /* The split points of the last complete sweep of 'allgc', still in it. */
+  /* The split points of the last complete sweep of 'allgc', still in it;
+   * the sweep in progress has passed the first 'passed' of them. */
   smlua_splits valid;
-  /* A filter of 'valid': bit (hash of the address) for each point. */
+  size_t passed;
+  /* A filter of 'valid': bit (hash of the address) for each point; and
+   * whether freeobj tests against it (valid points exist and no sweep step
+   * of the binding's, which tracks them itself, is running). */
   uint64_t filter[16];
+  int watching;
   /* Survivors of the last complete sweep of 'allgc'. */
   size_t survivors;
-  /* The sweep in progress: points recorded so far, survivors so far, the
-   * spacing between two points, survivors until the next one, and
-   * whether it still records (a move stops it). */
+  /* The sweep in progress: the points recorded so far, the survivors so
+   * far, the objects swept on Lua's thread so far, the spacing of the
+   * points, the survivor count at which the next one is due, and whether
+   * it still records (a move stops it). */
   smlua_splits next;
   size_t swept_live;
+  size_t swept_serial;
   size_t spacing;
-  size_t until;
+  size_t due;
   int recording;
-  /* Whether the sweep in progress is still where entersweep left it. */
-  int fresh;
 } smlua_sweep;
 
 /* The filter bit of 'o': 10 bits of a multiplicative hash. */
@@ -78,6 +88,8 @@ static unsigned smlua_split_hash(const GCObject *o) {
 /* Drops the valid split points. */
 static void smlua_sweep_drop(void) {
   smlua_sweep.valid.n = 0;
+  smlua_sweep.passed = 0;
+  smlua_sweep.watching = 0;
   memset(smlua_sweep.filter, 0, sizeof(smlua_sweep.filter));
 }
 
@@ -94,30 +106,32 @@ static int smlua_sweep_is_point(const GCObject *o) {
 }
 
 /* freeobj: 'o' is about to be freed; if it is a valid split point, the
- * points are dropped. (The points the sweep in progress recorded survived
- * it, and only a sweep frees.) */
+ * points are dropped. (The binding's sweep steps, which free only objects
+ * they passed, turn the test off; the points the sweep in progress
+ * recorded survived it, and only a sweep frees.) */
 static void smlua_sweep_forget(global_State *g, GCObject *o) {
-  if (smlua_sweep.valid.n != 0 && smlua_sweep.g == g && smlua_sweep_is_point(o))
+  if (smlua_sweep.watching && smlua_sweep.g == g && smlua_sweep_is_point(o))
     smlua_sweep_drop();
 }
 
-/* A sweep of 'allgc' that may free split points begins on Lua's thread:
- * Lua's own sweep2old (generational mode), or the binding's serial
- * sweep. The points are dropped at once: that sweep does not use them,
- * and freeobj then tests one word per object it frees. */
+/* Lua's own sweep of 'allgc' (sweep2old, generational mode) begins: it may
+ * free split points without passing them in order, so they are dropped. */
 static void smlua_sweep_elsewhere(global_State *g) {
   if (smlua_sweep.g == g && smlua_sweep.valid.n != 0)
     smlua_sweep_drop();
 }
 
 /* luaC_checkfinalizer, luaC_fix: 'o' leaves 'allgc' for another list. If
- * it is a valid split point, the points are dropped; if the sweep in
- * progress recorded it, that sweep records no more. */
+ * it is a valid split point, or if this happens during a sweep (where
+ * luaC_checkfinalizer may have swept ahead with sweeptolive, passing a
+ * point uncounted), the points are dropped; if the sweep in progress
+ * recorded it, that sweep records no more. */
 static void smlua_sweep_moved(global_State *g, GCObject *o) {
   size_t i;
   if (smlua_sweep.g != g)
     return;
-  smlua_sweep_forget(g, o);
+  if (smlua_sweep.valid.n != 0 && (issweepphase(g) || smlua_sweep_is_point(o)))
+    smlua_sweep_drop();
   for (i = 0; i < smlua_sweep.next.n; i++)
     if (smlua_sweep.next.at[i] == o)
       smlua_sweep.recording = 0;
@@ -127,24 +141,25 @@ static void smlua_sweep_moved(global_State *g, GCObject *o) {
  * valid ones. */
 static void smlua_sweep_promote(void) {
   size_t i;
-  memset(smlua_sweep.filter, 0, sizeof(smlua_sweep.filter));
+  smlua_sweep_drop();
   smlua_sweep.survivors = smlua_sweep.swept_live;
-  if (!smlua_sweep.recording) {
-    smlua_sweep.valid.n = 0;
+  if (!smlua_sweep.recording)
     return;
-  }
   smlua_sweep.valid = smlua_sweep.next;
   for (i = 0; i < smlua_sweep.valid.n; i++) {
     unsigned h = smlua_split_hash(smlua_sweep.valid.at[i]);
     smlua_sweep.filter[h >> 6] |= (uint64_t)1 << (h & 63);
   }
+  smlua_sweep.watching = smlua_sweep.valid.n != 0;
 }
 
-/* entersweep: a sweep of 'allgc' starts (after sweeptolive). It records
- * split points for a plan of SMLUA_SEGMENTS_PER_WORKER segments per
- * worker, sized on the last sweep's survivors, none shorter than
- * smlua_sweep_segment (a shorter sweep is faster on one thread than worth
- * waking the workers for) nor than SMLUA_CANDIDATES. */
+/* entersweep: a sweep of 'allgc' starts, after sweeptolive swept the dead
+ * objects at the list's head and its first survivor (which may be the
+ * first split point: then it is passed). It records split points for a
+ * plan of SMLUA_SEGMENTS_PER_WORKER segments per worker, sized on the last
+ * sweep's survivors, none shorter than smlua_sweep_segment (a shorter
+ * sweep is faster on one thread than worth waking the workers for) nor
+ * than SMLUA_CANDIDATES. */
 static void smlua_sweep_begin(global_State *g) {
   size_t segments = smlua_workers * SMLUA_SEGMENTS_PER_WORKER;
   if (smlua_sweep.g != g) {
@@ -158,43 +173,49 @@ static void smlua_sweep_begin(global_State *g) {
     smlua_sweep.spacing = smlua_sweep_segment;
   if (smlua_sweep.spacing < SMLUA_CANDIDATES)
     smlua_sweep.spacing = SMLUA_CANDIDATES;
-  smlua_sweep.until = smlua_sweep.spacing;
+  smlua_sweep.due = smlua_sweep.spacing;
   smlua_sweep.next.n = 0;
   smlua_sweep.swept_live = 0;
+  smlua_sweep.swept_serial = 0;
   smlua_sweep.recording = 1;
-  smlua_sweep.fresh = 1;
+  smlua_sweep.passed = 0;
+  if (smlua_sweep.valid.n != 0 && g->sweepgc == &smlua_sweep.valid.at[0]->next)
+    smlua_sweep.passed = 1;
 }
 
-/* One survivor of the sweep in progress, on Lua's thread. */
-static void smlua_sweep_survivor(GCObject *o) {
-  smlua_sweep.swept_live++;
-  if (--smlua_sweep.until == 0) {
-    smlua_sweep.until = smlua_sweep.spacing;
-    if (smlua_sweep.next.n < SMLUA_SPLITS_MAX)
-      smlua_sweep.next.at[smlua_sweep.next.n++] = o;
-  }
-}
-
-/* sweeplist for 'allgc', GCSWEEPMAX objects, recording split points. */
+/* sweeplist for 'allgc', GCSWEEPMAX objects on Lua's thread: passes the
+ * split points and records the next ones. */
 static GCObject **smlua_sweep_serial(lua_State *L, GCObject **p, int *countout) {
   global_State *g = G(L);
   int ow = otherwhite(g);
   int white = luaC_white(g);
+  GCObject *ahead = smlua_sweep.passed < smlua_sweep.valid.n
+                        ? smlua_sweep.valid.at[smlua_sweep.passed] : NULL;
   int i;
   for (i = 0; *p != NULL && i < GCSWEEPMAX; i++) {
     GCObject *curr = *p;
     int marked = curr->marked;
+    if (curr == ahead) {
+      smlua_sweep.passed++;
+      ahead = smlua_sweep.passed < smlua_sweep.valid.n
+                  ? smlua_sweep.valid.at[smlua_sweep.passed] : NULL;
+    }
     if (isdeadm(ow, marked)) {
       *p = curr->next;
       freeobj(L, curr);
     }
     else {
       curr->marked = cast_byte((marked & ~maskgcbits) | white);
-      smlua_sweep_survivor(curr);
+      if (++smlua_sweep.swept_live == smlua_sweep.due) {
+        smlua_sweep.due += smlua_sweep.spacing;
+        if (smlua_sweep.next.n < SMLUA_SPLITS_MAX)
+          smlua_sweep.next.at[smlua_sweep.next.n++] = curr;
+      }
       p = &curr->next;
     }
   }
   *countout = i;
+  smlua_sweep.swept_serial += (size_t)i;
   return (*p == NULL) ? NULL : p;
 }
 
@@ -236,7 +257,7 @@ static smlua_sweep_job smlua_job;
  * headers of the segment's own objects only. A segment longer than
  * planned (the new objects since the last sweep are all in the first)
  * keeps its candidates in a fixed array by dropping every other one and
- * recording half as often each time the array fills. */
+ * noting half as often each time the array fills. */
 static void smlua_sweep_task(void *ctx, size_t index) {
   smlua_sweep_job *job = (smlua_sweep_job *)ctx;
   smlua_segment *s = &job->seg[index];
@@ -278,38 +299,31 @@ static void smlua_sweep_task(void *ctx, size_t index) {
   s->ncandidates = n;
 }
 
-/* The rest of 'allgc' from 'g->sweepgc', swept in parallel segments cut at
- * the valid split points; returns the objects swept. */
-static size_t smlua_sweep_parallel(lua_State *L, sm_marker *marker) {
+/* Sweeps 'segments' segments from 'g->sweepgc' in parallel (the last one
+ * ending at the split point after them, or at the list's end); returns
+ * the objects swept. */
+static size_t smlua_sweep_parallel(lua_State *L, sm_marker *marker, size_t segments) {
   global_State *g = G(L);
   smlua_sweep_job *job = &smlua_job;
-  size_t n = 0, i, swept = 0;
-  GCObject **p = g->sweepgc, *o;
+  size_t i, swept = 0;
+  GCObject **p = g->sweepgc, *stop = NULL, *o;
   sm_status st;
-  size_t base = 0, due;
   job->ow = otherwhite(g);
   job->white = luaC_white(g);
   job->every = smlua_sweep.spacing / SMLUA_CANDIDATES;
   job->seg[0].start = *p;
-  for (i = 0; i < smlua_sweep.valid.n; i++) {
-    GCObject *at = smlua_sweep.valid.at[i];
-    /* sweeptolive swept the first survivor already: a point there is
-     * behind the sweep, not ahead of it */
-    if (&at->next == p)
-      continue;
-    job->seg[n].stop = at;
-    job->seg[++n].start = at;
+  for (i = 0; i < segments; i++) {
+    size_t k = smlua_sweep.passed + i;
+    stop = k < smlua_sweep.valid.n ? smlua_sweep.valid.at[k] : NULL;
+    job->seg[i].stop = stop;
+    job->seg[i + 1].start = stop;
   }
-  job->seg[n++].stop = NULL;
-  st = sm_marker_run_tasks(marker, n, smlua_sweep_task, job);
+  st = sm_marker_run_tasks(marker, segments, smlua_sweep_task, job);
   if (st != SM_OK)
     smlua_fatal("sm_marker_run_tasks", st);
   /* Join the survivors in segment order, and keep as split points the
-   * first candidate at or past each multiple of the spacing (counted in
-   * survivors over the whole list). */
-  smlua_sweep.next.n = 0;
-  due = smlua_sweep.spacing;
-  for (i = 0; i < n; i++) {
+   * first candidate at or past each due survivor count. */
+  for (i = 0; i < segments; i++) {
     smlua_segment *s = &job->seg[i];
     size_t k;
     if (s->live > 0) {
@@ -317,17 +331,22 @@ static size_t smlua_sweep_parallel(lua_State *L, sm_marker *marker) {
       p = s->last;
     }
     swept += s->swept;
-    for (k = 0; k < s->ncandidates && smlua_sweep.next.n < SMLUA_SPLITS_MAX; k++)
-      if (base + s->candidates[k].rank >= due) {
-        smlua_sweep.next.at[smlua_sweep.next.n++] = s->candidates[k].o;
-        due = base + s->candidates[k].rank + smlua_sweep.spacing;
+    for (k = 0; k < s->ncandidates; k++) {
+      size_t rank = smlua_sweep.swept_live + s->candidates[k].rank + 1;
+      if (rank >= smlua_sweep.due) {
+        smlua_sweep.due = rank + smlua_sweep.spacing;
+        if (smlua_sweep.next.n < SMLUA_SPLITS_MAX)
+          smlua_sweep.next.at[smlua_sweep.next.n++] = s->candidates[k].o;
       }
-    base += s->live;
+    }
+    smlua_sweep.swept_live += s->live;
   }
-  smlua_sweep.swept_live += base;
-  *p = NULL;
+  *p = stop;  /* the rest of the list, from the next point; or its end */
+  g->sweepgc = stop == NULL ? NULL : p;
+  /* the points that started segments 1.. are behind the sweep now */
+  smlua_sweep.passed += segments - 1;
   /* Free the dead on Lua's thread, segment by segment. */
-  for (i = 0; i < n; i++) {
+  for (i = 0; i < segments; i++) {
     o = job->seg[i].dead;
     while (o != NULL) {
       GCObject *next = o->next;
@@ -338,15 +357,28 @@ static size_t smlua_sweep_parallel(lua_State *L, sm_marker *marker) {
   return swept;
 }
 
-/* The state GCSswpallgc of singlestep: sweepstep for 'allgc'. A full
- * collection's sweep that entersweep has just started, with split points
- * and more than one worker, sweeps the whole list at once in parallel;
- * any other sweeps GCSWEEPMAX objects on Lua's thread. Both record the
- * next split points. */
+/* How many segments this step sweeps in parallel: every segment left in a
+ * step that may sweep the whole list (outside incstep: a full collection,
+ * or a state change run to its end), with more than one worker and split
+ * points ahead; else 0, a step of GCSWEEPMAX objects on Lua's thread. An
+ * incremental step keeps to Lua's thread: Lua's thread frees the dead
+ * after the workers unlinked them, reading headers the other cores wrote,
+ * and on a heap that fits in the caches and dies young (binary trees) the
+ * steps' pauses grew by a fifth when their budget was swept in parallel
+ * segments. */
+static size_t smlua_sweep_segments(void) {
+  size_t ahead = smlua_sweep.valid.n - smlua_sweep.passed;
+  if (smlua_workers < 2 || smlua_sweep_segment == 0 || ahead == 0 || smlua_step_owed > 0)
+    return 0;
+  return ahead + 1;
+}
+
+/* The state GCSswpallgc of singlestep: sweepstep for 'allgc', in parallel
+ * segments where smlua_sweep_segments says so, else on Lua's thread. */
 static lu_mem smlua_sweep_allgc(lua_State *L) {
   global_State *g = G(L);
   l_mem olddebt = g->GCdebt;
-  int fresh = smlua_sweep.fresh && smlua_sweep.g == g;
+  size_t segments;
   lu_mem work;
   if (g->sweepgc == NULL) {  /* enter next state, as sweepstep does */
     if (smlua_sweep.g == g)
@@ -355,26 +387,24 @@ static lu_mem smlua_sweep_allgc(lua_State *L) {
     g->sweepgc = &g->finobj;
     return 0;
   }
-  if (fresh && smlua_full_depth > 0 && smlua_sweep.valid.n > 0 &&
-      smlua_workers > 1 && smlua_sweep_segment > 0) {
+  if (smlua_sweep.g != g)  /* another state's sweep began since */
+    smlua_sweep_begin(g);
+  smlua_sweep.watching = 0;
+  segments = smlua_sweep_segments();
+  if (segments > 0) {
     uint64_t t0 = smlua_now_ns();
-    size_t segments = smlua_sweep.valid.n + 1;
-    smlua_sweep.fresh = 0;
-    work = smlua_sweep_parallel(L, smlua_get_marker(g));
-    g->sweepgc = NULL;
+    work = smlua_sweep_parallel(L, smlua_get_marker(g), segments);
     if (smlua_stats())
-      fprintf(stderr, SMLUA_NAME " sweep: %lu objects in %zu segments, %.3f ms\n",
-              (unsigned long)work, segments, (double)(smlua_now_ns() - t0) / 1e6);
+      fprintf(stderr, SMLUA_NAME " sweep: %lu objects in %zu segments, %.3f ms, "
+              "after %zu on Lua's thread\n", (unsigned long)work, segments,
+              (double)(smlua_now_ns() - t0) / 1e6, smlua_sweep.swept_serial);
   }
   else {
     int count;
-    if (smlua_sweep.g != g)  /* another state's sweep began since */
-      smlua_sweep_begin(g);
-    smlua_sweep.fresh = 0;
-    smlua_sweep_elsewhere(g);
     g->sweepgc = smlua_sweep_serial(L, g->sweepgc, &count);
     work = (lu_mem)count;
   }
+  smlua_sweep.watching = smlua_sweep.valid.n != 0;
   g->GCestimate += g->GCdebt - olddebt;  /* update estimate */
   return work;
 }

@@ -2,8 +2,9 @@
 -- 'allgc' (tables, strings, closures, suspended coroutines with open
 -- upvalues, weak and ephemeron entries, objects with finalizers), with
 -- the collector stopped between them: a third of what lives dies after
--- each, and new objects come in. Prints per collection what lives, what
--- the weak tables hold, the finalizers run and the memory in use.
+-- each, and new objects come in. Then two full collections that find an
+-- incremental sweep under way. Prints per collection what lives, what the
+-- weak tables hold, the finalizers run and the memory in use.
 -- Usage: sweep.lua [objects per batch]
 local N = tonumber(arg and arg[1]) or 20000
 collectgarbage("incremental")
@@ -36,7 +37,7 @@ local function fill(from, to)
     end
   end
 end
-local function report(round)
+local function report(round, extra)
   local sum, n, w, e = 0, 0, 0, 0
   for _, v in ipairs(live) do
     local tv = type(v)
@@ -47,7 +48,7 @@ local function report(round)
   end
   for _ in pairs(weak) do w = w + 1 end
   for _ in pairs(eph) do e = e + 1 end
-  print(round, n, sum, w, e, finalized, collectgarbage("count"))
+  print(round, n, sum, w, e, finalized, collectgarbage("count"), extra or 0)
 end
 fill(1, N)
 for round = 1, 4 do
@@ -59,4 +60,23 @@ for round = 1, 4 do
   end
   live = kept
   fill(N * round + 1, N * round + N // 2)
+end
+-- Objects made old by a full collection, which records split points among
+-- them; nine in ten then die, steps sweep until a third of those are freed
+-- (passing some of the points), and a full collection sweeps the rest of
+-- the list.
+for round = 5, 6 do
+  local held = {}
+  for i = 1, 6 * N do held[i] = { i } end
+  collectgarbage()
+  local before = collectgarbage("count")
+  for i = 1, #held do
+    if i % 10 ~= 0 then held[i] = false end
+  end
+  repeat collectgarbage("step", 0)
+  until collectgarbage("count") < before - 6 * N * 0.9 * 0.3 * 56 / 1024
+  collectgarbage()
+  local kept = 0
+  for i = 10, #held, 10 do kept = kept + held[i][1] end
+  report(round, kept)
 end
