@@ -357,20 +357,38 @@ static size_t smlua_sweep_parallel(lua_State *L, sm_marker *marker, size_t segme
   return swept;
 }
 
-/* How many segments this step sweeps in parallel: every segment left in a
- * step that may sweep the whole list (outside incstep: a full collection,
- * or a state change run to its end), with more than one worker and split
- * points ahead; else 0, a step of GCSWEEPMAX objects on Lua's thread. An
- * incremental step keeps to Lua's thread: Lua's thread frees the dead
- * after the workers unlinked them, reading headers the other cores wrote,
- * and on a heap that fits in the caches and dies young (binary trees) the
- * steps' pauses grew by a fifth when their budget was swept in parallel
- * segments. */
+/* Segments of an incremental step: at least this many times
+ * smlua_sweep_segment survivors each. */
+#define SMLUA_STEP_SEGMENT_FACTOR 4
+
+/* How many segments this step sweeps in parallel, or 0 for a step of
+ * GCSWEEPMAX objects on Lua's thread; never with one worker or without
+ * split points ahead.
+ *   - A step that may sweep the whole list (outside incstep: a full
+ *     collection, or a state change run to its end) sweeps every segment
+ *     left.
+ *   - An incremental step sweeps as many whole segments as its budget
+ *     covers, if that is at least two, past the first segment (whose
+ *     length is not known: the new objects are all in it), and if the
+ *     segments are long: SMLUA_STEP_SEGMENT_FACTOR times the shortest
+ *     planned, so that 8 segments per worker make a heap larger than the
+ *     caches. Lua's thread frees the dead after the workers unlinked them,
+ *     reading headers the other core just wrote: on a heap that fits in
+ *     the caches and dies young (binary_trees), sweeping the steps' budgets
+ *     in parallel segments made the steps' pauses a fifth longer. */
 static size_t smlua_sweep_segments(void) {
-  size_t ahead = smlua_sweep.valid.n - smlua_sweep.passed;
-  if (smlua_workers < 2 || smlua_sweep_segment == 0 || ahead == 0 || smlua_step_owed > 0)
+  size_t ahead = smlua_sweep.valid.n - smlua_sweep.passed, budget;
+  if (smlua_workers < 2 || smlua_sweep_segment == 0 || ahead == 0)
     return 0;
-  return ahead + 1;
+  if (smlua_step_owed <= 0)  /* outside incstep: run to the state's end */
+    return ahead + 1;
+  if (smlua_sweep.passed == 0 ||
+      smlua_sweep.spacing < SMLUA_STEP_SEGMENT_FACTOR * smlua_sweep_segment)
+    return 0;
+  budget = (size_t)smlua_step_owed / smlua_sweep.spacing;
+  if (budget < 2)
+    return 0;
+  return budget < ahead + 1 ? budget : ahead + 1;
 }
 
 /* The state GCSswpallgc of singlestep: sweepstep for 'allgc', in parallel
