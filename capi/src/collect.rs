@@ -10,9 +10,7 @@ use crate::marks::{HeaderByte, MarkCallbacks};
 use crate::model::CModel;
 use crate::refs::CRefs;
 use crate::soft::Soft;
-use crate::status::{
-    guard, panic_text, sm_status, Error, SM_ERR_CONTRACT, SM_ERR_MARKS, SM_ERR_PANIC,
-};
+use crate::status::{guard, sm_status, Error, SM_ERR_CONTRACT, SM_ERR_MARKS};
 use crate::types::{
     sm_collection, sm_marks, sm_report, SM_MARKS_CALLBACKS, SM_MARKS_HEADER_BYTE,
     SM_MARKS_SIDE_BITMAP,
@@ -110,14 +108,7 @@ pub unsafe extern "C" fn sm_collect(
                 if let Some(Violation(message)) = payload.downcast_ref::<Violation>() {
                     return Err(Error::new(SM_ERR_CONTRACT, message.clone()));
                 }
-                state.poisoned = true;
-                return Err(Error::new(
-                    SM_ERR_PANIC,
-                    format!(
-                        "the engine panicked (the marker is now poisoned): {}",
-                        panic_text(&*payload)
-                    ),
-                ));
+                return Err(state.poison(&*payload));
             }
         }
         state.valid = true;
@@ -142,7 +133,7 @@ mod tests {
     use super::*;
     use crate::config::{sm_config_init, sm_marker_free, sm_marker_new};
     use crate::sm_report_stats;
-    use crate::status::{SM_ERR_POISONED, SM_OK};
+    use crate::status::{SM_ERR_PANIC, SM_ERR_POISONED, SM_OK};
     use crate::types::{sm_mark_byte, sm_refs, sm_soft_policy, sm_stats, SM_SOFT_CLEAR_ALL};
 
     thread_local! {

@@ -2,11 +2,12 @@
 //! functions need, behind a lock; and the refusals of a marker that cannot
 //! serve a call.
 
+use std::any::Any;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 use stealmark_marker::Marker;
 
-use crate::status::{Error, SM_ERR_BUSY, SM_ERR_POISONED};
+use crate::status::{panic_text, Error, SM_ERR_BUSY, SM_ERR_PANIC, SM_ERR_POISONED};
 
 /// The marker handle (`sm_marker`): the engine and what the report
 /// functions need, behind a lock that turns concurrent misuse into
@@ -39,6 +40,19 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// Poisons the marker after an engine panic with `payload`; the error
+    /// to return ([`SM_ERR_PANIC`]).
+    pub(crate) fn poison(&mut self, payload: &(dyn Any + Send)) -> Error {
+        self.poisoned = true;
+        Error::new(
+            SM_ERR_PANIC,
+            format!(
+                "the engine panicked (the marker is now poisoned): {}",
+                panic_text(payload)
+            ),
+        )
+    }
+
     /// The engine, which [`sm_marker::read`] has checked is not lent to a
     /// cycle.
     pub(crate) fn engine(&self) -> &Marker {

@@ -5,7 +5,7 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::marker::{lent, poisoned, sm_marker};
-use crate::status::{guard, panic_text, sm_status, Error, SM_ERR_PANIC};
+use crate::status::{guard, sm_status, Error};
 use crate::types::TaskFn;
 
 /// The runtime's task and its context, shared by the workers.
@@ -54,16 +54,6 @@ pub unsafe extern "C" fn sm_marker_run_tasks(
             // worker with `ctx` and each index below `tasks`.
             engine.run_tasks(tasks, |i| unsafe { (shared.run)(shared.ctx, i) })
         }));
-        if let Err(payload) = result {
-            state.poisoned = true;
-            return Err(Error::new(
-                SM_ERR_PANIC,
-                format!(
-                    "the engine panicked (the marker is now poisoned): {}",
-                    panic_text(&*payload)
-                ),
-            ));
-        }
-        Ok(())
+        result.map_err(|payload| state.poison(&*payload))
     })
 }
