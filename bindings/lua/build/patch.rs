@@ -34,7 +34,7 @@ static lu_mem smlua_sweep_allgc (lua_State *L);
 static void smlua_sweep_begin (global_State *g);
 static void smlua_sweep_forget (global_State *g, GCObject *o);
 static void smlua_sweep_moved (global_State *g, GCObject *o);
-static void smlua_sweep_elsewhere (global_State *g);
+static void smlua_sweep2old_allgc (lua_State *L);
 /* stealmark: the work units the incremental step in progress still owes
    (set by incstep before each single step; 0 outside one) */
 static l_mem smlua_step_owed = 0;
@@ -129,11 +129,10 @@ static l_mem smlua_step_owed = 0;
         until: None,
     },
     Patch {
-        name: "a generational sweep of 'allgc' drops the split points",
+        name: "the generational sweep of 'allgc' goes through the binding",
         anchor: "  sweep2old(L, &g->allgc);
 ",
-        with: "  smlua_sweep_elsewhere(g);  /* stealmark: it may free split points */
-  sweep2old(L, &g->allgc);
+        with: "  smlua_sweep2old_allgc(L);  /* stealmark: maybe in parallel */
 ",
         until: None,
     },

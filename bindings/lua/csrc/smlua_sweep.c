@@ -15,19 +15,21 @@
  *     every free goes through), moved to 'finobj' (luaC_checkfinalizer) or
  *     fixed (luaC_fix). Moving a split point, or moving anything during a
  *     sweep, drops the points; so does freeing one outside the binding's
- *     own sweep steps (a filter keeps that test to a few instructions per
- *     freed object), and Lua's own generational sweep drops them when it
- *     starts.
+ *     own sweeps (a filter keeps that test to a few instructions per freed
+ *     object).
  * The binding's sweep passes the points in order and counts those behind
  * it; the rest of the list is cut at those ahead into segments: the first
  * from the sweep's position to the next point, each later one from a point
  * to the next. A step that may sweep the whole list (a full collection,
  * luaC_fullgc, or a state change run to its end) sweeps every segment in
  * parallel, even when an incremental sweep had begun; an incremental step
- * sweeps GCSWEEPMAX objects on Lua's thread, as Lua's does, passing and
- * recording points as it goes. In a parallel step the engine's workers
+ * sweeps the whole segments its budget covers in parallel if they are long
+ * (smlua_sweep_segments), else GCSWEEPMAX objects on Lua's thread, as
+ * Lua's does, passing and recording points as it goes. Generational mode's collections (each a
+ * full one in this binding) sweep 'allgc' with sweep2old's rules, the
+ * same way (smlua_sweep2old_allgc). In a parallel step the engine's workers
  * each read and write the headers ('marked', 'next') of their own
- * segment's objects only: they whiten the survivors, unlink the dead into
+ * segment's objects only: they whiten (or age) the survivors, unlink the dead into
  * lists of their own and note candidates for the next split points. Lua's
  * thread then joins the segments, keeps the candidates a spacing apart,
  * and frees the dead itself, segment by segment: freeing touches what is
@@ -114,13 +116,6 @@ static void smlua_sweep_forget(global_State *g, GCObject *o) {
     smlua_sweep_drop();
 }
 
-/* Lua's own sweep of 'allgc' (sweep2old, generational mode) begins: it may
- * free split points without passing them in order, so they are dropped. */
-static void smlua_sweep_elsewhere(global_State *g) {
-  if (smlua_sweep.g == g && smlua_sweep.valid.n != 0)
-    smlua_sweep_drop();
-}
-
 /* luaC_checkfinalizer, luaC_fix: 'o' leaves 'allgc' for another list. If
  * it is a valid split point, or if this happens during a sweep (where
  * luaC_checkfinalizer may have swept ahead with sweeptolive, passing a
@@ -153,14 +148,12 @@ static void smlua_sweep_promote(void) {
   smlua_sweep.watching = smlua_sweep.valid.n != 0;
 }
 
-/* entersweep: a sweep of 'allgc' starts, after sweeptolive swept the dead
- * objects at the list's head and its first survivor (which may be the
- * first split point: then it is passed). It records split points for a
- * plan of SMLUA_SEGMENTS_PER_WORKER segments per worker, sized on the last
- * sweep's survivors, none shorter than smlua_sweep_segment (a shorter
- * sweep is faster on one thread than worth waking the workers for) nor
- * than SMLUA_CANDIDATES. */
-static void smlua_sweep_begin(global_State *g) {
+/* A sweep of 'allgc' starts: it records split points for a plan of
+ * SMLUA_SEGMENTS_PER_WORKER segments per worker, sized on the last sweep's
+ * survivors, none shorter than smlua_sweep_segment (a shorter sweep is
+ * faster on one thread than worth waking the workers for) nor than
+ * SMLUA_CANDIDATES. */
+static void smlua_sweep_plan(global_State *g) {
   size_t segments = smlua_workers * SMLUA_SEGMENTS_PER_WORKER;
   if (smlua_sweep.g != g) {
     memset(&smlua_sweep, 0, sizeof(smlua_sweep));
@@ -179,8 +172,25 @@ static void smlua_sweep_begin(global_State *g) {
   smlua_sweep.swept_serial = 0;
   smlua_sweep.recording = 1;
   smlua_sweep.passed = 0;
+}
+
+/* entersweep: an incremental sweep of 'allgc' starts, after sweeptolive
+ * swept the dead objects at the list's head and its first survivor (which
+ * may be the first split point: then it is passed). */
+static void smlua_sweep_begin(global_State *g) {
+  smlua_sweep_plan(g);
   if (smlua_sweep.valid.n != 0 && g->sweepgc == &smlua_sweep.valid.at[0]->next)
     smlua_sweep.passed = 1;
+}
+
+/* A survivor of the sweep in progress, on Lua's thread: a split point is
+ * recorded every spacing survivors. */
+static void smlua_sweep_survivor(GCObject *o) {
+  if (++smlua_sweep.swept_live == smlua_sweep.due) {
+    smlua_sweep.due += smlua_sweep.spacing;
+    if (smlua_sweep.next.n < SMLUA_SPLITS_MAX)
+      smlua_sweep.next.at[smlua_sweep.next.n++] = o;
+  }
 }
 
 /* sweeplist for 'allgc', GCSWEEPMAX objects on Lua's thread: passes the
@@ -206,11 +216,7 @@ static GCObject **smlua_sweep_serial(lua_State *L, GCObject **p, int *countout) 
     }
     else {
       curr->marked = cast_byte((marked & ~maskgcbits) | white);
-      if (++smlua_sweep.swept_live == smlua_sweep.due) {
-        smlua_sweep.due += smlua_sweep.spacing;
-        if (smlua_sweep.next.n < SMLUA_SPLITS_MAX)
-          smlua_sweep.next.at[smlua_sweep.next.n++] = curr;
-      }
+      smlua_sweep_survivor(curr);
       p = &curr->next;
     }
   }
@@ -237,6 +243,8 @@ typedef struct smlua_segment {
   GCObject *first;
   GCObject **last;
   GCObject *dead;
+  /* The generational sweep's surviving threads, linked through 'gclist'. */
+  GCObject *threads;
   size_t swept;
   size_t live;
   size_t ncandidates;
@@ -244,6 +252,9 @@ typedef struct smlua_segment {
 } smlua_segment;
 
 typedef struct smlua_sweep_job {
+  /* Lua's generational sweep (sweep2old: the survivors become old), or
+   * its incremental one (they become 'white'; 'ow' is the dead white). */
+  int gen;
   int ow;
   int white;
   /* Survivors between two candidates. */
@@ -261,53 +272,70 @@ static smlua_sweep_job smlua_job;
 static void smlua_sweep_task(void *ctx, size_t index) {
   smlua_sweep_job *job = (smlua_sweep_job *)ctx;
   smlua_segment *s = &job->seg[index];
-  GCObject *curr = s->start, *dead = NULL, **last = &s->first;
+  GCObject *curr = s->start, *dead = NULL, **last = &s->first, *threads = NULL;
   size_t swept = 0, live = 0, every = job->every, until = every, n = 0;
   const size_t cap = sizeof(s->candidates) / sizeof(s->candidates[0]);
   while (curr != s->stop) {
     GCObject *next = curr->next;
     int marked = curr->marked;
     swept++;
-    if (isdeadm(job->ow, marked)) {
+    if (job->gen ? iswhite(curr) : isdeadm(job->ow, marked)) {
       curr->next = dead;
       dead = curr;
+      curr = next;
+      continue;
     }
-    else {
+    if (!job->gen)
       curr->marked = cast_byte((marked & ~maskgcbits) | job->white);
-      *last = curr;
-      last = &curr->next;
-      if (--until == 0) {
-        if (n == cap) {
-          size_t j;
-          for (j = 0; j < cap / 2; j++)
-            s->candidates[j] = s->candidates[2 * j + 1];
-          n = cap / 2;
-          every *= 2;
-        }
-        until = every;
-        s->candidates[n].o = curr;
-        s->candidates[n++].rank = live;
+    else {  /* as sweep2old: old, and gray or black */
+      setage(curr, G_OLD);
+      if (curr->tt == LUA_VTHREAD) {  /* linked into 'grayagain' later */
+        set2gray(curr);
+        gco2th(curr)->gclist = threads;
+        threads = curr;
       }
-      live++;
+      else if (curr->tt == LUA_VUPVAL && upisopen(gco2upv(curr)))
+        set2gray(curr);
+      else
+        nw2black(curr);
     }
+    *last = curr;
+    last = &curr->next;
+    if (--until == 0) {
+      if (n == cap) {
+        size_t j;
+        for (j = 0; j < cap / 2; j++)
+          s->candidates[j] = s->candidates[2 * j + 1];
+        n = cap / 2;
+        every *= 2;
+      }
+      until = every;
+      s->candidates[n].o = curr;
+      s->candidates[n++].rank = live;
+    }
+    live++;
     curr = next;
   }
   s->last = last;
   s->dead = dead;
+  s->threads = threads;
   s->swept = swept;
   s->live = live;
   s->ncandidates = n;
 }
 
-/* Sweeps 'segments' segments from 'g->sweepgc' in parallel (the last one
- * ending at the split point after them, or at the list's end); returns
- * the objects swept. */
-static size_t smlua_sweep_parallel(lua_State *L, sm_marker *marker, size_t segments) {
+/* Sweeps 'segments' segments from '*p' in parallel (the last one ending at
+ * the split point after them, or at the list's end), as Lua's generational
+ * sweep if 'gen'; returns the objects swept and sets '*rest' to the field
+ * that links to the rest of the list (NULL at its end). */
+static size_t smlua_sweep_parallel(lua_State *L, GCObject **p, size_t segments, int gen,
+                                   GCObject ***rest) {
   global_State *g = G(L);
   smlua_sweep_job *job = &smlua_job;
   size_t i, swept = 0;
-  GCObject **p = g->sweepgc, *stop = NULL, *o;
+  GCObject *stop = NULL, *o;
   sm_status st;
+  job->gen = gen;
   job->ow = otherwhite(g);
   job->white = luaC_white(g);
   job->every = smlua_sweep.spacing / SMLUA_CANDIDATES;
@@ -318,11 +346,12 @@ static size_t smlua_sweep_parallel(lua_State *L, sm_marker *marker, size_t segme
     job->seg[i].stop = stop;
     job->seg[i + 1].start = stop;
   }
-  st = sm_marker_run_tasks(marker, segments, smlua_sweep_task, job);
+  st = sm_marker_run_tasks(smlua_get_marker(g), segments, smlua_sweep_task, job);
   if (st != SM_OK)
     smlua_fatal("sm_marker_run_tasks", st);
-  /* Join the survivors in segment order, and keep as split points the
-   * first candidate at or past each due survivor count. */
+  /* Join the survivors in segment order, keep as split points the first
+   * candidate at or past each due survivor count, and link the surviving
+   * threads into 'grayagain' (the generational sweep). */
   for (i = 0; i < segments; i++) {
     smlua_segment *s = &job->seg[i];
     size_t k;
@@ -340,9 +369,16 @@ static size_t smlua_sweep_parallel(lua_State *L, sm_marker *marker, size_t segme
       }
     }
     smlua_sweep.swept_live += s->live;
+    for (o = gen ? s->threads : NULL; o != NULL;) {
+      lua_State *th = gco2th(o);
+      GCObject *next = th->gclist;
+      th->gclist = g->grayagain;
+      g->grayagain = o;
+      o = next;
+    }
   }
   *p = stop;  /* the rest of the list, from the next point; or its end */
-  g->sweepgc = stop == NULL ? NULL : p;
+  *rest = stop == NULL ? NULL : p;
   /* the points that started segments 1.. are behind the sweep now */
   smlua_sweep.passed += segments - 1;
   /* Free the dead on Lua's thread, segment by segment. */
@@ -355,6 +391,14 @@ static size_t smlua_sweep_parallel(lua_State *L, sm_marker *marker, size_t segme
     }
   }
   return swept;
+}
+
+/* Prints a parallel sweep's line of statistics. */
+static void smlua_sweep_report(size_t swept, size_t segments, uint64_t t0) {
+  if (smlua_stats())
+    fprintf(stderr, SMLUA_NAME " sweep: %lu objects in %zu segments, %.3f ms, "
+            "after %zu on Lua's thread\n", (unsigned long)swept, segments,
+            (double)(smlua_now_ns() - t0) / 1e6, smlua_sweep.swept_serial);
 }
 
 /* Segments of an incremental step: at least this many times
@@ -411,11 +455,8 @@ static lu_mem smlua_sweep_allgc(lua_State *L) {
   segments = smlua_sweep_segments();
   if (segments > 0) {
     uint64_t t0 = smlua_now_ns();
-    work = smlua_sweep_parallel(L, smlua_get_marker(g), segments);
-    if (smlua_stats())
-      fprintf(stderr, SMLUA_NAME " sweep: %lu objects in %zu segments, %.3f ms, "
-              "after %zu on Lua's thread\n", (unsigned long)work, segments,
-              (double)(smlua_now_ns() - t0) / 1e6, smlua_sweep.swept_serial);
+    work = smlua_sweep_parallel(L, g->sweepgc, segments, 0, &g->sweepgc);
+    smlua_sweep_report((size_t)work, segments, t0);
   }
   else {
     int count;
@@ -425,4 +466,45 @@ static lu_mem smlua_sweep_allgc(lua_State *L) {
   smlua_sweep.watching = smlua_sweep.valid.n != 0;
   g->GCestimate += g->GCdebt - olddebt;  /* update estimate */
   return work;
+}
+
+/* sweep2old for 'allgc' (atomic2gen: the survivors become old, threads go
+ * to 'grayagain', open upvalues stay gray), recording split points; in
+ * parallel segments with more than one worker and split points. */
+static void smlua_sweep2old_allgc(lua_State *L) {
+  global_State *g = G(L);
+  GCObject **p = &g->allgc, *curr;
+  size_t segments;
+  smlua_sweep_plan(g);
+  smlua_sweep.watching = 0;
+  segments = smlua_workers >= 2 && smlua_sweep_segment > 0 && smlua_sweep.valid.n > 0
+                 ? smlua_sweep.valid.n + 1 : 0;
+  if (segments > 0) {
+    uint64_t t0 = smlua_now_ns();
+    GCObject **rest;
+    size_t swept = smlua_sweep_parallel(L, p, segments, 1, &rest);
+    smlua_sweep_report(swept, segments, t0);
+  }
+  else {
+    while ((curr = *p) != NULL) {
+      if (iswhite(curr)) {  /* dead */
+        *p = curr->next;
+        freeobj(L, curr);
+      }
+      else {  /* all surviving objects become old */
+        setage(curr, G_OLD);
+        if (curr->tt == LUA_VTHREAD) {  /* threads must be watched */
+          lua_State *th = gco2th(curr);
+          linkgclist(th, g->grayagain);
+        }
+        else if (curr->tt == LUA_VUPVAL && upisopen(gco2upv(curr)))
+          set2gray(curr);  /* open upvalues are always gray */
+        else  /* everything else is black */
+          nw2black(curr);
+        smlua_sweep_survivor(curr);
+        p = &curr->next;
+      }
+    }
+  }
+  smlua_sweep_promote();
 }

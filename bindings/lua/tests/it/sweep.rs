@@ -1,7 +1,8 @@
 //! The sweep of full collections in parallel segments (`csrc/smlua_sweep.c`):
 //! `tests/lua/sweep.lua` prints, after each of six full collections, what
 //! lives, what the weak tables hold, the finalizers run and the memory in
-//! use; the last two find an incremental sweep under way. Swept on one
+//! use; in incremental mode the last two find a sweep under way, and in
+//! generational mode the sweep is Lua's `sweep2old`. Swept on one
 //! thread, in parallel segments at 2 and 3 workers, and in segments of a
 //! few objects, every run prints exactly the same, and what stock Lua
 //! prints (its memory differs only by a constant: the interpreter's own
@@ -24,10 +25,11 @@ struct Sweeps {
     midway: usize,
 }
 
-/// The script's output and its parallel sweeps.
-fn run(bin: &str, env: &[(&str, &str)]) -> (Vec<Vec<String>>, Sweeps) {
+/// The script's output in Lua's mode `mode`, and its parallel sweeps.
+fn run(bin: &str, mode: &str, env: &[(&str, &str)]) -> (Vec<Vec<String>>, Sweeps) {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lua/sweep.lua");
     let out = Command::new(bin)
+        .args(["-e", &format!("MODE = '{mode}'")])
         .arg(&script)
         .envs(env.iter().copied())
         .env("STEALMARK_LUA_STATS", "1")
@@ -63,8 +65,15 @@ fn run(bin: &str, env: &[(&str, &str)]) -> (Vec<Vec<String>>, Sweeps) {
 
 #[test]
 fn parallel_sweeps_free_exactly_what_stock_lua_frees() {
-    let (stock, _) = run(STOCK, &[]);
-    assert_eq!(stock.len(), 6, "{stock:?}");
+    for mode in ["incremental", "generational"] {
+        sweeps_in(mode);
+    }
+}
+
+/// The checks of the test above in Lua's mode `mode`.
+fn sweeps_in(mode: &str) {
+    let (stock, _) = run(STOCK, mode, &[]);
+    assert_eq!(stock.len(), 6, "{mode}: {stock:?}");
     // Bytes in use: collectgarbage("count") is in KiB, a multiple of 1/1024.
     let memory = |rows: &[Vec<String>], i: usize| -> i64 {
         let kib: f64 = rows[i][6].parse().expect("a number");
@@ -72,22 +81,33 @@ fn parallel_sweeps_free_exactly_what_stock_lua_frees() {
     };
     let (serial, serial_sweeps) = run(
         HOOKED,
+        mode,
         &[("STEALMARK_LUA_WORKERS", "1"), ("STEALMARK_LUA_CHECK", "1")],
     );
     assert_eq!(
         serial_sweeps,
         Sweeps { all: 0, midway: 0 },
-        "one worker sweeps on Lua's thread"
+        "{mode}: one worker sweeps on Lua's thread"
     );
     let offset = memory(&serial, 0) - memory(&stock, 0);
-    assert!(offset.abs() < 64, "{offset} bytes");
+    assert!(offset.abs() < 64, "{mode}: {offset} bytes");
     for i in 0..6 {
-        assert_eq!(serial[i][..6], stock[i][..6], "collection {}", i + 1);
-        assert_eq!(serial[i][7..], stock[i][7..], "collection {}", i + 1);
+        assert_eq!(
+            serial[i][..6],
+            stock[i][..6],
+            "{mode}: collection {}",
+            i + 1
+        );
+        assert_eq!(
+            serial[i][7..],
+            stock[i][7..],
+            "{mode}: collection {}",
+            i + 1
+        );
         assert_eq!(
             memory(&serial, i) - memory(&stock, i),
             offset,
-            "collection {}",
+            "{mode}: collection {}",
             i + 1
         );
     }
@@ -97,26 +117,30 @@ fn parallel_sweeps_free_exactly_what_stock_lua_frees() {
             ("STEALMARK_LUA_SWEEP_SEGMENT", segment),
             ("STEALMARK_LUA_CHECK", "1"),
         ];
-        let (rows, sweeps) = run(HOOKED, &env);
-        assert_eq!(rows, serial, "{env:?}");
+        let (rows, sweeps) = run(HOOKED, mode, &env);
+        assert_eq!(rows, serial, "{mode}: {env:?}");
         // The first full collection has no split points yet; each later one
-        // sweeps in parallel, the last two from the middle of a sweep, and
-        // the sweeps their steps began finish in parallel too.
-        assert!(sweeps.all >= 5, "{env:?}: {sweeps:?}");
-        assert!(sweeps.midway >= 2, "{env:?}: {sweeps:?}");
+        // sweeps in parallel. In incremental mode the last two take over a
+        // sweep under way, and the sweeps their steps began finish in
+        // parallel too.
+        assert!(sweeps.all >= 5, "{mode}: {env:?}: {sweeps:?}");
+        if mode == "incremental" {
+            assert!(sweeps.midway >= 2, "{mode}: {env:?}: {sweeps:?}");
+        }
     }
     let (rows, sweeps) = run(
         HOOKED,
+        mode,
         &[
             ("STEALMARK_LUA_WORKERS", "2"),
             ("STEALMARK_LUA_SWEEP_SEGMENT", "0"),
         ],
     );
-    assert_eq!(rows, serial, "STEALMARK_LUA_SWEEP_SEGMENT=0");
+    assert_eq!(rows, serial, "{mode}: STEALMARK_LUA_SWEEP_SEGMENT=0");
     assert_eq!(
         sweeps,
         Sweeps { all: 0, midway: 0 },
-        "STEALMARK_LUA_SWEEP_SEGMENT=0"
+        "{mode}: STEALMARK_LUA_SWEEP_SEGMENT=0"
     );
 }
 

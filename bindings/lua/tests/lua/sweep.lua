@@ -5,9 +5,10 @@
 -- each, and new objects come in. Then two full collections that find an
 -- incremental sweep under way. Prints per collection what lives, what the
 -- weak tables hold, the finalizers run and the memory in use.
--- Usage: sweep.lua [objects per batch]
+-- Usage: sweep.lua [objects per batch]; MODE="generational" (a global set
+-- before, with -e) runs it in generational mode, without the steps.
 local N = tonumber(arg and arg[1]) or 20000
-collectgarbage("incremental")
+collectgarbage(MODE or "incremental")
 collectgarbage("stop")
 local finalized = 0
 local weak = setmetatable({}, { __mode = "v" })
@@ -73,8 +74,11 @@ for round = 5, 6 do
   for i = 1, #held do
     if i % 10 ~= 0 then held[i] = false end
   end
-  repeat collectgarbage("step", 0)
-  until collectgarbage("count") < before - 6 * N * 0.9 * 0.3 * 56 / 1024
+  -- (a generational step is a young collection, which frees no old object)
+  while MODE ~= "generational" and
+        collectgarbage("count") >= before - 6 * N * 0.9 * 0.3 * 56 / 1024 do
+    collectgarbage("step", 0)
+  end
   collectgarbage()
   local kept = 0
   for i = 10, #held, 10 do kept = kept + held[i][1] end
