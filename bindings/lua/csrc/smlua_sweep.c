@@ -80,6 +80,9 @@ static struct {
   size_t spacing;
   size_t due;
   int recording;
+  /* Whether the sweep in progress may go parallel: the last sweep left
+   * enough survivors for the whole plan (smlua_sweep_plan). */
+  int worth;
 } smlua_sweep;
 
 /* The filter bit of 'o': 10 bits of a multiplicative hash. */
@@ -150,9 +153,13 @@ static void smlua_sweep_promote(void) {
 
 /* A sweep of 'allgc' starts: it records split points for a plan of
  * SMLUA_SEGMENTS_PER_WORKER segments per worker, sized on the last sweep's
- * survivors, none shorter than smlua_sweep_segment (a shorter sweep is
- * faster on one thread than worth waking the workers for) nor than
- * SMLUA_CANDIDATES. */
+ * survivors, none shorter than smlua_sweep_segment nor than
+ * SMLUA_CANDIDATES. It may sweep in parallel only if the last sweep left
+ * survivors for the whole plan at that length: a smaller heap fits in the
+ * caches, where Lua's thread, freeing the dead after the workers unlinked
+ * them, reads headers the other core just wrote (binary_trees, 33,000
+ * survivors: its generational collections at 2 workers took 15% more GC
+ * time with their sweeps in parallel). */
 static void smlua_sweep_plan(global_State *g) {
   size_t segments = smlua_workers * SMLUA_SEGMENTS_PER_WORKER;
   if (smlua_sweep.g != g) {
@@ -162,6 +169,7 @@ static void smlua_sweep_plan(global_State *g) {
   if (segments > SMLUA_SPLITS_MAX + 1)
     segments = SMLUA_SPLITS_MAX + 1;
   smlua_sweep.spacing = smlua_sweep.survivors / segments;
+  smlua_sweep.worth = smlua_sweep.spacing >= smlua_sweep_segment;
   if (smlua_sweep.spacing < smlua_sweep_segment)
     smlua_sweep.spacing = smlua_sweep_segment;
   if (smlua_sweep.spacing < SMLUA_CANDIDATES)
@@ -422,7 +430,7 @@ static void smlua_sweep_report(size_t swept, size_t segments, uint64_t t0) {
  *     in parallel segments made the steps' pauses a fifth longer. */
 static size_t smlua_sweep_segments(void) {
   size_t ahead = smlua_sweep.valid.n - smlua_sweep.passed, budget;
-  if (smlua_workers < 2 || smlua_sweep_segment == 0 || ahead == 0)
+  if (smlua_workers < 2 || smlua_sweep_segment == 0 || ahead == 0 || !smlua_sweep.worth)
     return 0;
   if (smlua_step_owed <= 0)  /* outside incstep: run to the state's end */
     return ahead + 1;
@@ -477,7 +485,8 @@ static void smlua_sweep2old_allgc(lua_State *L) {
   size_t segments;
   smlua_sweep_plan(g);
   smlua_sweep.watching = 0;
-  segments = smlua_workers >= 2 && smlua_sweep_segment > 0 && smlua_sweep.valid.n > 0
+  segments = smlua_workers >= 2 && smlua_sweep_segment > 0 && smlua_sweep.valid.n > 0 &&
+                     smlua_sweep.worth
                  ? smlua_sweep.valid.n + 1 : 0;
   if (segments > 0) {
     uint64_t t0 = smlua_now_ns();
