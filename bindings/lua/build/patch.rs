@@ -32,7 +32,7 @@ static void smlua_end_cycle (global_State *g);
 /* stealmark (smlua_sweep.c): the sweep of 'allgc' and its split points */
 static lu_mem smlua_sweep_allgc (lua_State *L);
 static void smlua_sweep_begin (global_State *g);
-static void smlua_sweep_forget (global_State *g, GCObject *o);
+static void smlua_sweep_forget (GCObject *o);
 static void smlua_sweep_moved (global_State *g, GCObject *o);
 static void smlua_sweep2old_allgc (lua_State *L);
 /* stealmark: the work units the incremental step in progress still owes
@@ -141,7 +141,7 @@ static l_mem smlua_step_owed = 0;
         anchor: "static void freeobj (lua_State *L, GCObject *o) {
 ",
         with: "static void freeobj (lua_State *L, GCObject *o) {
-  smlua_sweep_forget(G(L), o);  /* stealmark: a split point may go */
+  smlua_sweep_forget(o);  /* stealmark: a split point may go */
 ",
         until: None,
     },

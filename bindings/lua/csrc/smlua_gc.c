@@ -78,13 +78,27 @@ static uint64_t smlua_solo_below = 0;
 static size_t smlua_workers = 1;
 static size_t smlua_sweep_segment = 8192;
 
+/* The object count in the environment variable 'name', or 'otherwise'
+ * when it is unset or empty; anything else stops the interpreter. */
+static uint64_t smlua_env_count(const char *name, uint64_t otherwise) {
+  const char *v = getenv(name);
+  char *end;
+  unsigned long long n;
+  if (v == NULL || v[0] == '\0')
+    return otherwise;
+  n = strtoull(v, &end, 10);
+  if (*end != '\0') {
+    fprintf(stderr, "stealmark-lua: %s='%s' is not an object count\n", name, v);
+    exit(EXIT_FAILURE);
+  }
+  return (uint64_t)n;
+}
+
 static sm_marker *smlua_new_marker(void) {
   sm_marker *marker = NULL;
   sm_config config;
   sm_status st;
   const char *workers = getenv("STEALMARK_LUA_WORKERS");
-  const char *solo = getenv("STEALMARK_LUA_SOLO_BELOW");
-  const char *segment = getenv("STEALMARK_LUA_SWEEP_SEGMENT");
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   sm_config_init(&config);
   config.count_live = 0;
@@ -98,26 +112,9 @@ static sm_marker *smlua_new_marker(void) {
     }
     config.workers = (uint32_t)n;
   }
-  if (solo != NULL && solo[0] != '\0') {
-    char *end;
-    unsigned long long n = strtoull(solo, &end, 10);
-    if (*end != '\0') {
-      fprintf(stderr, "stealmark-lua: STEALMARK_LUA_SOLO_BELOW='%s' is not "
-                      "an object count\n", solo);
-      exit(EXIT_FAILURE);
-    }
-    config.solo_below = (uint64_t)n;
-  }
-  if (segment != NULL && segment[0] != '\0') {
-    char *end;
-    unsigned long n = strtoul(segment, &end, 10);
-    if (*end != '\0') {
-      fprintf(stderr, "stealmark-lua: STEALMARK_LUA_SWEEP_SEGMENT='%s' is "
-                      "not an object count\n", segment);
-      exit(EXIT_FAILURE);
-    }
-    smlua_sweep_segment = (size_t)n;
-  }
+  config.solo_below = smlua_env_count("STEALMARK_LUA_SOLO_BELOW", config.solo_below);
+  smlua_sweep_segment =
+      (size_t)smlua_env_count("STEALMARK_LUA_SWEEP_SEGMENT", smlua_sweep_segment);
   smlua_solo_below = config.solo_below;
   /* workers 0: the machine's cores, as the engine counts them */
   smlua_workers = config.workers != 0 ? config.workers

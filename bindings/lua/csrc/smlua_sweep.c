@@ -14,9 +14,10 @@
  *   - a survivor leaves 'allgc' only when it is freed (freeobj, which
  *     every free goes through), moved to 'finobj' (luaC_checkfinalizer) or
  *     fixed (luaC_fix). Moving a split point, or moving anything during a
- *     sweep, drops the points; so does freeing one outside the binding's
- *     own sweeps (a filter keeps that test to a few instructions per freed
- *     object).
+ *     sweep, drops the points; so does freeing the next one ahead of the
+ *     sweep outside the binding's own sweeps (those frees, sweeptolive's,
+ *     go in list order from the sweep's position, so no other point can go
+ *     first).
  * The binding's sweep passes the points in order and counts those behind
  * it; the rest of the list is cut at those ahead into segments: the first
  * from the sweep's position to the next point, each later one from a point
@@ -60,14 +61,12 @@ typedef struct smlua_splits {
 static struct {
   const global_State *g;
   /* The split points of the last complete sweep of 'allgc', still in it;
-   * the sweep in progress has passed the first 'passed' of them. */
+   * the sweep in progress has passed the first 'passed' of them, and
+   * 'ahead' is the next one (NULL if none), kept beside 'passed' so that
+   * freeobj's test is one comparison (smlua_sweep_pass sets both). */
   smlua_splits valid;
   size_t passed;
-  /* A filter of 'valid': bit (hash of the address) for each point; and
-   * whether freeobj tests against it (valid points exist and no sweep step
-   * of the binding's, which tracks them itself, is running). */
-  uint64_t filter[16];
-  int watching;
+  GCObject *ahead;
   /* Survivors of the last complete sweep of 'allgc'. */
   size_t survivors;
   /* The sweep in progress: the points recorded so far, the survivors so
@@ -85,37 +84,36 @@ static struct {
   int worth;
 } smlua_sweep;
 
-/* The filter bit of 'o': 10 bits of a multiplicative hash. */
-static unsigned smlua_split_hash(const GCObject *o) {
-  return (unsigned)(((uint64_t)(uintptr_t)o * 0x9E3779B97F4A7C15ull) >> 54);
-}
-
 /* Drops the valid split points. */
 static void smlua_sweep_drop(void) {
   smlua_sweep.valid.n = 0;
   smlua_sweep.passed = 0;
-  smlua_sweep.watching = 0;
-  memset(smlua_sweep.filter, 0, sizeof(smlua_sweep.filter));
+  smlua_sweep.ahead = NULL;
+}
+
+/* The sweep has passed the first 'passed' valid split points. */
+static void smlua_sweep_pass(size_t passed) {
+  smlua_sweep.passed = passed;
+  smlua_sweep.ahead = passed < smlua_sweep.valid.n ? smlua_sweep.valid.at[passed] : NULL;
 }
 
 /* Whether 'o' is one of the valid split points. */
 static int smlua_sweep_is_point(const GCObject *o) {
-  unsigned h = smlua_split_hash(o);
   size_t i;
-  if (((smlua_sweep.filter[h >> 6] >> (h & 63)) & 1) == 0)
-    return 0;
   for (i = 0; i < smlua_sweep.valid.n; i++)
     if (smlua_sweep.valid.at[i] == o)
       return 1;
   return 0;
 }
 
-/* freeobj: 'o' is about to be freed; if it is a valid split point, the
- * points are dropped. (The binding's sweep steps, which free only objects
- * they passed, turn the test off; the points the sweep in progress
- * recorded survived it, and only a sweep frees.) */
-static void smlua_sweep_forget(global_State *g, GCObject *o) {
-  if (smlua_sweep.watching && smlua_sweep.g == g && smlua_sweep_is_point(o))
+/* freeobj: 'o' is about to be freed; if it is the next split point ahead
+ * of the sweep, the points are dropped. Only sweeps free, each in list
+ * order: the binding's pass a point before they free it, and the others
+ * (sweeptolive, at entersweep and in luaC_checkfinalizer) start at the
+ * sweep's position, so the first point they can reach is the next one
+ * ahead. (The points the sweep in progress recorded survived it.) */
+static void smlua_sweep_forget(GCObject *o) {
+  if (o == smlua_sweep.ahead)
     smlua_sweep_drop();
 }
 
@@ -138,17 +136,12 @@ static void smlua_sweep_moved(global_State *g, GCObject *o) {
 /* The split points recorded by the sweep that just completed become the
  * valid ones. */
 static void smlua_sweep_promote(void) {
-  size_t i;
   smlua_sweep_drop();
   smlua_sweep.survivors = smlua_sweep.swept_live;
-  if (!smlua_sweep.recording)
-    return;
-  smlua_sweep.valid = smlua_sweep.next;
-  for (i = 0; i < smlua_sweep.valid.n; i++) {
-    unsigned h = smlua_split_hash(smlua_sweep.valid.at[i]);
-    smlua_sweep.filter[h >> 6] |= (uint64_t)1 << (h & 63);
+  if (smlua_sweep.recording) {
+    smlua_sweep.valid = smlua_sweep.next;
+    smlua_sweep_pass(0);
   }
-  smlua_sweep.watching = smlua_sweep.valid.n != 0;
 }
 
 /* A sweep of 'allgc' starts: it records split points for a plan of
@@ -179,7 +172,7 @@ static void smlua_sweep_plan(global_State *g) {
   smlua_sweep.swept_live = 0;
   smlua_sweep.swept_serial = 0;
   smlua_sweep.recording = 1;
-  smlua_sweep.passed = 0;
+  smlua_sweep_pass(0);
 }
 
 /* entersweep: an incremental sweep of 'allgc' starts, after sweeptolive
@@ -188,7 +181,7 @@ static void smlua_sweep_plan(global_State *g) {
 static void smlua_sweep_begin(global_State *g) {
   smlua_sweep_plan(g);
   if (smlua_sweep.valid.n != 0 && g->sweepgc == &smlua_sweep.valid.at[0]->next)
-    smlua_sweep.passed = 1;
+    smlua_sweep_pass(1);
 }
 
 /* A survivor of the sweep in progress, on Lua's thread: a split point is
@@ -207,17 +200,12 @@ static GCObject **smlua_sweep_serial(lua_State *L, GCObject **p, int *countout) 
   global_State *g = G(L);
   int ow = otherwhite(g);
   int white = luaC_white(g);
-  GCObject *ahead = smlua_sweep.passed < smlua_sweep.valid.n
-                        ? smlua_sweep.valid.at[smlua_sweep.passed] : NULL;
   int i;
   for (i = 0; *p != NULL && i < GCSWEEPMAX; i++) {
     GCObject *curr = *p;
     int marked = curr->marked;
-    if (curr == ahead) {
-      smlua_sweep.passed++;
-      ahead = smlua_sweep.passed < smlua_sweep.valid.n
-                  ? smlua_sweep.valid.at[smlua_sweep.passed] : NULL;
-    }
+    if (curr == smlua_sweep.ahead)
+      smlua_sweep_pass(smlua_sweep.passed + 1);
     if (isdeadm(ow, marked)) {
       *p = curr->next;
       freeobj(L, curr);
@@ -251,7 +239,8 @@ typedef struct smlua_segment {
   GCObject *first;
   GCObject **last;
   GCObject *dead;
-  /* The generational sweep's surviving threads, linked through 'gclist'. */
+  /* The generational sweep's surviving threads, linked through 'gclist'
+   * (gray already). */
   GCObject *threads;
   size_t swept;
   size_t live;
@@ -271,6 +260,18 @@ typedef struct smlua_sweep_job {
 } smlua_sweep_job;
 
 static smlua_sweep_job smlua_job;
+
+/* sweep2old's survivor: old, and gray (a thread, linked into '*gray'; an
+ * open upvalue) or black. */
+static void smlua_make_old(GCObject *o, GCObject **gray) {
+  setage(o, G_OLD);
+  if (o->tt == LUA_VTHREAD)  /* threads must be watched */
+    linkgclist(gco2th(o), *gray);
+  else if (o->tt == LUA_VUPVAL && upisopen(gco2upv(o)))
+    set2gray(o);  /* open upvalues are always gray */
+  else  /* everything else is black */
+    nw2black(o);
+}
 
 /* The task of segment 'index' (on any worker): reads and writes the
  * headers of the segment's own objects only. A segment longer than
@@ -293,20 +294,10 @@ static void smlua_sweep_task(void *ctx, size_t index) {
       curr = next;
       continue;
     }
-    if (!job->gen)
+    if (job->gen)  /* threads go to 'grayagain' at the join */
+      smlua_make_old(curr, &threads);
+    else
       curr->marked = cast_byte((marked & ~maskgcbits) | job->white);
-    else {  /* as sweep2old: old, and gray or black */
-      setage(curr, G_OLD);
-      if (curr->tt == LUA_VTHREAD) {  /* linked into 'grayagain' later */
-        set2gray(curr);
-        gco2th(curr)->gclist = threads;
-        threads = curr;
-      }
-      else if (curr->tt == LUA_VUPVAL && upisopen(gco2upv(curr)))
-        set2gray(curr);
-      else
-        nw2black(curr);
-    }
     *last = curr;
     last = &curr->next;
     if (--until == 0) {
@@ -377,7 +368,7 @@ static size_t smlua_sweep_parallel(lua_State *L, GCObject **p, size_t segments, 
       }
     }
     smlua_sweep.swept_live += s->live;
-    for (o = gen ? s->threads : NULL; o != NULL;) {
+    for (o = s->threads; o != NULL;) {
       lua_State *th = gco2th(o);
       GCObject *next = th->gclist;
       th->gclist = g->grayagain;
@@ -388,7 +379,7 @@ static size_t smlua_sweep_parallel(lua_State *L, GCObject **p, size_t segments, 
   *p = stop;  /* the rest of the list, from the next point; or its end */
   *rest = stop == NULL ? NULL : p;
   /* the points that started segments 1.. are behind the sweep now */
-  smlua_sweep.passed += segments - 1;
+  smlua_sweep_pass(smlua_sweep.passed + segments - 1);
   /* Free the dead on Lua's thread, segment by segment. */
   for (i = 0; i < segments; i++) {
     o = job->seg[i].dead;
@@ -407,6 +398,13 @@ static void smlua_sweep_report(size_t swept, size_t segments, uint64_t t0) {
     fprintf(stderr, SMLUA_NAME " sweep: %lu objects in %zu segments, %.3f ms, "
             "after %zu on Lua's thread\n", (unsigned long)swept, segments,
             (double)(smlua_now_ns() - t0) / 1e6, smlua_sweep.swept_serial);
+}
+
+/* Whether the sweep in progress may go parallel: more than one worker,
+ * split points ahead, and a heap large enough (smlua_sweep_plan). */
+static int smlua_sweep_may_split(void) {
+  return smlua_workers >= 2 && smlua_sweep_segment > 0 && smlua_sweep.worth &&
+         smlua_sweep.passed < smlua_sweep.valid.n;
 }
 
 /* Segments of an incremental step: at least this many times
@@ -430,7 +428,7 @@ static void smlua_sweep_report(size_t swept, size_t segments, uint64_t t0) {
  *     in parallel segments made the steps' pauses a fifth longer. */
 static size_t smlua_sweep_segments(void) {
   size_t ahead = smlua_sweep.valid.n - smlua_sweep.passed, budget;
-  if (smlua_workers < 2 || smlua_sweep_segment == 0 || ahead == 0 || !smlua_sweep.worth)
+  if (!smlua_sweep_may_split())
     return 0;
   if (smlua_step_owed <= 0)  /* outside incstep: run to the state's end */
     return ahead + 1;
@@ -459,7 +457,6 @@ static lu_mem smlua_sweep_allgc(lua_State *L) {
   }
   if (smlua_sweep.g != g)  /* another state's sweep began since */
     smlua_sweep_begin(g);
-  smlua_sweep.watching = 0;
   segments = smlua_sweep_segments();
   if (segments > 0) {
     uint64_t t0 = smlua_now_ns();
@@ -471,7 +468,6 @@ static lu_mem smlua_sweep_allgc(lua_State *L) {
     g->sweepgc = smlua_sweep_serial(L, g->sweepgc, &count);
     work = (lu_mem)count;
   }
-  smlua_sweep.watching = smlua_sweep.valid.n != 0;
   g->GCestimate += g->GCdebt - olddebt;  /* update estimate */
   return work;
 }
@@ -484,10 +480,7 @@ static void smlua_sweep2old_allgc(lua_State *L) {
   GCObject **p = &g->allgc, *curr;
   size_t segments;
   smlua_sweep_plan(g);
-  smlua_sweep.watching = 0;
-  segments = smlua_workers >= 2 && smlua_sweep_segment > 0 && smlua_sweep.valid.n > 0 &&
-                     smlua_sweep.worth
-                 ? smlua_sweep.valid.n + 1 : 0;
+  segments = smlua_sweep_may_split() ? smlua_sweep.valid.n + 1 : 0;
   if (segments > 0) {
     uint64_t t0 = smlua_now_ns();
     GCObject **rest;
@@ -501,15 +494,7 @@ static void smlua_sweep2old_allgc(lua_State *L) {
         freeobj(L, curr);
       }
       else {  /* all surviving objects become old */
-        setage(curr, G_OLD);
-        if (curr->tt == LUA_VTHREAD) {  /* threads must be watched */
-          lua_State *th = gco2th(curr);
-          linkgclist(th, g->grayagain);
-        }
-        else if (curr->tt == LUA_VUPVAL && upisopen(gco2upv(curr)))
-          set2gray(curr);  /* open upvalues are always gray */
-        else  /* everything else is black */
-          nw2black(curr);
+        smlua_make_old(curr, &g->grayagain);
         smlua_sweep_survivor(curr);
         p = &curr->next;
       }

@@ -129,7 +129,8 @@ fn gc_lua_and_gengc_lua_alone() {
     }
 }
 
-/// The suite with the cross-check after every marking: generational, and
+/// The suite with the cross-check after every marking: generational, with
+/// its collections swept in parallel segments of 64 survivors, and
 /// incremental with small heaps marked stop-the-world (the default) and
 /// with an engine cycle for every collection, its steps on both workers
 /// (`STEALMARK_LUA_SOLO_BELOW=0`), and full collections swept in parallel
@@ -137,7 +138,7 @@ fn gc_lua_and_gengc_lua_alone() {
 #[test]
 fn all_lua_under_the_cross_check() {
     for (mode, solo_below, segment) in [
-        (USER_MODE, "", ""),
+        (USER_MODE, "", "64"),
         (INCREMENTAL, "", ""),
         (INCREMENTAL, "0", "64"),
     ] {

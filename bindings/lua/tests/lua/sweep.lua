@@ -3,8 +3,9 @@
 -- upvalues, weak and ephemeron entries, objects with finalizers), with
 -- the collector stopped between them: a third of what lives dies after
 -- each, and new objects come in. Then two full collections that find an
--- incremental sweep under way. Prints per collection what lives, what the
--- weak tables hold, the finalizers run and the memory in use.
+-- incremental sweep under way, and one after a sweep whose start freed
+-- split points. Prints per collection what lives, what the weak tables
+-- hold, the finalizers run and the memory in use.
 -- Usage: sweep.lua [objects per batch]; MODE="generational" (a global set
 -- before, with -e) runs it in generational mode, without the steps.
 local N = tonumber(arg and arg[1]) or 20000
@@ -83,4 +84,21 @@ for round = 5, 6 do
   local kept = 0
   for i = 10, #held, 10 do kept = kept + held[i][1] end
   report(round, kept)
+end
+-- Objects made old by a full collection, which records split points among
+-- them at the list's head; all of them die, so the next sweep frees them,
+-- points included, before its first survivor (sweeptolive, at entersweep),
+-- and a full collection then sweeps the rest of the list.
+do
+  local gone = {}
+  for i = 1, 6 * N do gone[i] = { i } end
+  collectgarbage()
+  local before = collectgarbage("count")
+  gone = nil
+  while MODE ~= "generational" and
+        collectgarbage("count") >= before - 6 * N * 0.5 * 56 / 1024 do
+    collectgarbage("step", 0)
+  end
+  collectgarbage()
+  report(7)
 end
