@@ -618,6 +618,15 @@ typedef struct sm_cycle_options {
    * with plain loads and stores instead of an atomic read-modify-write per
    * object. */
   uint32_t black_allocation;
+  /* 1: every part of the cycle runs on the thread that calls it, alone: its
+   * steps (whatever parallel_steps says), assists and remark, and its
+   * background marking on the background's own thread; the other workers
+   * are never woken, and sm_stats.workers_used is 1. For a heap too small
+   * to pay for waking them: a cycle marks in many short steps, so it gains
+   * from more workers only on a larger heap than one collection does
+   * (compare config.solo_below). 0 (the default): as the options above
+   * say. */
+  uint32_t solo;
 } sm_cycle_options;
 
 /* The inputs of the remark. The pointed-to structs need only live until

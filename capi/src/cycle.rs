@@ -87,6 +87,9 @@ pub struct sm_cycle {
     /// The heap bounds, to check references handed to the barrier.
     pub(crate) bounds: Bounds,
     mode: u32,
+    /// The cycle runs on one thread (`sm_cycle_options.solo`): its report
+    /// says one worker was used.
+    solo: bool,
 }
 
 // SAFETY: the header requires the marker to outlive the cycle; its state
@@ -119,6 +122,7 @@ fn cycle_options(o: Option<&sm_cycle_options>) -> Result<CycleOptions, Error> {
     out.buffers_per_thread = o.buffers_per_thread;
     out.assist_budget = o.assist_budget;
     out.black_allocation = flag(o.black_allocation, "black_allocation")?;
+    out.solo = flag(o.solo, "solo")?;
     Ok(out)
 }
 
@@ -200,6 +204,7 @@ pub unsafe extern "C" fn sm_cycle_options_init(options: *mut sm_cycle_options) {
                 buffers_per_thread: d.buffers_per_thread,
                 assist_budget: d.assist_budget,
                 black_allocation: u32::from(d.black_allocation),
+                solo: u32::from(d.solo),
             })
         };
     }
@@ -235,6 +240,7 @@ pub unsafe extern "C" fn sm_cycle_start(
         }
         // SAFETY: as above.
         let options = cycle_options(unsafe { options.as_ref() })?;
+        let solo = options.solo;
         let store = store(marks)?;
         let heap = Arc::new(CModel::new(model, None)?);
         let bounds = heap.bounds();
@@ -268,6 +274,7 @@ pub unsafe extern "C" fn sm_cycle_start(
             model: heap,
             bounds,
             mode: marks.mode,
+            solo,
         });
         // SAFETY: `out` is valid for writes (checked non-null; the caller's
         // promise).
@@ -403,7 +410,7 @@ pub unsafe extern "C" fn sm_cycle_finish(
         state.valid = true;
         state.mode = c.mode;
         state.dense_bound = 0;
-        state.solo = false;
+        state.solo = c.solo;
         state.last_live = Some(live);
         if !report.is_null() {
             // SAFETY: the caller's promise.

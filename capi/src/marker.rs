@@ -31,7 +31,8 @@ pub(crate) struct State {
     pub(crate) mode: u32,
     /// The last collection's dense bound (side bitmap), else 0.
     pub(crate) dense_bound: usize,
-    /// Whether the last collection ran on the calling thread alone.
+    /// Whether the last collection or cycle ran on the calling thread
+    /// alone.
     pub(crate) solo: bool,
     /// Collections after one that marked fewer objects run solo.
     pub(crate) solo_below: u64,

@@ -312,6 +312,9 @@ pub struct sm_cycle_options {
     /// refused, and steps on one thread mark without atomic
     /// read-modify-writes.
     pub black_allocation: u32,
+    /// 1: every part of the cycle runs on the thread that calls it, alone
+    /// (the other workers are never woken); 0: as the other options say.
+    pub solo: u32,
 }
 
 /// The inputs of a mark cycle's remark (`sm_remark`).

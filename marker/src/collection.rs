@@ -36,7 +36,8 @@ pub struct Collection<'a, R: ?Sized = [ObjRef], F: ?Sized = [ObjRef]> {
     /// workers: for a heap the runtime knows is small (a few thousand
     /// objects), where waking parked threads costs more than marking.
     /// Every step then runs as on a one-worker marker; the report has the
-    /// configured number of worker lists, all but the first empty.
+    /// configured number of worker lists, all but the first empty. (A mark
+    /// cycle's counterpart is [`CycleOptions::solo`](crate::CycleOptions::solo).)
     pub solo: bool,
 }
 

@@ -65,8 +65,9 @@ pub(crate) struct Collect<'a, H, S> {
     pub(crate) action: Action,
     /// The collection's (or cycle's) time origin.
     pub(crate) start: Instant,
-    /// A whole collection on the calling thread alone: every step runs as
-    /// on a one-worker marker, and the pool is not woken.
+    /// A whole collection, or a part of a solo cycle, on the calling
+    /// thread alone: every step runs as on a one-worker marker, and the
+    /// pool is not woken.
     pub(crate) solo: bool,
 }
 
@@ -182,7 +183,7 @@ struct Driver<'a, D: WorkDeque, H, S> {
     index: &'a mut KeyIndex,
     config: &'a MarkerConfig,
     /// The configuration the steps run with: `config`, or `config` with
-    /// one worker for a solo collection ([`Collect::solo`]).
+    /// one worker for a solo collection or cycle ([`Collect::solo`]).
     steps_config: &'a MarkerConfig,
     stats: &'a mut MarkStats,
     heap: &'a H,

@@ -282,31 +282,17 @@ impl Marker {
             action: Action::Collect,
             start: Instant::now(),
         };
-        self.run_part_as(heap, store, part, clear, collection.solo)
+        self.run_part(heap, store, part, clear, collection.solo)
             .map(|_| ())
     }
 
-    /// Runs a whole collection or one part of a mark cycle (`crate::cycle`).
-    /// A collection or a cycle's `Begin` first empties what a panicked one
-    /// left behind; until a `Complete` (or a whole collection) succeeds, the
-    /// marker counts as not clean.
+    /// Runs a whole collection or one part of a mark cycle (`crate::cycle`),
+    /// on the calling thread alone if `solo` (`Collection::solo`, or
+    /// `CycleOptions::solo` for every part of a cycle). A collection or a
+    /// cycle's `Begin` first empties what a panicked one left behind; until
+    /// a `Complete` (or a whole collection) succeeds, the marker counts as
+    /// not clean.
     pub(crate) fn run_part<H, S>(
-        &mut self,
-        heap: &H,
-        store: &S,
-        part: Part<'_>,
-        clear: Option<&MarkBitmap>,
-    ) -> Result<Outcome, Panic>
-    where
-        H: ObjectModel,
-        S: MarkStore<H>,
-    {
-        self.run_part_as(heap, store, part, clear, false)
-    }
-
-    /// [`Marker::run_part`], on the calling thread alone if `solo` (a whole
-    /// collection only: a cycle's parts run beside the mutators).
-    fn run_part_as<H, S>(
         &mut self,
         heap: &H,
         store: &S,
@@ -339,7 +325,7 @@ impl Marker {
             drain,
             action: part.action,
             start: part.start,
-            solo: solo && part.action == Action::Collect,
+            solo,
         })
     }
 

@@ -577,6 +577,11 @@ fn a_cycle_needs_marks_of_its_own() {
             "{}",
             last_error()
         );
+        bad.black_allocation = 0;
+        bad.solo = 7;
+        let s = sm_cycle_start(marker, &model, &marks, &roots, &bad, &mut cycle);
+        assert_eq!(s, SM_ERR_CONFIG);
+        assert!(last_error().contains("solo"), "{}", last_error());
         sm_marker_free(marker);
     }
 }
@@ -649,4 +654,60 @@ fn a_cycle_without_black_allocation_refuses_it_and_marks_on() {
         sm_cycle_free(cycle);
         sm_marker_free(marker);
     }
+}
+
+/// A cycle started with `solo` on a two-worker marker, its steps asked to
+/// run on every worker, marks what a collection marks, and its report says
+/// one worker took part; the same cycle without `solo` says two. With black
+/// allocation on and off (its steps then mark unshared).
+#[test]
+fn a_solo_cycle_marks_what_a_collection_marks_on_one_worker() {
+    let heap = Heap::random(3_000, 11);
+    let model = c_model(&heap);
+    let marks = c_marks(&heap, SM_MARKS_HEADER_BYTE);
+    let root_addrs = [heap.addr(0), heap.addr(1), heap.addr(2)];
+    let roots = c_refs(&root_addrs);
+    let marker = new_marker(&config(2, 0));
+    let mut report = sm_report::default();
+    let mut stats = sm_stats::default();
+    let c = collection(&model, &marks, &roots);
+    heap.clear_marks();
+    // SAFETY: valid pointers for the call.
+    assert_eq!(unsafe { sm_collect(marker, &c, &mut report) }, SM_OK);
+    let expected = heap.marked();
+    assert!(expected.iter().filter(|&&m| m).count() > 100);
+    for (solo, black_allocation) in [(1, 1), (1, 0), (0, 1), (0, 0)] {
+        heap.clear_marks();
+        let mut options = std::mem::MaybeUninit::uninit();
+        let mut cycle = std::ptr::null_mut();
+        // SAFETY: valid pointers; the heap outlives the cycle.
+        unsafe {
+            sm_cycle_options_init(options.as_mut_ptr());
+            let mut options = options.assume_init();
+            assert_eq!(options.solo, 0, "off by default");
+            options.solo = solo;
+            options.parallel_steps = 1;
+            options.black_allocation = black_allocation;
+            let s = sm_cycle_start(marker, &model, &marks, &roots, &options, &mut cycle);
+            assert_eq!(s, SM_OK, "{}", last_error());
+            let mut done = false;
+            let mut steps = 0;
+            while !done {
+                assert_eq!(sm_cycle_step(cycle, 64, &mut done), SM_OK);
+                steps += 1;
+            }
+            assert!(steps > 2, "the budget splits the marking into steps");
+            let r = remark(&roots);
+            let s = sm_cycle_finish(cycle, &r, &mut report);
+            assert_eq!(s, SM_OK, "{}", last_error());
+            assert_eq!(sm_report_stats(&report, &mut stats), SM_OK);
+            sm_cycle_free(cycle);
+        }
+        let what = format!("solo {solo}, black allocation {black_allocation}");
+        assert_eq!(heap.marked(), expected, "{what}");
+        assert_eq!(stats.workers, 2, "{what}");
+        assert_eq!(stats.workers_used, if solo == 1 { 1 } else { 2 }, "{what}");
+    }
+    // SAFETY: no cycle holds the marker.
+    unsafe { sm_marker_free(marker) };
 }

@@ -115,7 +115,8 @@ fn rust_side() -> BTreeMap<String, i128> {
         parallel_steps,
         buffers_per_thread,
         assist_budget,
-        black_allocation
+        black_allocation,
+        solo
     });
     layout!(sm_remark {
         roots,

@@ -198,7 +198,7 @@ impl<P: Parts> Core<P> {
             start,
         };
         // `Begin` runs no step: nothing can panic.
-        let _ = m.run_part(parts.heap(), parts.store(), part, None);
+        let _ = m.run_part(parts.heap(), parts.store(), part, None, options.solo);
         let workers = m.config().workers;
         let stats = CycleStats {
             start_pause_ns: start.elapsed().as_nanos() as u64,
@@ -450,7 +450,13 @@ impl<P: Parts> Core<P> {
                 action,
                 start: inner.start,
             };
-            if let Err(payload) = m.run_part(self.parts.heap(), self.parts.store(), part, None) {
+            if let Err(payload) = m.run_part(
+                self.parts.heap(),
+                self.parts.store(),
+                part,
+                None,
+                self.options.solo,
+            ) {
                 inner.marker = Some(marker);
                 return Err(self.poison(payload));
             }
@@ -510,6 +516,12 @@ impl<P: Parts> Core<P> {
             return Ok(Outcome::Done);
         };
         let m: &mut Marker = marker.borrow_mut();
-        m.run_part(self.parts.heap(), self.parts.store(), part, None)
+        m.run_part(
+            self.parts.heap(),
+            self.parts.store(),
+            part,
+            None,
+            self.options.solo,
+        )
     }
 }

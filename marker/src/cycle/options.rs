@@ -1,6 +1,7 @@
 //! [`CycleOptions`]: the bounds of a mark cycle's barrier queue, the
 //! back-pressure a mutator thread meets beyond them, and where incremental
-//! steps run.
+//! steps run (on every worker, on the calling thread, or the whole cycle
+//! on one thread).
 
 use crate::satb::BUFFER_CAPACITY;
 
@@ -68,6 +69,16 @@ pub struct CycleOptions {
     /// plain loads and stores, as a collection with one worker does,
     /// rather than an atomic read-modify-write per object. On by default.
     pub black_allocation: bool,
+    /// Whether the whole cycle runs on the thread that calls it, alone:
+    /// every step (whatever `parallel_steps` says), an assist, the
+    /// background marking (on its coordinator thread) and the remark, as
+    /// a collection with [`Collection::solo`](crate::Collection::solo)
+    /// does. The other workers are never woken. For a heap too small to
+    /// pay for waking them: a cycle marks in many short steps, so it
+    /// gains from parallel workers only on a larger heap than one
+    /// collection does, and the runtime, which knows its heap and its
+    /// step sizes, decides at the cycle's start. Off by default.
+    pub solo: bool,
 }
 
 impl Default for CycleOptions {
@@ -78,6 +89,7 @@ impl Default for CycleOptions {
             assist_budget: 4 * BUFFER_CAPACITY,
             parallel_steps: false,
             black_allocation: true,
+            solo: false,
         }
     }
 }

@@ -2,7 +2,8 @@
 //! a collection marked on the calling thread alone gives exactly the
 //! oracle's results, for every shape, deque and soft policy, and no other
 //! thread runs any part of it; the marker then collects in parallel as
-//! before.
+//! before. Solo cycles (`CycleOptions::solo`): every step and the remark
+//! on the calling thread, the background marking on one thread.
 
 use crate::common;
 
@@ -11,9 +12,10 @@ use std::sync::Mutex;
 use std::thread::ThreadId;
 
 use common::{check, check_as, expect, forward_mark_index, forward_reads, matrix, policies, Dyn};
-use stealmark_heap::{generate_heap, GenConfig, HeapGraph, OracleInput, Shape};
+use stealmark_heap::{generate_heap, oracle, GenConfig, HeapGraph, OracleInput, Shape};
 use stealmark_marker::{
-    Collection, MarkIndex, Marker, MarkerConfig, ObjRef, ObjectModel, SlotKind,
+    Collection, CycleOptions, MarkBitmap, MarkIndex, Marker, MarkerConfig, ObjRef, ObjectModel,
+    SlotKind,
 };
 
 /// A model that records which threads scanned objects.
@@ -105,4 +107,70 @@ fn a_solo_collection_runs_on_the_calling_thread_alone() {
         .iter()
         .skip(1)
         .any(|w| w.stats.idle_ns + w.stats.objects_scanned + w.stats.steal_attempts > 0));
+}
+
+/// A solo cycle on a four-worker marker, its steps asked to run on every
+/// worker, with black allocation on and off: every step and the remark
+/// scan on the calling thread alone, the other workers record nothing, and
+/// the marks are the oracle's. Its background marking scans on one thread,
+/// the coordinator. The same cycle without `solo` spreads its steps.
+#[test]
+fn a_solo_cycle_runs_each_part_on_one_thread() {
+    let g = generate_heap(&GenConfig::new(Shape::Weak, 20_000).seed(7)).expect("generator");
+    let view = g.heap.view();
+    let roots = g.heap.roots();
+    let fin = g.heap.finalizable();
+    let want = oracle(
+        &view,
+        &OracleInput {
+            finalizable: fin,
+            ..OracleInput::roots(roots)
+        },
+    );
+    let mut marker = Marker::new(MarkerConfig::with_workers(4)).expect("valid config");
+    for (solo, black_allocation, background) in [
+        (true, true, false),
+        (true, false, false),
+        (true, true, true),
+        (false, true, false),
+    ] {
+        let what =
+            format!("solo {solo}, black allocation {black_allocation}, background {background}");
+        let model = Threads {
+            inner: &view,
+            seen: Mutex::new(Vec::new()),
+        };
+        let marks = MarkBitmap::new(view.mark_index_bound());
+        let mut options = CycleOptions::default();
+        options.parallel_steps = true;
+        options.black_allocation = black_allocation;
+        options.solo = solo;
+        let dyn_model = Dyn::of(&model);
+        let cycle = marker.start_with(&dyn_model, &marks, roots, options);
+        if background {
+            cycle.concurrently(|| ()).expect("background marking");
+        }
+        let mut steps = 1;
+        while !cycle.step(500).expect("step") {
+            steps += 1;
+        }
+        assert!(background || steps > 4, "{what}: {steps} steps");
+        let (report, _) = cycle
+            .finish(&Collection::new(roots).finalizable(fin))
+            .expect("remark");
+        assert_eq!(marks.first_difference(&want.marked), None, "{what}");
+        let others: u64 = report.stats.workers[1..]
+            .iter()
+            .map(|w| w.stats.objects_scanned + w.stats.idle_ns + w.stats.parks)
+            .sum();
+        assert_eq!(others == 0, solo, "{what}: the other workers' records");
+        let seen = model.seen.lock().unwrap().clone();
+        if solo && !background {
+            assert_eq!(seen, [std::thread::current().id()], "{what}");
+        } else if solo {
+            assert!(seen.len() <= 2, "{what}: {} threads scanned", seen.len());
+        } else {
+            assert!(seen.len() > 1, "{what}: one thread scanned");
+        }
+    }
 }
