@@ -19,8 +19,9 @@
  * Environment:
  *   STEALMARK_LUA_WORKERS  GC workers (default: the machine's cores)
  *   STEALMARK_LUA_SOLO_BELOW  a collection after one that marked fewer
- *                          objects runs on the calling thread alone
- *                          (default 16384; 0: never)
+ *                          objects runs on the calling thread alone, and
+ *                          so does a cycle after one that marked fewer
+ *                          than 8 times as many (default 16384; 0: never)
  *   STEALMARK_LUA_SWEEP_SEGMENT  full collections sweep 'allgc' in
  *                          parallel segments of at least this many
  *                          survivors (default 8192; 0: never;
@@ -57,8 +58,17 @@ static sm_cycle *smlua_cycle = NULL;
 static sm_mutator *smlua_barrier = NULL;
 static global_State *smlua_cycle_g = NULL;
 /* Objects marked by the last collection: below the solo threshold
- * (STEALMARK_LUA_SOLO_BELOW), incremental mode marks stop-the-world. */
+ * (STEALMARK_LUA_SOLO_BELOW), incremental mode marks stop-the-world; below
+ * SMLUA_SOLO_CYCLES times that, its cycle runs on the calling thread alone. */
 static uint64_t smlua_last_marked = 0;
+
+/* A cycle gains from more workers only on a larger heap than one
+ * collection does: each of its many steps would wake them, and Lua's
+ * thread then sweeps lines the other cores wrote. With 2 workers,
+ * binary_trees (33,000 to 97,000 objects marked) spent 8-12% more time in
+ * its collector with parallel steps than on one thread, and heaps of
+ * 200,000 and more took about as long either way. */
+#define SMLUA_SOLO_CYCLES 8
 
 /* Stops the process: the collector cannot go on (Lua has no way to report
  * a failed mark phase, and sweeping after one would free live objects). */
@@ -241,7 +251,9 @@ static void smlua_sources(global_State *g, smlua_roots *rootctx,
 static size_t smlua_units_per_object = 8;
 
 /* Starts the engine's cycle for 'L''s state: the start's pause copies the
- * roots. Its steps run on every worker. */
+ * roots. Its steps run on every worker, or, after a collection that marked
+ * fewer than SMLUA_SOLO_CYCLES times the solo threshold, the whole cycle
+ * runs on the calling thread. */
 static void smlua_begin(lua_State *L) {
   global_State *g = G(L);
   sm_object_model model;
@@ -260,6 +272,7 @@ static void smlua_begin(lua_State *L) {
   smlua_sources(g, &rootctx, &roots, &finalizable);
   sm_cycle_options_init(&options);
   options.parallel_steps = 1;
+  options.solo = smlua_last_marked < SMLUA_SOLO_CYCLES * smlua_solo_below;
   /* Lua allocates white and runs no Lua code while a step marks: at one
    * worker a step marks with plain stores to the colour bytes. */
   options.black_allocation = 0;

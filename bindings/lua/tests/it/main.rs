@@ -3,6 +3,7 @@
 mod cli;
 mod pacing;
 mod patch;
+mod solo;
 mod suite;
 mod sweep;
 mod weak_tables;
